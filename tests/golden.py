@@ -1,0 +1,77 @@
+"""Golden case directories: ``tests/cases/<name>/`` holds ``input/`` (definitions), optional
+``args`` (extra ``toolc build`` flags), and the expected ``stderr``, ``exit_code`` and, for
+cases that build, ``expected/`` (the whole output directory).
+
+Regenerate after an intended change:  ``make golden``  (= ``python -m tests.golden --update``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from toolc.cli import main
+
+CASES = Path(__file__).resolve().parent / "cases"
+UPDATE_COMMAND = "make golden"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    stderr: str
+    exit_code: int
+    files: dict[str, bytes]
+
+
+def run_case(case: Path) -> Outcome:
+    """Build ``case/input`` from inside the case directory, so paths print as ``input/...``."""
+    args = (case / "args").read_text().split() if (case / "args").exists() else []
+    old = Path.cwd()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chdir(case)
+        try:
+            result = CliRunner().invoke(main, ["build", "input", "-o", f"{tmp}/out", *args])
+        finally:
+            os.chdir(old)
+        out = Path(tmp) / "out"
+        files = {p.relative_to(out).as_posix(): p.read_bytes()
+                 for p in sorted(out.rglob("*")) if p.is_file()} if out.exists() else {}
+    stderr = result.stderr.replace(tmp, "<tmp>")
+    return Outcome(stderr=stderr, exit_code=result.exit_code, files=files)
+
+
+def expected(case: Path) -> Outcome:
+    exp = case / "expected"
+    files = {p.relative_to(exp).as_posix(): p.read_bytes()
+             for p in sorted(exp.rglob("*")) if p.is_file()} if exp.exists() else {}
+    return Outcome(stderr=(case / "stderr").read_text("utf-8"),
+                   exit_code=int((case / "exit_code").read_text()), files=files)
+
+
+def update(case: Path) -> None:
+    outcome = run_case(case)
+    (case / "stderr").write_text(outcome.stderr, "utf-8")
+    (case / "exit_code").write_text(f"{outcome.exit_code}\n")
+    shutil.rmtree(case / "expected", ignore_errors=True)
+    for rel, data in outcome.files.items():
+        target = case / "expected" / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+def all_cases() -> list[Path]:
+    return sorted(p for p in CASES.iterdir() if (p / "input").is_dir())
+
+
+if __name__ == "__main__":
+    if "--update" not in sys.argv:
+        sys.exit(f"usage: python -m tests.golden --update   (regenerates {CASES})")
+    for case in all_cases():
+        update(case)
+        print(f"updated {case.relative_to(CASES.parent.parent)}")

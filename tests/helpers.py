@@ -1,0 +1,78 @@
+"""Shared test helpers: write definitions, build them, import the generated runtime."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import yaml
+
+from toolc.api import compile_files
+from toolc.reference import ReferenceInterpreter
+from toolc.api import resolve_definitions
+from toolc.writer import publish
+
+ROOT = Path(__file__).resolve().parent.parent
+_counter = itertools.count()
+
+
+def write_definitions(root: Path, files: dict[str, Any]) -> Path:
+    """Write ``{relative path: data}`` as YAML files (data gets ``version: 1`` prepended)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, data in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = data if isinstance(data, str) else yaml.safe_dump(
+            {"version": 1, **data}, sort_keys=False, allow_unicode=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def import_runtime(out: Path, package: str) -> ModuleType:
+    init = out / package / "__init__.py"
+    spec = importlib.util.spec_from_file_location(package, init,
+                                                  submodule_search_locations=[str(init.parent)])
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[package] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[package]
+    return module
+
+
+def build_runtime(defs: Path, out: Path) -> ModuleType:
+    """Compile ``defs`` into ``out`` under a fresh package name and import it."""
+    package = f"toolc_rt_{next(_counter)}"
+    files, _, _ = compile_files(defs, package=package)
+    publish(files, out)
+    return import_runtime(out, package)
+
+
+class Engines:
+    """The generated runtime and the reference interpreter over the same definitions."""
+
+    def __init__(self, defs: Path, out: Path) -> None:
+        self.runtime = build_runtime(defs, out)
+        self.reference = ReferenceInterpreter(resolve_definitions(defs))
+
+    def compiled(self, **ctx: Any) -> tuple[str, ...]:
+        return tuple(self.runtime.resolve(**ctx).names)
+
+    def oracle(self, **ctx: Any) -> tuple[str, ...]:
+        return self.reference.resolve(**ctx).names
+
+    def both(self, **ctx: Any) -> tuple[str, ...]:
+        compiled, oracle = self.compiled(**ctx), self.oracle(**ctx)
+        assert compiled == oracle, f"context {ctx}: runtime {compiled} != reference {oracle}"
+        return compiled
+
+
+def engines_for(tmp: Path, files: dict[str, Any]) -> Engines:
+    defs = write_definitions(tmp / "defs", files)
+    return Engines(defs, tmp / "out")

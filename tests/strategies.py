@@ -1,0 +1,196 @@
+"""Hypothesis strategies: random (valid) definitions and random request contexts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+CORE = ["read", "write", "edit", "apply_patch", "exec", "process", "web_search", "web_fetch",
+        "sessions_list", "sessions_send", "session_status", "memory_get", "message", "cron",
+        "gateway", "browser", "image"]
+PLUGIN_TOOLS = {"plug_a": ["pa_one", "pa_two"], "plug_b": ["pb_one"]}
+SECTIONS = ["fs", "runtime", "web", "ui", "sessions"]
+PROVIDERS = ["openai", "anthropic", "google", "openai-codex"]
+MODELS = ["gpt-5", "openai/gpt-5", "claude", "anthropic/claude", "o3"]
+CHANNELS = ["telegram", "whatsapp"]
+ENTRY_POOL = [*CORE, "pa_one", "pa_two", "pb_one", "plug_a", "plug_b", "group:plugins", "*",
+              "web_*", "sess*", "*_get", "bash", " Exec ", "apply-patch", "wat", "group:fs",
+              "group:runtime", "group:web", "group:g1", "group:g2", "group:nope", "",
+              "whatsapp_login"]
+PROFILES = ["minimal", "coding", "messaging", "full", "custom"]
+BP_KEYS = ["openai", "anthropic", "openai/gpt-5", "anthropic/claude", "OpenAI", "gpt-5",
+           "openai/o3"]
+
+entries = st.lists(st.sampled_from(ENTRY_POOL), max_size=4)
+
+
+def maybe(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(st.none(), strategy)
+
+
+@st.composite
+def policy_block(draw: st.DrawFn, *, profile: bool = False) -> dict[str, Any]:
+    block: dict[str, Any] = {}
+    for key in ("allow", "alsoAllow", "deny"):
+        value = draw(maybe(entries))
+        if value is not None:
+            block[key] = value
+    if profile and draw(st.booleans()):
+        block["profile"] = draw(st.sampled_from(PROFILES))
+    return block
+
+
+@st.composite
+def by_provider(draw: st.DrawFn) -> dict[str, Any]:
+    keys = draw(st.lists(st.sampled_from(BP_KEYS), max_size=3, unique=True))
+    return {k: draw(policy_block(profile=True)) for k in keys}
+
+
+@st.composite
+def tool(draw: st.DrawFn, name: str, plugin: str | None) -> dict[str, Any]:
+    t: dict[str, Any] = {"name": name, "description": f"The {name} tool.",
+                         "parameters": {"type": "object", "properties": {}}}
+    groups = draw(st.lists(st.sampled_from(SECTIONS), max_size=2, unique=True))
+    if groups:
+        t["groups"] = groups
+    if draw(st.integers(0, 5)) == 0:
+        t["ownerOnly"] = True
+    if plugin:
+        t["plugin"] = plugin
+        if draw(st.booleans()):
+            t["optional"] = True
+    if draw(st.integers(0, 4)) == 0 or name == "apply_patch":
+        avail: dict[str, Any] = {}
+        if draw(st.booleans()) or name == "apply_patch":
+            avail["providers"] = draw(st.lists(st.sampled_from(PROVIDERS), max_size=2,
+                                               unique=True))
+        if draw(st.integers(0, 3)) == 0:
+            avail["models"] = draw(st.lists(st.sampled_from(MODELS), max_size=2, unique=True))
+        if draw(st.integers(0, 3)) == 0:
+            avail["channels"] = draw(st.lists(st.sampled_from(CHANNELS), max_size=1))
+        t["availability"] = avail
+    return t
+
+
+@st.composite
+def group_map(draw: st.DrawFn) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for gid in draw(st.lists(st.sampled_from(["g1", "G1", "g2", "*"]), max_size=3,
+                             unique=True)):
+        g: dict[str, Any] = {}
+        if draw(st.booleans()):
+            g["tools"] = draw(policy_block())
+        senders = draw(st.lists(st.sampled_from(
+            ["id:42", "42", "@42", "ID:42", "username:@alice", "username:42", "name:Bob",
+             "name:42", "e164:+1555", "*"]), max_size=3, unique=True))
+        if senders:
+            g["toolsBySender"] = {k: draw(policy_block()) for k in senders}
+        out[gid] = g
+    return out
+
+
+@st.composite
+def definitions(draw: st.DrawFn) -> dict[str, Any]:
+    """One definitions file's worth of data (split into files by the test)."""
+    names = draw(st.lists(st.sampled_from(CORE), min_size=1, max_size=len(CORE), unique=True))
+    catalog = [draw(tool(n, None)) for n in names]
+    if draw(st.booleans()):
+        catalog.append({"name": "whatsapp_login", "description": "Log in.", "channel":
+                        "whatsapp", "ownerOnly": draw(st.booleans()),
+                        "parameters": {"type": "object"}})
+    for plugin, tools in PLUGIN_TOOLS.items():
+        if draw(st.booleans()):
+            catalog.extend(draw(tool(n, plugin)) for n in tools)
+    groups = {"group:g1": draw(st.lists(st.sampled_from([*CORE, "web_*", "pa_one", "group:fs"]),
+                                        min_size=1, max_size=3)),
+              "group:g2": draw(st.lists(st.sampled_from(["group:g1", "exec", "read", "s*"]),
+                                        min_size=1, max_size=2))}
+    profiles = {"minimal": {"allow": ["session_status"]},
+                "coding": {"allow": ["group:fs", "group:runtime", "group:sessions", "image"]},
+                "messaging": {"allow": ["message", "sessions_list", "sessions_send"]},
+                "full": {}, "custom": draw(policy_block())}
+    profiles["custom"].pop("alsoAllow", None)
+    tools_cfg: dict[str, Any] = draw(policy_block(profile=True))
+    if draw(st.booleans()):
+        tools_cfg["byProvider"] = draw(by_provider())
+    if draw(st.booleans()):
+        tools_cfg["sandbox"] = {"tools": {k: draw(entries) for k in
+                                          draw(st.lists(st.sampled_from(["allow", "deny"]),
+                                                        max_size=2, unique=True))}}
+    if draw(st.booleans()):
+        sub = draw(policy_block())
+        tools_cfg["subagents"] = {"tools": sub}
+    if draw(st.booleans()):
+        ap: dict[str, Any] = {}
+        if draw(st.booleans()):
+            ap["enabled"] = draw(st.booleans())
+        if draw(st.booleans()):
+            ap["allowModels"] = draw(st.lists(st.sampled_from(MODELS), max_size=2))
+        tools_cfg["exec"] = {"applyPatch": ap}
+    agents = []
+    for aid in draw(st.lists(st.sampled_from(["main", "a1", "a2"]), max_size=3, unique=True)):
+        agent: dict[str, Any] = {"id": aid}
+        if draw(st.integers(0, 4)) > 0:
+            at = draw(policy_block(profile=True))
+            if draw(st.booleans()):
+                at["byProvider"] = draw(by_provider())
+            if draw(st.booleans()):
+                at["sandbox"] = {"tools": {"allow": draw(entries)}}
+            agent["tools"] = at
+        agents.append(agent)
+    channels: dict[str, Any] = {}
+    for ch in draw(st.lists(st.sampled_from(CHANNELS), max_size=2, unique=True)):
+        c: dict[str, Any] = {}
+        if draw(st.integers(0, 3)) > 0:
+            c["groups"] = draw(group_map())
+        if draw(st.booleans()):
+            c["accounts"] = {acc: ({"groups": draw(group_map())} if draw(st.booleans()) else {})
+                             for acc in draw(st.lists(st.sampled_from(["work", "Work", "home"]),
+                                                      max_size=2, unique=True))}
+        channels[ch] = c
+    plugins = {"entries": {p: {"enabled": draw(st.integers(0, 3)) > 0}
+                           for p in PLUGIN_TOOLS if any(t.get("plugin") == p for t in catalog)}}
+    return {"catalog": catalog, "groups": groups, "profiles": profiles, "plugins": plugins,
+            "tools": tools_cfg,
+            "agents": {"defaults": {"subagents": {"maxSpawnDepth": draw(st.integers(1, 3))}},
+                       "list": agents},
+            "channels": channels}
+
+
+def _opt(*values: Any) -> st.SearchStrategy[Any]:
+    return st.sampled_from([None, *values])
+
+
+# Every key is drawn (None = not passed) and values cluster on what the definitions declare,
+# so group, sender and subagent rules are hit often, not by luck.
+contexts = st.fixed_dictionaries({
+    "agent_id": _opt("main", "a1", "A1 ", "a2", "nobody", "", "a 1"),
+    "session_key": _opt(
+        "agent:a1:telegram:group:g1", "agent:main:whatsapp:group:G1:topic:9",
+        "agent:a2:subagent:x", "agent:main:subagent:a:subagent:b", "subagent:x",
+        "agent:a1:telegram:dm:5", "telegram:group:g2", "agent:A2:telegram:channel:g1:thread:1",
+        "agent:nobody:whatsapp:group:*", "agent:a1:subagent:x:telegram:group:g1"),
+    "model_provider": _opt(*PROVIDERS, "OpenAI ", "other", ""),
+    "model_id": _opt(*MODELS, "GPT-5", "x/y", ""),
+    "message_provider": _opt(*CHANNELS, *CHANNELS, "Telegram", "slack", ""),
+    "account_id": _opt("work", "WORK", "home", "Work", "none"),
+    "group_id": _opt("g1", "G1", "g2", "*", "zzz", ""),
+    "sender_id": _opt("42", "@42", "7", " 42 ", "alice"),
+    "sender_e164": _opt("+1555", "+1666"),
+    "sender_username": _opt("alice", "@Alice", "42"),
+    "sender_name": _opt("Bob", "42", "alice"),
+    "sender_is_owner": _opt(True, False),
+    "sandboxed": _opt(True, False),
+    "spawn_depth": _opt(0, 1, 2, 3),
+}).map(lambda d: {k: v for k, v in d.items() if v is not None})
+
+
+def split_files(data: dict[str, Any], order: list[int]) -> dict[str, Any]:
+    """Spread one definitions dict over several files (catalog in two halves)."""
+    catalog = data["catalog"]
+    half = len(catalog) // 2
+    parts: list[dict[str, Any]] = [{"catalog": catalog[:half]}, {"catalog": catalog[half:]}]
+    parts += [{k: v} for k, v in data.items() if k != "catalog"]
+    return {f"f{order[i] if i < len(order) else i:02d}_{i}.yaml": part
+            for i, part in enumerate(parts)}
