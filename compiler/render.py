@@ -27,7 +27,12 @@ def dump_compact(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
-FILTERS: Mapping[str, Callable[..., Any]] = {"pyrepr": repr}
+def pystr(value: str) -> str:
+    """A double-quoted Python string literal (what ``ruff format`` would write)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+FILTERS: Mapping[str, Callable[..., Any]] = {"pystr": pystr}
 
 
 def _template_source(name: str) -> str:

@@ -100,7 +100,8 @@ def test_mixed_policy_layers_only_narrow(tmp_path: Path) -> None:
         agents={"list": [{"id": "main", "tools": {"allow": ["read", "write", "exec", "browser"],
                                                    "byProvider": {"openai": {"deny": ["exec"]}}}}]})
     assert e.both() == ("read", "write", "exec")
-    assert e.both(model_provider="openai", model_id="gpt-5") == ("read",)
+    # `exec` in the agent allow list implies apply_patch; deny lists carry no implication
+    assert e.both(model_provider="openai", model_id="gpt-5") == ("read", "apply_patch")
     # the model key shadows the provider key: no `deny: [write]`, but the minimal profile
     assert e.both(model_provider="openai", model_id="gpt-4o-mini") == ()
 
@@ -172,8 +173,8 @@ def test_subagent_depth_and_max_spawn_depth(tmp_path: Path) -> None:
 def test_sandbox_defaults_and_image_rule(tmp_path: Path) -> None:
     e = make(tmp_path, extra=PLUGIN, tools={"sandbox": {"tools": {"deny": ["canvas"]}}})
     sandboxed = e.both(sandboxed=True, sender_is_owner=True)
-    assert "browser" in sandboxed  # deny replaced by the configured list, allow is default
-    assert "web_search" not in sandboxed and "voice_call" not in sandboxed
+    assert "exec" in sandboxed and "canvas" not in sandboxed  # allow default, deny configured
+    assert "browser" not in sandboxed and "voice_call" not in sandboxed
     assert "image" in sandboxed
     default = make(tmp_path / "b").both(sandboxed=True, sender_is_owner=True)
     assert "browser" not in default and "cron" not in default and "exec" in default

@@ -1,0 +1,22 @@
+"""toolc: ahead-of-time compiler for LLM-agent tool policies."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .api import BuildResult, build, resolve_definitions, validate  # noqa: E402
+from .diagnostics import DefinitionsError, Diagnostic  # noqa: E402
+from .reference import ReferenceInterpreter, load_reference, reference_resolve  # noqa: E402
+
+__all__ = [
+    "BuildResult",
+    "DefinitionsError",
+    "Diagnostic",
+    "ReferenceInterpreter",
+    "__version__",
+    "build",
+    "load_reference",
+    "reference_resolve",
+    "resolve_definitions",
+    "validate",
+]

@@ -1,0 +1,102 @@
+"""The Python API: validate, build and resolve; every stage joined in order."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from . import __version__
+from .analyze import Resolved, analyze
+from .diagnostics import DefinitionsError, Diagnostic, Diagnostics
+from .frontend import load_definitions
+from .render import DEFAULT_PACKAGE, render
+from .tables import build_tables
+from .writer import matches_disk, publish
+from .yamlsrc import discover
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BuildResult:
+    out_dir: Path
+    files: tuple[str, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    counts: dict[str, int]
+    up_to_date: bool
+
+
+def _front(definitions_dir: Path, diags: Diagnostics) -> Resolved | None:
+    defs = load_definitions(definitions_dir, diags)
+    return None if defs is None else analyze(defs, diags)
+
+
+def resolve_definitions(definitions_dir: Path) -> Resolved:
+    """Load and check definitions; raises DefinitionsError when there are errors."""
+    diags = Diagnostics()
+    resolved = _front(Path(definitions_dir), diags)
+    if resolved is None:
+        raise DefinitionsError(diags.sorted())
+    return resolved
+
+
+def validate(definitions_dir: str | Path, *, strict: bool = False) -> list[Diagnostic]:
+    """Run the front end and the table compiler (for its warnings); write nothing."""
+    diags = Diagnostics()
+    resolved = _front(Path(definitions_dir), diags)
+    if resolved is not None:
+        build_tables(resolved, diags)
+    return diags.sorted(strict=strict)
+
+
+def compile_files(definitions_dir: Path, *, package: str = DEFAULT_PACKAGE,
+                  strict: bool = False) -> tuple[dict[str, str], list[Diagnostic], dict[str, int]]:
+    """The build as a file map, plus diagnostics; raises DefinitionsError on errors."""
+    diags = Diagnostics()
+    resolved = _front(definitions_dir, diags)
+    if resolved is None:
+        raise DefinitionsError(diags.sorted(strict=strict))
+    tables = build_tables(resolved, diags)
+    if diags.has_errors(strict=strict):
+        raise DefinitionsError(diags.sorted(strict=strict))
+    return render(resolved, tables, package=package), diags.sorted(), tables.counts
+
+
+def inputs_digest(definitions_dir: Path, *, package: str, strict: bool) -> str:
+    """Everything a build depends on: toolc itself, the options, and every input file."""
+    h = hashlib.sha256(f"{__version__}\0{package}\0{strict}\0".encode())
+    for template in sorted(resources.files("toolc.templates").iterdir(), key=lambda p: p.name):
+        if template.name.endswith(".jinja"):
+            h.update(template.read_bytes())
+    for path in discover(definitions_dir) if definitions_dir.is_dir() else []:
+        h.update(path.relative_to(definitions_dir).as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "build", *,
+          strict: bool = False, package_name: str = DEFAULT_PACKAGE,
+          force: bool = False) -> BuildResult:
+    """Compile ``definitions_dir`` into ``out_dir`` atomically; skip when nothing changed."""
+    defs, out = Path(definitions_dir), Path(out_dir)
+    if not package_name.isidentifier():
+        raise ValueError(f"--package-name must be a Python identifier, got {package_name!r}")
+    digest = inputs_digest(defs, package=package_name, strict=strict)
+    if not force and matches_disk(out, digest):
+        return BuildResult(out_dir=out, files=(), diagnostics=(), counts={}, up_to_date=True)
+    files, diagnostics, counts = compile_files(defs, package=package_name, strict=strict)
+    files = stamp_inputs(files, digest)
+    publish(files, out)
+    return BuildResult(out_dir=out, files=tuple(sorted(files)), diagnostics=tuple(diagnostics),
+                       counts=counts, up_to_date=False)
+
+
+def stamp_inputs(files: dict[str, str], digest: str) -> dict[str, str]:
+    """Record the inputs digest in the manifest (kept out of render: it is about the disk)."""
+    import json  # noqa: PLC0415
+
+    from .render import dump_json  # noqa: PLC0415
+
+    manifest = json.loads(files["manifest.json"])
+    manifest["inputs_sha256"] = digest
+    return {**files, "manifest.json": dump_json(manifest)}

@@ -1,0 +1,226 @@
+"""The ``toolc`` command line: build, validate, resolve, explain.
+
+Exit codes: 0 ok; 1 errors in the definitions (or a stale build under --check); 2 usage
+errors; 3 internal failure (a bug in toolc: please report it with the traceback it prints).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TypeVar
+
+import click
+
+from .api import build as api_build
+from .api import compile_files, resolve_definitions
+from .api import validate as api_validate
+from .context import CONTEXT_KEYS
+from .diagnostics import DefinitionsError, Diagnostic
+from .reference import ReferenceInterpreter
+from .render import DEFAULT_PACKAGE
+from .writer import diff_disk
+
+EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _print_diagnostics(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> None:
+    for d in diagnostics:
+        click.echo(d.render(), err=True)
+    errors = sum(d.severity == "error" for d in diagnostics)
+    warnings = len(diagnostics) - errors
+    if diagnostics:
+        click.echo(f"{errors} error(s), {warnings} warning(s)", err=True)
+
+
+def _guard(fn: F) -> F:
+    """Input errors exit 1 with diagnostics; anything unexpected exits 3, never silently."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except DefinitionsError as exc:
+            _print_diagnostics(exc.diagnostics)
+            sys.exit(EXIT_INPUT)
+        except click.exceptions.Exit:
+            raise
+        except (click.ClickException, SystemExit):
+            raise
+        except Exception:
+            click.echo("toolc: internal error (this is a bug in toolc):", err=True)
+            click.echo(traceback.format_exc(), err=True)
+            sys.exit(EXIT_INTERNAL)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="toolc")
+def main() -> None:
+    """Compile LLM-agent tool policies ahead of time."""
+
+
+@main.command()
+@click.argument("defs", default="definitions", type=click.Path(path_type=Path))
+@click.option("-o", "--out", default="build", type=click.Path(path_type=Path),
+              help="Output directory (replaced atomically).")
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+@click.option("--package-name", default=DEFAULT_PACKAGE, show_default=True,
+              help="Name of the generated runtime package.")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 when OUT is stale.")
+@click.option("--force", is_flag=True, help="Rebuild even when inputs are unchanged.")
+@_guard
+def build(defs: Path, out: Path, strict: bool, package_name: str, check: bool,
+          force: bool) -> None:
+    """Compile DEFS into OUT."""
+    if not package_name.isidentifier():
+        raise click.BadParameter("must be a Python identifier", param_hint="--package-name")
+    if check:
+        files, diagnostics, _ = compile_files(defs, package=package_name, strict=strict)
+        _print_diagnostics(diagnostics)
+        from .api import inputs_digest, stamp_inputs  # noqa: PLC0415
+
+        files = stamp_inputs(files, inputs_digest(defs, package=package_name, strict=strict))
+        stale = diff_disk(files, out)
+        for rel in stale:
+            click.echo(f"{out.as_posix()}/{rel}: stale", err=True)
+        if stale:
+            click.echo("run `make build` (or `toolc build`) and commit the result", err=True)
+            sys.exit(EXIT_INPUT)
+        return
+    result = api_build(defs, out, strict=strict, package_name=package_name, force=force)
+    _print_diagnostics(result.diagnostics)
+    if result.up_to_date:
+        click.echo(f"{out.as_posix()} is up to date", err=True)
+    else:
+        click.echo(f"wrote {len(result.files)} files to {out.as_posix()}", err=True)
+
+
+@main.command()
+@click.argument("defs", default="definitions", type=click.Path(path_type=Path))
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+@_guard
+def validate(defs: Path, strict: bool) -> None:
+    """Check DEFS and report every problem; writes nothing."""
+    diagnostics = api_validate(defs, strict=strict)
+    _print_diagnostics(diagnostics)
+    if any(d.severity == "error" for d in diagnostics):
+        sys.exit(EXIT_INPUT)
+    click.echo(f"{defs.as_posix()}: ok", err=True)
+
+
+def _context_options(fn: F) -> F:
+    options = [
+        click.option("--agent", "agent_id"), click.option("--session-key", "session_key"),
+        click.option("--provider", "model_provider"), click.option("--model", "model_id"),
+        click.option("--channel", "message_provider"), click.option("--account", "account_id"),
+        click.option("--group", "group_id"), click.option("--sender-id", "sender_id"),
+        click.option("--sender-e164", "sender_e164"),
+        click.option("--sender-username", "sender_username"),
+        click.option("--sender-name", "sender_name"),
+        click.option("--owner", "sender_is_owner", is_flag=True, default=None,
+                     help="The sender is the owner."),
+        click.option("--sandboxed", is_flag=True, default=None),
+        click.option("--spawn-depth", "spawn_depth", type=click.IntRange(min=0)),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _context(kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {k: kwargs[k] for k in CONTEXT_KEYS if kwargs.get(k) is not None}
+
+
+def load_runtime(out: Path) -> ModuleType:
+    """Import the generated runtime package from a build directory."""
+    try:
+        manifest = json.loads((out / "manifest.json").read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise click.UsageError(f"{out}/manifest.json: not a toolc build ({exc})") from exc
+    package = manifest["package"]
+    init = out / package / "__init__.py"
+    spec = importlib.util.spec_from_file_location(package, init,
+                                                  submodule_search_locations=[str(init.parent)])
+    if spec is None or spec.loader is None:
+        raise click.UsageError(f"cannot import {init}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[package] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@main.command()
+@_context_options
+@click.option("--build", "build_dir", default="build", type=click.Path(path_type=Path),
+              show_default=True, help="Build directory (engine: compiled).")
+@click.option("--definitions", "defs", default=None, type=click.Path(path_type=Path),
+              help="Definitions directory (engine: reference).")
+@click.option("--engine", type=click.Choice(["compiled", "reference"]), default=None,
+              help="compiled (the generated runtime) or reference (the interpreter).")
+@click.option("--json", "as_json", is_flag=True, help='Print {"tools": [...]}.')
+@_guard
+def resolve(build_dir: Path, defs: Path | None, engine: str | None, as_json: bool,
+            **kwargs: Any) -> None:
+    """Print the tools a request sees."""
+    engine = engine or ("reference" if defs is not None else "compiled")
+    context = _context(kwargs)
+    if engine == "reference":
+        names = ReferenceInterpreter(resolve_definitions(defs or Path("definitions"))).resolve(
+            **context).names
+    else:
+        names = tuple(load_runtime(build_dir).resolve(**context).names)
+    if as_json:
+        click.echo(json.dumps({"tools": list(names)}))
+    else:
+        click.echo("\n".join(names))
+
+
+@main.command()
+@_context_options
+@click.option("--definitions", "defs", default="definitions", show_default=True,
+              type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True)
+@click.argument("tool")
+@_guard
+def explain(defs: Path, as_json: bool, tool: str, **kwargs: Any) -> None:
+    """Show, layer by layer, which rule kept or removed TOOL for a request."""
+    interp = ReferenceInterpreter(resolve_definitions(defs))
+    result = interp.resolve(**_context(kwargs))
+    if tool not in result.inventory:
+        known = ", ".join(result.inventory)
+        raise click.UsageError(f'unknown tool "{tool}" (known: {known})')
+    rows: list[dict[str, Any]] = []
+    inv = result.inventory[tool]
+    rows.append({"layer": "inventory", "result": "present" if inv.kept else "absent",
+                 "rule": inv.render()})
+    for step in result.steps if inv.kept else ():
+        decision = step.decisions.get(tool)
+        if not step.active:
+            rows.append({"layer": step.label, "result": "skipped", "rule": "no policy"})
+        elif decision is None:
+            rows.append({"layer": step.label, "result": "-", "rule": "removed earlier"})
+        else:
+            note = " (allowlist ignored: no core entries)" if step.stripped else ""
+            rows.append({"layer": step.label, "result": "kept" if decision.kept else "removed",
+                         "rule": decision.render() + note})
+    visible = tool in result.names
+    if as_json:
+        click.echo(json.dumps({"tool": tool, "visible": visible, "layers": rows}, indent=2))
+        return
+    click.echo(f"{tool}: {'visible' if visible else 'not visible'}")
+    width = max(len(r["layer"]) for r in rows)
+    for r in rows:
+        click.echo(f"  {r['layer']:<{width}}  {r['result']:<8} {r['rule']}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

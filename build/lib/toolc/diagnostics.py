@@ -1,0 +1,93 @@
+"""Diagnostics: positioned, collected, printed as ``path:line:col: severity[CODE]: message``."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pos:
+    """A 1-based position in a definitions file (``file`` is relative, with ``/``)."""
+
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+BUILTIN = Pos(file="<builtin>", line=0, col=0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Diagnostic:
+    pos: Pos
+    code: str
+    severity: Severity
+    message: str
+    hint: str | None = None
+
+    def render(self) -> str:
+        text = f"{self.pos}: {self.severity}[{self.code}]: {self.message}"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        return (self.pos.file, self.pos.line, self.pos.col, self.code, self.message)
+
+
+@dataclass(slots=True)
+class Diagnostics:
+    """Collects diagnostics across all stages so one run reports everything it can."""
+
+    items: list[Diagnostic] = field(default_factory=list)
+
+    def error(self, pos: Pos, code: str, message: str, hint: str | None = None) -> None:
+        self.items.append(Diagnostic(pos=pos, code=code, severity="error", message=message,
+                                     hint=hint))
+
+    def warning(self, pos: Pos, code: str, message: str, hint: str | None = None) -> None:
+        self.items.append(Diagnostic(pos=pos, code=code, severity="warning", message=message,
+                                     hint=hint))
+
+    def extend(self, others: Iterable[Diagnostic]) -> None:
+        self.items.extend(others)
+
+    def has_errors(self, *, strict: bool = False) -> bool:
+        return any(d.severity == "error" or strict for d in self.items)
+
+    def sorted(self, *, strict: bool = False) -> list[Diagnostic]:
+        """Deduplicated, position-ordered; under ``strict`` warnings become errors."""
+        seen: set[Diagnostic] = set()
+        out: list[Diagnostic] = []
+        for d in sorted(self.items, key=Diagnostic.sort_key):
+            if strict and d.severity == "warning":
+                d = Diagnostic(pos=d.pos, code=d.code, severity="error", message=d.message,
+                               hint=d.hint)
+            if d not in seen:
+                seen.add(d)
+                out.append(d)
+        return out
+
+
+class DefinitionsError(Exception):
+    """Raised by the API when definitions have errors; carries every diagnostic."""
+
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        self.diagnostics = diagnostics
+        errors = sum(d.severity == "error" for d in diagnostics)
+        super().__init__(f"{errors} error(s) in definitions\n"
+                         + "\n".join(d.render() for d in diagnostics))
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
+    """A hint naming the closest candidate, if any is close enough."""
+    matches = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=0.6)
+    return f'did you mean "{matches[0]}"?' if matches else None

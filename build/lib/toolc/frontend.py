@@ -1,0 +1,352 @@
+"""Stages 1-2: read a definitions directory into the document model, reporting every problem."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from .diagnostics import Diagnostics, Pos, did_you_mean
+from .model import (
+    AccountDef,
+    AgentDef,
+    Availability,
+    ChannelDef,
+    Definitions,
+    Entry,
+    EntryList,
+    GroupConfig,
+    GroupDef,
+    PluginEntry,
+    Policy,
+    ProfileDef,
+    ProviderDialect,
+    ProviderPolicy,
+    SenderKind,
+    SenderRule,
+    ToolDef,
+    ToolsConfig,
+)
+from .names import normalize_agent_id, normalize_key
+from .yamlsrc import JsonPath, SourceFile, discover, load_yaml
+
+SUPPORTED_VERSION = 1
+SENDER_PREFIXES: tuple[SenderKind, ...] = ("id", "e164", "username", "name")
+
+
+@cache
+def definitions_schema() -> dict[str, Any]:
+    text = resources.files("toolc").joinpath("definitions.schema.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def read_sources(root: Path, diags: Diagnostics) -> list[SourceFile]:
+    """Load every YAML file below ``root`` (sorted), checking encoding, syntax and version."""
+    display = root.as_posix().rstrip("/")
+    if not root.is_dir():
+        diags.error(Pos(file=display, line=1, col=1), "TC007",
+                    "definitions directory does not exist")
+        return []
+    paths = discover(root)
+    if not paths:
+        diags.error(Pos(file=display, line=1, col=1), "TC007",
+                    "definitions directory holds no *.yaml or *.yml files")
+        return []
+    sources = []
+    for path in paths:
+        name = f"{display}/{path.relative_to(root).as_posix()}"
+        src = load_yaml(path.read_bytes(), name, diags)
+        if src is not None and _check_version(src, diags):
+            sources.append(src)
+    return sources
+
+
+def _check_version(src: SourceFile, diags: Diagnostics) -> bool:
+    start = Pos(file=src.path, line=1, col=1)
+    if not isinstance(src.data, dict):
+        diags.error(start, "TC006", "a definitions file must be a mapping")
+        return False
+    if "version" not in src.data:
+        diags.error(start, "TC101", "missing `version` key", hint="start the file with `version: 1`")
+        return False
+    version = src.data["version"]
+    if version != SUPPORTED_VERSION or isinstance(version, bool):
+        diags.error(src.pos(("version",)), "TC101", f"unsupported version {version!r}",
+                    hint=f"this toolc reads version {SUPPORTED_VERSION}")
+        return False
+    return True
+
+
+def check_structure(src: SourceFile, diags: Diagnostics) -> bool:
+    """Validate one file against the shipped JSON Schema; every error gets its position."""
+    validator = jsonschema.Draft202012Validator(definitions_schema())
+    ok = True
+    for err in validator.iter_errors(src.data):
+        ok = False
+        _report_schema_error(src, err, diags)
+    return ok
+
+
+def _json_type(value: Any) -> str:
+    names = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
+             dict: "object", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _path_text(path: JsonPath) -> str:
+    text = ""
+    for p in path:
+        text += f"[{p}]" if isinstance(p, int) else (f".{p}" if text else str(p))
+    return text or "the file"
+
+
+def _report_schema_error(src: SourceFile, err: jsonschema.ValidationError,
+                         diags: Diagnostics) -> None:
+    path: JsonPath = tuple(err.absolute_path)
+    where = _path_text(path)
+    if err.validator == "additionalProperties":
+        known = list(err.schema.get("properties", {}))
+        for key in err.instance:
+            if key not in known:
+                diags.error(src.kpos((*path, key)), "TC110", f'unknown key "{key}" in {where}',
+                            hint=did_you_mean(key, known) or f"known keys: {', '.join(known)}")
+        return
+    if err.validator == "propertyNames":
+        key = err.instance
+        diags.error(src.kpos((*path, key)), "TC114", f'invalid name "{key}" in {where}',
+                    hint=f"names must match {err.schema.get('pattern')}")
+        return
+    pos = src.pos(path)
+    if err.validator == "type":
+        diags.error(pos, "TC111",
+                    f"{where}: expected {err.validator_value}, got {_json_type(err.instance)}")
+    elif err.validator == "required":
+        missing = [k for k in err.validator_value if k not in err.instance]
+        diags.error(pos, "TC112", f"{where}: missing required key \"{missing[0]}\"")
+    elif err.validator in ("enum", "const"):
+        allowed = err.validator_value if err.validator == "enum" else [err.validator_value]
+        diags.error(pos, "TC113", f"{where}: {err.instance!r} is not one of "
+                    + ", ".join(json.dumps(a) for a in allowed))
+    elif err.validator == "pattern":
+        diags.error(pos, "TC114", f"{where}: {err.instance!r} does not match {err.validator_value}")
+    else:
+        diags.error(pos, "TC119", f"{where}: {err.message}")
+
+
+def merge_sections(sources: list[SourceFile],
+                   diags: Diagnostics) -> dict[str, list[tuple[SourceFile, Any]]]:
+    """Top-level key -> its (file, value) definitions; only ``catalog`` may repeat."""
+    sections: dict[str, list[tuple[SourceFile, Any]]] = {}
+    for src in sources:
+        for key, value in src.data.items():
+            if key == "version":
+                continue
+            if key != "catalog" and key in sections:
+                first = sections[key][0][0].kpos((key,))
+                diags.error(src.kpos((key,)), "TC103",
+                            f'top-level key "{key}" is already defined at {first}',
+                            hint="only `catalog` may appear in more than one file")
+                continue
+            sections.setdefault(key, []).append((src, value))
+    return sections
+
+
+class _Builder:
+    """Turns structurally valid sections into the typed document model."""
+
+    def __init__(self, src: SourceFile) -> None:
+        self.src = src
+
+    def entry_list(self, value: Any, path: JsonPath) -> EntryList | None:
+        if value is None:
+            return None
+        items = tuple(Entry(text=t, pos=self.src.pos((*path, i))) for i, t in enumerate(value))
+        return EntryList(items=items, pos=self.src.pos(path))
+
+    def policy(self, value: dict[str, Any], path: JsonPath) -> Policy:
+        return Policy(allow=self.entry_list(value.get("allow"), (*path, "allow")),
+                      also_allow=self.entry_list(value.get("alsoAllow"), (*path, "alsoAllow")),
+                      deny=self.entry_list(value.get("deny"), (*path, "deny")),
+                      pos=self.src.pos(path))
+
+    def profile_ref(self, value: dict[str, Any], path: JsonPath) -> Entry | None:
+        if "profile" not in value:
+            return None
+        return Entry(text=value["profile"], pos=self.src.pos((*path, "profile")))
+
+    def by_provider(self, value: dict[str, Any], path: JsonPath) -> tuple[ProviderPolicy, ...]:
+        out: dict[str, ProviderPolicy] = {}
+        for key, block in value.items():
+            p = (*path, key)
+            # Keys that normalize equal: the last one wins (CLASSIC).
+            out[normalize_key(key)] = ProviderPolicy(
+                key=normalize_key(key), key_pos=self.src.kpos(p),
+                profile=self.profile_ref(block, p), policy=self.policy(block, p))
+        return tuple(out.values())
+
+    def tools_config(self, value: dict[str, Any], path: JsonPath) -> ToolsConfig:
+        sandbox = value.get("sandbox", {}).get("tools", {})
+        sb_path = (*path, "sandbox", "tools")
+        subagents = value.get("subagents", {}).get("tools")
+        apply_patch = value.get("exec", {}).get("applyPatch", {})
+        models = apply_patch.get("allowModels")
+        return ToolsConfig(
+            profile=self.profile_ref(value, path),
+            policy=self.policy(value, path),
+            by_provider=self.by_provider(value.get("byProvider", {}), (*path, "byProvider")),
+            sandbox_allow=self.entry_list(sandbox.get("allow"), (*sb_path, "allow")),
+            sandbox_deny=self.entry_list(sandbox.get("deny"), (*sb_path, "deny")),
+            subagents=(None if subagents is None
+                       else self.policy(subagents, (*path, "subagents", "tools"))),
+            apply_patch_enabled=apply_patch.get("enabled"),
+            apply_patch_models=(None if models is None
+                                else tuple(normalize_key(m) for m in models if m.strip())),
+        )
+
+    def tool(self, value: dict[str, Any], path: JsonPath) -> ToolDef:
+        avail = value.get("availability")
+        return ToolDef(
+            name=value["name"], label=value.get("label", value["name"]),
+            summary=value.get("summary", value["description"].strip().split("\n")[0]),
+            description=value["description"], groups=tuple(value.get("groups", ())),
+            parameters=value["parameters"], owner_only=value.get("ownerOnly") is True,
+            plugin=value.get("plugin"), optional=value.get("optional") is True,
+            channel=normalize_key(value["channel"]) if "channel" in value else None,
+            availability=None if avail is None else Availability(
+                providers=_keyset(avail.get("providers")), models=_keyset(avail.get("models")),
+                channels=_keyset(avail.get("channels"))),
+            param_aliases=tuple(value.get("paramAliases", {}).items()),
+            wire_names=tuple(value.get("wireNames", {}).items()),
+            pos=self.src.pos(path))
+
+    def group_map(self, value: dict[str, Any], path: JsonPath) -> tuple[GroupConfig, ...]:
+        return tuple(self.group(gid, block, (*path, gid)) for gid, block in value.items())
+
+    def group(self, gid: str, value: dict[str, Any], path: JsonPath) -> GroupConfig:
+        senders = tuple(self.sender(key, block, (*path, "toolsBySender", key))
+                        for key, block in value.get("toolsBySender", {}).items())
+        tools = value.get("tools")
+        return GroupConfig(id=gid, pos=self.src.kpos(path), senders=senders,
+                           tools=None if tools is None else self.policy(tools, (*path, "tools")))
+
+    def sender(self, key: str, value: dict[str, Any], path: JsonPath) -> SenderRule:
+        kind, sender = parse_sender_key(key)
+        return SenderRule(kind=kind, value=sender, key=key, pos=self.src.kpos(path),
+                          policy=self.policy(value, path))
+
+    def channel(self, name: str, value: dict[str, Any], path: JsonPath) -> ChannelDef:
+        groups = value.get("groups")
+        accounts = tuple(
+            AccountDef(id=acc, pos=self.src.kpos((*path, "accounts", acc)),
+                       groups=None if "groups" not in block else
+                       self.group_map(block["groups"], (*path, "accounts", acc, "groups")))
+            for acc, block in value.get("accounts", {}).items())
+        return ChannelDef(name=normalize_key(name), pos=self.src.kpos(path), accounts=accounts,
+                          groups=None if groups is None
+                          else self.group_map(groups, (*path, "groups")))
+
+
+def parse_sender_key(key: str) -> tuple[SenderKind, str]:
+    """``id:X`` / ``e164:X`` / ``username:@X`` / ``name:X`` / ``*``; untyped keys are ids (D1)."""
+    stripped = key.strip()
+    if stripped == "*":
+        return "*", "*"
+    prefix, sep, rest = stripped.partition(":")
+    kind = prefix.strip().lower()
+    if sep and kind in SENDER_PREFIXES:
+        value = rest.strip().lower()
+        if kind == "username":
+            value = value.removeprefix("@")
+        return kind, value  # type: ignore[return-value]
+    return "id", stripped.removeprefix("@").lower()
+
+
+def _keyset(values: list[str] | None) -> frozenset[str] | None:
+    return None if values is None else frozenset(normalize_key(v) for v in values if v.strip())
+
+
+def _one(sections: dict[str, list[tuple[SourceFile, Any]]], key: str) -> Iterator[_Builder]:
+    for src, _ in sections.get(key, [])[:1]:
+        yield _Builder(src)
+
+
+def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[SourceFile, Any]]],
+                root: str) -> Definitions:
+    """Assemble the document model from structurally valid sections."""
+    tools = []
+    for src, catalog in sections.get("catalog", []):
+        b = _Builder(src)
+        tools.extend(b.tool(t, ("catalog", i)) for i, t in enumerate(catalog))
+
+    groups: tuple[GroupDef, ...] = ()
+    for b in _one(sections, "groups"):
+        data = b.src.data["groups"]
+        groups = tuple(GroupDef(name=k, pos=b.src.kpos(("groups", k)),
+                                members=b.entry_list(v, ("groups", k)).items)  # type: ignore[union-attr]
+                       for k, v in data.items())
+    profiles: dict[str, ProfileDef] = {}
+    for b in _one(sections, "profiles"):
+        for name, block in b.src.data["profiles"].items():
+            p = ("profiles", name)
+            profiles[name] = ProfileDef(name=name, pos=b.src.kpos(p),
+                                        allow=b.entry_list(block.get("allow"), (*p, "allow")),
+                                        deny=b.entry_list(block.get("deny"), (*p, "deny")))
+    plugins_enabled, plugin_entries = True, ()
+    for b in _one(sections, "plugins"):
+        data = b.src.data["plugins"]
+        plugins_enabled = data.get("enabled", True) is not False
+        plugin_entries = tuple(
+            PluginEntry(id=k.strip().lower(), enabled=v.get("enabled", True) is not False,
+                        pos=b.src.kpos(("plugins", "entries", k)))
+            for k, v in data.get("entries", {}).items())
+    default_dialect, dialects = None, ()
+    for b in _one(sections, "providers"):
+        data = b.src.data["providers"]
+        default_dialect = data.get("default")
+        dialects = tuple(ProviderDialect(key=normalize_key(k), dialect=v["dialect"],
+                                         pos=b.src.kpos(("providers", "entries", k)))
+                         for k, v in data.get("entries", {}).items())
+    tools_config = ToolsConfig(policy=Policy(pos=Pos(file="<builtin>", line=0, col=0)))
+    for b in _one(sections, "tools"):
+        tools_config = b.tools_config(b.src.data["tools"], ("tools",))
+    agents: list[AgentDef] = []
+    max_depth = None
+    for b in _one(sections, "agents"):
+        data = b.src.data["agents"]
+        max_depth = data.get("defaults", {}).get("subagents", {}).get("maxSpawnDepth")
+        for i, agent in enumerate(data.get("list", [])):
+            p = ("agents", "list", i)
+            agents.append(AgentDef(
+                id=normalize_agent_id(agent["id"]), pos=b.src.pos((*p, "id")),
+                tools=b.tools_config(agent["tools"], (*p, "tools")) if "tools" in agent else None))
+    channels: tuple[ChannelDef, ...] = ()
+    for b in _one(sections, "channels"):
+        channels = tuple(b.channel(name, block, ("channels", name))
+                         for name, block in b.src.data["channels"].items())
+    return Definitions(
+        files=tuple(s.path.removeprefix(root + "/") for s in sources), tools=tuple(tools), groups=groups,
+        profiles=profiles, plugins_enabled=plugins_enabled, plugin_entries=plugin_entries,
+        default_dialect=default_dialect, provider_dialects=dialects, tools_config=tools_config,
+        agents=tuple(agents), max_spawn_depth=max_depth, channels=channels)
+
+
+def load_definitions(root: Path, diags: Diagnostics) -> Definitions | None:
+    """Read, check the structure of, and model a definitions directory.
+
+    Structural problems in any file stop here (after reporting all of them), because the
+    semantic checks that follow would only add confusing follow-on errors.
+    """
+    sources = read_sources(root, diags)
+    structural_ok = all([check_structure(src, diags) for src in sources])
+    if diags.has_errors() or not structural_ok or not sources:
+        return None
+    # A section defined twice is reported and its second definition ignored: that cannot
+    # cause follow-on errors, so the semantic checks still run in the same pass.
+    sections = merge_sections(sources, diags)
+    return build_model(sources, sections, root.as_posix().rstrip("/"))

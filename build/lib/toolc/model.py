@@ -1,0 +1,175 @@
+"""Stage 2, the document model: what the YAML says, typed, each piece with its source position."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .diagnostics import Pos
+from .names import normalize_tool_name
+
+SenderKind = Literal["id", "e164", "username", "name", "*"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Entry:
+    """One entry of an allow/deny/alsoAllow list or a group, as written."""
+
+    text: str
+    pos: Pos
+
+    @property
+    def name(self) -> str:
+        return normalize_tool_name(self.text)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EntryList:
+    items: tuple[Entry, ...]
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Policy:
+    """A ``{allow, alsoAllow, deny}`` block (lists are None when the key is absent)."""
+
+    allow: EntryList | None = None
+    also_allow: EntryList | None = None
+    deny: EntryList | None = None
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderPolicy:
+    """A ``byProvider`` entry; ``key`` is normalized (trimmed, lowercased)."""
+
+    key: str
+    key_pos: Pos
+    profile: Entry | None
+    policy: Policy
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Availability:
+    providers: frozenset[str] | None = None
+    models: frozenset[str] | None = None
+    channels: frozenset[str] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolDef:
+    name: str
+    label: str
+    summary: str
+    description: str
+    groups: tuple[str, ...]
+    parameters: Mapping[str, Any]
+    owner_only: bool
+    plugin: str | None
+    optional: bool
+    channel: str | None
+    availability: Availability | None
+    param_aliases: tuple[tuple[str, str], ...]
+    wire_names: tuple[tuple[str, str], ...]
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupDef:
+    name: str
+    members: tuple[Entry, ...]
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProfileDef:
+    name: str
+    allow: EntryList | None
+    deny: EntryList | None
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolsConfig:
+    """Global ``tools`` or an agent's ``tools`` (agents have no subagents/exec sections)."""
+
+    profile: Entry | None = None
+    policy: Policy
+    by_provider: tuple[ProviderPolicy, ...] = ()
+    sandbox_allow: EntryList | None = None
+    sandbox_deny: EntryList | None = None
+    subagents: Policy | None = None
+    apply_patch_enabled: bool | None = None
+    apply_patch_models: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentDef:
+    id: str
+    pos: Pos
+    tools: ToolsConfig | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SenderRule:
+    kind: SenderKind
+    value: str
+    key: str
+    pos: Pos
+    policy: Policy
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupConfig:
+    id: str
+    pos: Pos
+    tools: Policy | None
+    senders: tuple[SenderRule, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AccountDef:
+    id: str
+    pos: Pos
+    groups: tuple[GroupConfig, ...] | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChannelDef:
+    name: str
+    pos: Pos
+    groups: tuple[GroupConfig, ...] | None
+    accounts: tuple[AccountDef, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PluginEntry:
+    id: str
+    enabled: bool
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderDialect:
+    key: str
+    dialect: str
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Definitions:
+    """Everything one definitions directory says, merged across its files."""
+
+    files: tuple[str, ...]  # relative to the definitions directory
+    tools: tuple[ToolDef, ...]
+    groups: tuple[GroupDef, ...]
+    profiles: Mapping[str, ProfileDef]
+    plugins_enabled: bool
+    plugin_entries: tuple[PluginEntry, ...]
+    default_dialect: str | None
+    provider_dialects: tuple[ProviderDialect, ...]
+    tools_config: ToolsConfig
+    agents: tuple[AgentDef, ...]
+    max_spawn_depth: int | None
+    channels: tuple[ChannelDef, ...]

@@ -1,0 +1,82 @@
+"""Stage 5, render: IR + tables -> a file map ``{relative path: text}``. Nothing is written here."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib import resources
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import jinja2
+
+from . import __version__
+from .analyze import Resolved
+from .tables import Tables
+
+DEFAULT_PACKAGE = "toolc_runtime"
+
+
+def dump_json(value: Any) -> str:
+    """The one JSON writer: sorted keys, two-space indent, UTF-8, final newline."""
+    return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def dump_compact(value: Any) -> str:
+    """Large tables: sorted keys, no indentation (still one line per file plus newline)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def pystr(value: str) -> str:
+    """A double-quoted Python string literal (what ``ruff format`` would write)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+FILTERS: Mapping[str, Callable[..., Any]] = {"pystr": pystr}
+
+
+def _template_source(name: str) -> str:
+    # Templates ship as the package `toolc.templates` (from the repo's templates/ directory).
+    return resources.files("toolc.templates").joinpath(name).read_text("utf-8")
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(_template_source),
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+        keep_trailing_newline=True, autoescape=False)
+    env.filters.update(FILTERS)
+    return env
+
+
+def catalog_json(resolved: Resolved) -> dict[str, Any]:
+    return {"tools": [{
+        "name": t.name, "label": t.label, "summary": t.summary, "description": t.description,
+        "parameters": t.parameters, "ownerOnly": t.owner_only, "plugin": t.plugin,
+        "optional": t.optional, "channel": t.channel, "groups": list(t.groups),
+        "paramAliases": dict(t.param_aliases), "wireNames": dict(t.wire_names),
+    } for t in resolved.tools]}
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def render(resolved: Resolved, tables: Tables, *, package: str = DEFAULT_PACKAGE,
+           extra_data: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Every file of ``build/`` as text, keyed by path relative to the output directory."""
+    data = {"catalog.json": dump_json(catalog_json(resolved)),
+            "tables.json": dump_compact(tables.data), **(extra_data or {})}
+    hashes = sorted((name, sha256(text)) for name, text in data.items())
+    runtime = environment().get_template("runtime.py.jinja").render(
+        package_name=package, toolc_version=__version__, hashes=hashes)
+    files = {f"{package}/{name}": text for name, text in data.items()}
+    files[f"{package}/__init__.py"] = runtime
+    files[f"{package}/py.typed"] = ""
+    files["manifest.json"] = dump_json({
+        "toolc": __version__, "package": package,
+        "sources": list(resolved.defs.files),
+        "files": {path: sha256(text) for path, text in sorted(files.items())},
+        "tables": tables.counts,
+    })
+    return files

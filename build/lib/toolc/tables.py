@@ -1,0 +1,372 @@
+"""Stage 4, resolve layers into tables: factored bitset tables, never the product of contexts.
+
+A request's tool set is the intersection of per-layer pass sets. Each layer depends on few
+inputs, so it is compiled once per distinct input: per agent (profile, global, agent layers and
+sandbox), per byProvider entry, per provider-profile choice, per channel group and sender rule,
+per subagent depth class. Tool sets are bitsets (bit i = i-th tool in catalog order), interned.
+
+The plugin-only allowlist rule makes a layer depend on which core tools are present, which
+varies with availability (apply_patch by provider/model, channel-only tools, owner-only tools).
+So a stripping layer compiles to (witness, allow_pass, deny_pass): at run time it applies
+``allow_pass`` when ``witness & present`` is non-zero, else ``deny_pass``. A witness of -1
+means the layer never strips.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .analyze import PLUGINS_GROUP, Resolved, pattern_matches
+from .diagnostics import Diagnostics
+from .model import AgentDef, EntryList, GroupConfig, ProviderPolicy, ToolDef
+from .policy import (
+    LayerPolicy,
+    mentioned_names,
+    pick_policy,
+    profile_policy,
+    sandbox_policy,
+    subagent_policy,
+)
+
+NEVER = -1  # witness for layers that never strip
+TABLES_FORMAT = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tables:
+    """The compiled, JSON-ready tables plus counts for reports."""
+
+    data: dict[str, Any]
+    counts: dict[str, int]
+
+
+class _Interner:
+    def __init__(self) -> None:
+        self.bitsets: list[int] = []
+        self._bitset_ids: dict[int, int] = {}
+        self.layers: list[tuple[int, int, int]] = []
+        self._layer_ids: dict[tuple[int, int, int], int] = {}
+        self.stacks: list[tuple[int, ...]] = []
+        self._stack_ids: dict[tuple[int, ...], int] = {}
+
+    def bitset(self, bits: int) -> int:
+        if bits not in self._bitset_ids:
+            self._bitset_ids[bits] = len(self.bitsets)
+            self.bitsets.append(bits)
+        return self._bitset_ids[bits]
+
+    def layer(self, witness: int, allow_pass: int, deny_pass: int) -> int:
+        key = (NEVER if witness == NEVER else self.bitset(witness), self.bitset(allow_pass),
+               self.bitset(deny_pass))
+        if key not in self._layer_ids:
+            self._layer_ids[key] = len(self.layers)
+            self.layers.append(key)
+        return self._layer_ids[key]
+
+    def stack(self, mention: int, layers: Iterable[int]) -> int:
+        key = (self.bitset(mention), *layers)
+        if key not in self._stack_ids:
+            self._stack_ids[key] = len(self.stacks)
+            self.stacks.append(key)
+        return self._stack_ids[key]
+
+
+class TableBuilder:
+    def __init__(self, resolved: Resolved, diags: Diagnostics) -> None:
+        self.r = resolved
+        self.diags = diags
+        self.tools = resolved.tools
+        self.index = {t.name: i for i, t in enumerate(self.tools)}
+        self.all = (1 << len(self.tools)) - 1
+        self.core = self.mask(t for t in self.tools if not t.plugin)
+        self.optional = self.mask(t for t in self.tools if t.optional)
+        self.plugin_bits = {pid: self.names_mask(names)
+                            for pid, names in resolved.plugin_tools.items()}
+        self.all_plugins = self.mask(t for t in self.tools if t.plugin)
+        self.intern = _Interner()
+        self._pattern_cache: dict[str, int] = {}
+        self.gates, self.always = self.compile_gates()
+        # Core tools present in every context for every sender: a witness holding one of
+        # them can never come out empty, so such a layer never strips.
+        self.always_core = self.always & self.core & self.mask(
+            t for t in self.tools if not t.owner_only)
+
+    # -- bit helpers -------------------------------------------------------------------------
+    def mask(self, tools: Iterable[ToolDef]) -> int:
+        return self.names_mask(t.name for t in tools)
+
+    def names_mask(self, names: Iterable[str]) -> int:
+        bits = 0
+        for n in names:
+            if n in self.index:
+                bits |= 1 << self.index[n]
+        return bits
+
+    def pattern_bits(self, pattern: str) -> int:
+        if pattern not in self._pattern_cache:
+            if "*" in pattern:
+                bits = self.names_mask(n for n in self.index if pattern_matches(pattern, n))
+            else:
+                bits = self.names_mask([pattern])
+            self._pattern_cache[pattern] = bits
+        return self._pattern_cache[pattern]
+
+    def expanded(self, name: str) -> tuple[str, ...]:
+        return self.r.groups.get(name, (name,))
+
+    def list_bits(self, names: Sequence[str]) -> tuple[int, bool]:
+        """Bits matched by normalized entries (plugin groups, then core groups); exec hit?"""
+        bits, exec_hit = 0, False
+        for name in names:
+            if name == PLUGINS_GROUP and self.all_plugins:
+                bits |= self.all_plugins
+                continue
+            if name in self.plugin_bits:
+                bits |= self.plugin_bits[name]
+                continue
+            for member in self.expanded(name):
+                bits |= self.pattern_bits(member)
+                exec_hit = exec_hit or pattern_matches(member, "exec")
+        return bits, exec_hit
+
+    # -- gates (availability) ----------------------------------------------------------------
+    def compile_gates(self) -> tuple[list[dict[str, Any]], int]:
+        specs: dict[tuple[Any, ...], int] = {}
+        config = self.r.defs.tools_config
+        channels = self.r.channels
+        always = 0
+        for i, t in enumerate(self.tools):
+            av = t.availability
+            providers = av.providers if av else None
+            model_lists: list[frozenset[str]] = [av.models] if av and av.models is not None else []
+            chans = av.channels if av else None
+            if t.name == "apply_patch":
+                if config.apply_patch_enabled is False:
+                    providers = frozenset()
+                elif config.apply_patch_models:
+                    model_lists.append(frozenset(config.apply_patch_models))
+            if t.channel and t.channel not in channels:
+                providers = frozenset()
+            if providers is None and not model_lists and chans is None:
+                always |= 1 << i
+                continue
+            key = (providers, tuple(model_lists), chans)
+            specs[key] = specs.get(key, 0) | 1 << i
+        gates = []
+        for (providers, model_lists, chans), bits in specs.items():
+            gates.append({"bits": self.intern.bitset(bits),
+                          "providers": None if providers is None else sorted(providers),
+                          "models": [sorted(m) for m in model_lists],
+                          "channels": None if chans is None else sorted(chans)})
+        gates.sort(key=lambda g: (g["bits"]))
+        return gates, always
+
+    # -- layers ------------------------------------------------------------------------------
+    def layer(self, policy: LayerPolicy | None, *, strips: bool, label: str
+              ) -> tuple[int | None, int]:
+        """Compile one step's policy into a layer id (None: no step) and its optional mentions."""
+        if policy is None:
+            return None, 0
+        mention = self.mention_bits(policy)
+        deny_bits, _ = self.list_bits([e.name for e in policy.deny or () if e.name])
+        deny_pass = self.all & ~deny_bits
+        allow_names = [e.name for e in policy.allow or () if e.name]
+        if not allow_names:
+            return self.intern.layer(NEVER, deny_pass, deny_pass), mention
+        allow_bits, exec_hit = self.list_bits(allow_names)
+        if exec_hit:
+            allow_bits |= self.names_mask(["apply_patch"])
+        allow_pass = allow_bits & deny_pass
+        witness = NEVER
+        if strips and "*" not in allow_names:
+            witness = self.core & self.names_mask(
+                m for n in allow_names for m in self.expanded(n))
+            if witness & self.always_core:
+                witness = NEVER
+            else:
+                self.warn_strip(policy, label, witness)
+            if witness == 0:
+                return self.intern.layer(NEVER, deny_pass, deny_pass), mention
+        return self.intern.layer(witness, allow_pass, deny_pass), mention
+
+    def warn_strip(self, policy: LayerPolicy, label: str, witness: int) -> None:
+        assert policy.allow
+        pos = policy.allow[0].pos
+        if witness == 0:
+            self.diags.warning(pos, "TC140", f"{label} allowlist names no core tool, so it is "
+                               "ignored (core tools remain available)",
+                               hint="use alsoAllow to add plugin tools without restricting")
+        else:
+            names = ", ".join(t.name for i, t in enumerate(self.tools) if witness >> i & 1)
+            self.diags.warning(pos, "TC141", f"{label} allowlist is ignored in contexts where "
+                               f"none of its core tools ({names}) is present",
+                               hint="availability or owner-only gating can remove them")
+
+    def mention_bits(self, policy: LayerPolicy) -> int:
+        bits = 0
+        for name in mentioned_names(policy):
+            if name == PLUGINS_GROUP:
+                bits |= self.optional
+            elif name in self.plugin_bits:
+                bits |= self.plugin_bits[name] & self.optional
+            else:
+                bits |= self.names_mask([name]) & self.optional
+        return bits
+
+    def stack(self, parts: Sequence[tuple[int | None, int]]) -> int:
+        mention = 0
+        layers = []
+        for layer_id, m in parts:
+            mention |= m
+            if layer_id is not None:
+                layers.append(layer_id)
+        return self.intern.stack(mention, layers)
+
+    # -- factors -----------------------------------------------------------------------------
+    def agent_record(self, agent: AgentDef | None) -> dict[str, Any]:
+        g = self.r.defs.tools_config
+        a = agent.tools if agent else None
+        profile_ref = a.profile if a and a.profile else g.profile
+        profile_also = (a.policy.also_allow if a and a.policy.also_allow is not None
+                        else g.policy.also_allow)
+        profile = self.r.defs.profiles.get(profile_ref.text) if profile_ref else None
+        aid = agent.id if agent else None
+        label = f"agents.{aid}.tools.allow" if aid else "agent tools.allow"
+        plabel = f"tools.profile ({profile_ref.text})" if profile_ref else "tools.profile"
+        return {
+            "stack": self.stack([
+                self.layer(profile_policy(profile, profile_also), strips=True, label=plabel),
+                self.layer(pick_policy(g.policy), strips=True, label="tools.allow"),
+                self.layer(pick_policy(a.policy if a else None), strips=True, label=label)]),
+            "bp": {bp.key: self.bp_record(bp, f"agents.{aid}.tools.byProvider.allow")
+                   for bp in (a.by_provider if a else ())},
+            "sandbox": self.stack([self.layer(sandbox_policy(self.r, a), strips=False,
+                                              label="sandbox tools.allow")]),
+        }
+
+    def bp_record(self, bp: ProviderPolicy, label: str) -> list[int]:
+        layer = self.layer(pick_policy(bp.policy), strips=True, label=label)
+        profile_id = self.profile_ids.index(bp.profile.text) if bp.profile else -1
+        also = bp.policy.also_allow
+        also_id = -1 if also is None else self.also_ids.index(_texts(also))
+        return [self.stack([layer]), profile_id, also_id]
+
+    def provider_profiles(self) -> list[list[int]]:
+        """Provider-profile step for every (profile, alsoAllow) choice a request can make."""
+        out = []
+        for name in self.profile_ids:
+            profile = self.r.defs.profiles.get(name)
+            row = []
+            for also in [None, *self.also_lists]:
+                policy = profile_policy(profile, also)
+                layer = self.layer(policy, strips=True,
+                                   label=f"tools.byProvider.profile ({name})")
+                row.append(-1 if layer[0] is None else self.stack([layer]))
+            out.append(row)
+        return out
+
+    def group_entry(self, cfg: GroupConfig) -> list[Any]:
+        # None: no `tools` key (fall through to the next candidate); -1: a block without lists
+        tools = None if cfg.tools is None else self.group_stack(cfg.tools)
+        if not cfg.senders:
+            return [tools]
+        buckets: dict[str, dict[str, int]] = {"id": {}, "e164": {}, "username": {}, "name": {}}
+        wildcard = None  # None: no `*` rule; -1: a `*` rule without lists
+        for rule in cfg.senders:
+            stack = self.group_stack(rule.policy)
+            if rule.kind == "*":
+                wildcard = stack
+            else:
+                buckets[rule.kind].setdefault(rule.value, stack)
+        return [tools, buckets["id"], buckets["e164"], buckets["username"], buckets["name"],
+                wildcard]
+
+    def group_stack(self, block: Any) -> int:
+        policy = pick_policy(block)
+        if policy is None:
+            return -1
+        return self.stack([self.layer(policy, strips=True, label="group tools.allow")])
+
+    def group_map(self, groups: tuple[GroupConfig, ...]) -> dict[str, Any]:
+        exact = {g.id: self.group_entry(g) for g in groups}
+        folded: dict[str, Any] = {}
+        for g in groups:
+            if g.id != "*":
+                folded.setdefault(g.id.lower(), exact[g.id])
+        return {"exact": exact, "folded": folded}
+
+    def channels(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for ch in self.r.defs.channels:
+            accounts: dict[str, Any] = {}
+            for acc in ch.accounts:
+                accounts.setdefault(acc.id, None if acc.groups is None
+                                    else self.group_map(acc.groups))
+            folded: dict[str, Any] = {}
+            for acc in ch.accounts:  # the first account in definition order wins
+                folded.setdefault(acc.id.lower(), accounts[acc.id])
+            out[ch.name] = {
+                "groups": None if ch.groups is None else self.group_map(ch.groups),
+                "accounts": accounts, "accounts_folded": folded}
+        return out
+
+    # -- all together ------------------------------------------------------------------------
+    def build(self) -> Tables:
+        defs = self.r.defs
+        configs = [defs.tools_config, *(a.tools for a in defs.agents if a.tools)]
+        bps = [bp for c in configs for bp in c.by_provider]
+        self.profile_ids = sorted({bp.profile.text for bp in bps if bp.profile})
+        self.also_lists = []
+        seen: list[tuple[str, ...]] = []
+        for bp in bps:
+            also = bp.policy.also_allow
+            if also is not None and _texts(also) not in seen:
+                seen.append(_texts(also))
+                self.also_lists.append(also)
+        self.also_ids = seen
+        agents: dict[str, int] = {}
+        records = [self.agent_record(None)]
+        for agent in defs.agents:
+            if agent.id not in agents:
+                agents[agent.id] = len(records)
+                records.append(self.agent_record(agent))
+        default_agent = agents.get("main", 0)
+        global_bp = {bp.key: self.bp_record(bp, "tools.byProvider.allow")
+                     for bp in defs.tools_config.by_provider}
+        subagent = [self.stack([self.layer(subagent_policy(self.r, leaf=leaf), strips=False,
+                                           label="subagent tools.allow")])
+                    for leaf in (False, True)]
+        data = {
+            "format": TABLES_FORMAT,
+            "tools": [t.name for t in self.tools],
+            "masks": {"all": self.intern.bitset(self.all),
+                      "always": self.intern.bitset(self.always),
+                      "non_optional": self.intern.bitset(self.all & ~self.optional),
+                      "non_owner": self.intern.bitset(
+                          self.all & ~self.mask(t for t in self.tools if t.owner_only))},
+            "gates": self.gates,
+            "agents": agents, "default_agent": default_agent, "agent_records": records,
+            "global_bp": global_bp, "provider_profiles": self.provider_profiles(),
+            "channels": self.channels(),
+            "subagent": {"stacks": subagent, "max_spawn_depth": self.r.max_spawn_depth},
+        }
+        data["layers"] = [list(x) for x in self.intern.layers]
+        data["stacks"] = [list(x) for x in self.intern.stacks]
+        data["bitsets"] = [format(b, "x") for b in self.intern.bitsets]
+        counts = {"tools": len(self.tools), "bitsets": len(self.intern.bitsets),
+                  "layers": len(self.intern.layers), "stacks": len(self.intern.stacks),
+                  "agent_records": len(records), "gates": len(self.gates),
+                  "byprovider_entries": len(bps),
+                  "groups": sum(len(c.groups or ()) + sum(len(a.groups or ()) for a in c.accounts)
+                                for c in defs.channels)}
+        return Tables(data=data, counts=counts)
+
+
+def _texts(lst: EntryList) -> tuple[str, ...]:
+    return tuple(e.text for e in lst.items)
+
+
+def build_tables(resolved: Resolved, diags: Diagnostics) -> Tables:
+    return TableBuilder(resolved, diags).build()

@@ -1,0 +1,67 @@
+"""Security invariants, held by construction, checked on random definitions and contexts."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.helpers import engines_for
+from tests.strategies import contexts, definitions
+
+SETTINGS = settings(max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SUBAGENT_DENY = {"gateway", "agents_list", "whatsapp_login", "session_status", "cron",
+                 "memory_search", "memory_get", "sessions_send"}
+
+
+@SETTINGS
+@given(data=definitions(), ctxs=st.lists(contexts, min_size=1, max_size=8),
+       denied=st.sampled_from(["read", "exec", "message", "pa_one", "browser"]))
+def test_global_deny_wins(data: dict[str, Any], ctxs: list[dict[str, Any]], denied: str) -> None:
+    data["tools"]["deny"] = [*data["tools"].get("deny", []), denied]
+    with tempfile.TemporaryDirectory() as tmp:
+        engines = engines_for(Path(tmp), {"d.yaml": data})
+        for ctx in ctxs:
+            assert denied not in engines.both(**ctx)
+
+
+@SETTINGS
+@given(data=definitions(), ctxs=st.lists(contexts, min_size=1, max_size=8))
+def test_owner_only_never_reaches_a_non_owner(data: dict[str, Any],
+                                              ctxs: list[dict[str, Any]]) -> None:
+    owner_only = {t["name"] for t in data["catalog"] if t.get("ownerOnly")}
+    with tempfile.TemporaryDirectory() as tmp:
+        engines = engines_for(Path(tmp), {"d.yaml": data})
+        for ctx in ctxs:
+            ctx = {**ctx, "sender_is_owner": ctx.get("sender_is_owner") or None}
+            assert not owner_only & set(engines.both(**ctx))
+
+
+@SETTINGS
+@given(data=definitions(), ctxs=st.lists(contexts, min_size=1, max_size=8))
+def test_subagent_never_gets_its_denied_tools(data: dict[str, Any],
+                                              ctxs: list[dict[str, Any]]) -> None:
+    sub = data["tools"].get("subagents", {}).get("tools", {})
+    explicit = {e.strip().lower() for e in sub.get("allow", []) + sub.get("alsoAllow", [])}
+    denied = (SUBAGENT_DENY - explicit) | {e.strip().lower() for e in sub.get("deny", [])
+                                           if "*" not in e and ":" not in e}
+    with tempfile.TemporaryDirectory() as tmp:
+        engines = engines_for(Path(tmp), {"d.yaml": data})
+        for ctx in ctxs:
+            names = set(engines.both(**{**ctx, "session_key": "agent:main:subagent:x"}))
+            assert not denied & names
+
+
+@SETTINGS
+@given(data=definitions(), ctx=contexts)
+def test_unknown_agent_falls_back_to_main_never_everything(data: dict[str, Any],
+                                                           ctx: dict[str, Any]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        engines = engines_for(Path(tmp), {"d.yaml": data})
+        ctx = {k: v for k, v in ctx.items() if k not in ("agent_id", "session_key")}
+        assert engines.both(**ctx, agent_id="no-such-agent") == engines.both(**ctx,
+                                                                             agent_id="main")

@@ -1,0 +1,151 @@
+"""The shipped definitions and the committed build/: fresh, deterministic, clean, importable."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.helpers import ROOT, import_runtime
+from toolc.cli import main
+
+DEFS = ROOT / "definitions"
+BUILD = ROOT / "build"
+VENV_BIN = Path(sys.executable).parent
+
+
+def test_committed_build_is_fresh() -> None:
+    result = CliRunner().invoke(main, ["build", str(DEFS), "-o", str(BUILD), "--check"])
+    assert result.exit_code == 0, result.stderr + "\nbuild/ is stale: run `make build`"
+
+
+def test_shipped_definitions_validate_strictly() -> None:
+    result = CliRunner().invoke(main, ["validate", str(DEFS), "--strict"])
+    assert result.exit_code == 0, result.stderr
+
+
+def _build(defs: Path, out: Path, seed: str) -> None:
+    env = {**os.environ, "PYTHONHASHSEED": seed}
+    subprocess.run([str(VENV_BIN / "toolc"), "build", str(defs), "-o", str(out)], env=env,
+                   check=True, capture_output=True)
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
+def test_determinism_across_hash_seeds_and_file_order(tmp_path: Path) -> None:
+    _build(DEFS, tmp_path / "a", "1")
+    # the same files, created in a different order (directory listing order changes)
+    copy = tmp_path / "defs"
+    files = sorted(DEFS.rglob("*.yaml"))
+    random.Random(7).shuffle(files)
+    for f in files:
+        target = copy / f.relative_to(DEFS)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f, target)
+    _build(copy, tmp_path / "b", "12345")
+    assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
+    assert _tree(tmp_path / "a") == _tree(BUILD)
+
+
+def test_generated_runtime_passes_ruff_and_mypy_strict(tmp_path: Path) -> None:
+    package = BUILD / "toolc_runtime"
+    ruff = VENV_BIN / "ruff"
+    for args in (["check", "--select", "E,F,I,UP,B,PL,RUF", "--ignore", "PLR2004,PLR0912",
+                  "--line-length", "100"], ["format", "--check", "--line-length", "100"]):
+        proc = subprocess.run([str(ruff), *args, "--no-cache", str(package)],
+                              capture_output=True, text=True, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = subprocess.run([str(VENV_BIN / "mypy"), "--strict", "--no-incremental",
+                           "--cache-dir", str(tmp_path / "cache"), str(package)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_runtime_refuses_mismatched_data(tmp_path: Path) -> None:
+    out = tmp_path / "build"
+    shutil.copytree(BUILD, out)
+    tables = out / "toolc_runtime" / "tables.json"
+    tables.write_text(tables.read_text().replace('"format":1', '"format": 1'))
+    with pytest.raises(RuntimeError, match=r"does not match this runtime"):
+        import_runtime(out, "toolc_runtime")
+
+
+def test_runtime_imports_fast_and_answers() -> None:
+    code = ("import sys, time; sys.path.insert(0, sys.argv[1]); t = time.perf_counter();"
+            "import toolc_runtime as r; print(time.perf_counter() - t);"
+            "print(r.resolve(agent_id='viewer').names)")
+    proc = subprocess.run([sys.executable, "-c", code, str(BUILD)], capture_output=True,
+                          text=True, check=True)
+    seconds, names = proc.stdout.splitlines()
+    assert float(seconds) < 1.0  # generous: this is a smoke test, `make bench` measures
+    assert "read" in names and "exec" not in names
+
+
+def test_shipped_example_answers() -> None:
+    rt = import_runtime(BUILD, "toolc_runtime")
+    telegram = rt.resolve(agent_id="main", model_provider="openai", model_id="gpt-5",
+                          message_provider="telegram", group_id="-100123", sender_id="42")
+    assert "exec" in telegram.names and "apply_patch" in telegram.names
+    alice = rt.resolve(message_provider="telegram", group_id="-100123", sender_username="alice")
+    assert alice.names == ("read", "message")
+    # the group's "*" sender rule, not its `tools` block, applies to other senders
+    assert "browser" not in rt.resolve(message_provider="telegram", group_id="-100123").names
+    assert telegram["read"].parameters["type"] == "object"
+    assert "cron" not in telegram and "cron" in rt.resolve(sender_is_owner=True).names
+    researcher = rt.resolve(agent_id="researcher").names
+    assert "code_index_rebuild" in researcher  # the optional plugin tool it names
+
+
+def test_cli_resolve_json_and_explain() -> None:
+    runner = CliRunner()
+    args = ["--agent", "viewer", "--provider", "openai", "--json"]
+    compiled = runner.invoke(main, ["resolve", "--build", str(BUILD), *args])
+    reference = runner.invoke(main, ["resolve", "--definitions", str(DEFS), *args])
+    assert compiled.exit_code == 0 and compiled.stdout == reference.stdout
+    assert json.loads(compiled.stdout)["tools"][0] == "read"
+    explained = runner.invoke(main, ["explain", "--definitions", str(DEFS), "--agent",
+                                     "viewer", "exec"])
+    assert explained.exit_code == 0
+    assert "not visible" in explained.stdout and "deployment/agents.yaml" in explained.stdout
+
+
+def test_cli_usage_error_exits_2() -> None:
+    result = CliRunner().invoke(main, ["resolve", "--spawn-depth", "minus"])
+    assert result.exit_code == 2
+
+
+def test_noop_rebuild_is_detected(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    runner = CliRunner()
+    assert runner.invoke(main, ["build", str(DEFS), "-o", str(out)]).exit_code == 0
+    start = time.perf_counter()
+    second = runner.invoke(main, ["build", str(DEFS), "-o", str(out)])
+    assert "up to date" in second.stderr and time.perf_counter() - start < 5
+
+
+def test_non_editable_install_finds_templates(tmp_path: Path) -> None:
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                    "--target", str(target), str(ROOT)],
+                   check=True, capture_output=True)
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = subprocess.run([sys.executable, "-c", "import toolc, sys; print(toolc.__file__);"
+                           "toolc.build(sys.argv[1], sys.argv[2])", str(DEFS),
+                           str(tmp_path / "out")], cwd=elsewhere, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert str(target) in proc.stdout
+    assert _tree(tmp_path / "out") == _tree(BUILD)
