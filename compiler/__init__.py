@@ -4,9 +4,9 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .api import BuildResult, build, resolve_definitions, validate  # noqa: E402
-from .diagnostics import DefinitionsError, Diagnostic  # noqa: E402
-from .reference import ReferenceInterpreter, load_reference, reference_resolve  # noqa: E402
+from .api import BuildResult, build, resolve_definitions, validate
+from .diagnostics import DefinitionsError, Diagnostic
+from .reference import ReferenceInterpreter, load_reference, reference_resolve
 
 __all__ = [
     "BuildResult",

@@ -5,11 +5,11 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+
 import jsonschema
 
 from .diagnostics import Diagnostics, Pos, did_you_mean
 from .model import Definitions, Entry, EntryList, Policy, ToolDef, ToolsConfig
-from .names import normalize_tool_name
 
 DIALECTS = ("openai", "openai-strict", "anthropic", "gemini", "gemini-json", "mcp")
 PLUGINS_GROUP = "group:plugins"

@@ -1,4 +1,4 @@
-"""The request context: the keywords every engine takes, and session-key parsing (section 7.1, 9)."""
+"""The request context: the keywords every engine takes; session-key parsing (7.1, 9)."""
 
 from __future__ import annotations
 

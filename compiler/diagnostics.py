@@ -67,7 +67,8 @@ class Diagnostics:
         """Deduplicated, position-ordered; under ``strict`` warnings become errors."""
         seen: set[Diagnostic] = set()
         out: list[Diagnostic] = []
-        for d in sorted(self.items, key=Diagnostic.sort_key):
+        for item in sorted(self.items, key=Diagnostic.sort_key):
+            d = item
             if strict and d.severity == "warning":
                 d = Diagnostic(pos=d.pos, code=d.code, severity="error", message=d.message,
                                hint=d.hint)

@@ -73,7 +73,8 @@ def _check_version(src: SourceFile, diags: Diagnostics) -> bool:
         diags.error(start, "TC006", "a definitions file must be a mapping")
         return False
     if "version" not in src.data:
-        diags.error(start, "TC101", "missing `version` key", hint="start the file with `version: 1`")
+        diags.error(start, "TC101", "missing `version` key",
+                    hint="start the file with `version: 1`")
         return False
     version = src.data["version"]
     if version != SUPPORTED_VERSION or isinstance(version, bool):
@@ -110,31 +111,34 @@ def _report_schema_error(src: SourceFile, err: jsonschema.ValidationError,
                          diags: Diagnostics) -> None:
     path: JsonPath = tuple(err.absolute_path)
     where = _path_text(path)
+    schema: dict[str, Any] = err.schema if isinstance(err.schema, dict) else {}
+    instance: Any = err.instance
+    expected: Any = err.validator_value
     if err.validator == "additionalProperties":
-        known = list(err.schema.get("properties", {}))
-        for key in err.instance:
+        known = list(schema.get("properties", {}))
+        for key in instance:
             if key not in known:
                 diags.error(src.kpos((*path, key)), "TC110", f'unknown key "{key}" in {where}',
                             hint=did_you_mean(key, known) or f"known keys: {', '.join(known)}")
         return
     if err.validator == "propertyNames":
-        key = err.instance
+        key = str(instance)
         diags.error(src.kpos((*path, key)), "TC114", f'invalid name "{key}" in {where}',
-                    hint=f"names must match {err.schema.get('pattern')}")
+                    hint=f"names must match {schema.get('pattern')}")
         return
     pos = src.pos(path)
     if err.validator == "type":
         diags.error(pos, "TC111",
-                    f"{where}: expected {err.validator_value}, got {_json_type(err.instance)}")
+                    f"{where}: expected {expected}, got {_json_type(instance)}")
     elif err.validator == "required":
-        missing = [k for k in err.validator_value if k not in err.instance]
+        missing = [k for k in expected if k not in instance]
         diags.error(pos, "TC112", f"{where}: missing required key \"{missing[0]}\"")
     elif err.validator in ("enum", "const"):
-        allowed = err.validator_value if err.validator == "enum" else [err.validator_value]
-        diags.error(pos, "TC113", f"{where}: {err.instance!r} is not one of "
+        allowed = expected if err.validator == "enum" else [expected]
+        diags.error(pos, "TC113", f"{where}: {instance!r} is not one of "
                     + ", ".join(json.dumps(a) for a in allowed))
     elif err.validator == "pattern":
-        diags.error(pos, "TC114", f"{where}: {err.instance!r} does not match {err.validator_value}")
+        diags.error(pos, "TC114", f"{where}: {instance!r} does not match {expected}")
     else:
         diags.error(pos, "TC119", f"{where}: {err.message}")
 
@@ -263,7 +267,7 @@ def parse_sender_key(key: str) -> tuple[SenderKind, str]:
         value = rest.strip().lower()
         if kind == "username":
             value = value.removeprefix("@")
-        return kind, value  # type: ignore[return-value]
+        return kind, value
     return "id", stripped.removeprefix("@").lower()
 
 
@@ -279,7 +283,7 @@ def _one(sections: dict[str, list[tuple[SourceFile, Any]]], key: str) -> Iterato
 def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[SourceFile, Any]]],
                 root: str) -> Definitions:
     """Assemble the document model from structurally valid sections."""
-    tools = []
+    tools: list[ToolDef] = []
     for src, catalog in sections.get("catalog", []):
         b = _Builder(src)
         tools.extend(b.tool(t, ("catalog", i)) for i, t in enumerate(catalog))
@@ -297,7 +301,7 @@ def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[Source
             profiles[name] = ProfileDef(name=name, pos=b.src.kpos(p),
                                         allow=b.entry_list(block.get("allow"), (*p, "allow")),
                                         deny=b.entry_list(block.get("deny"), (*p, "deny")))
-    plugins_enabled, plugin_entries = True, ()
+    plugins_enabled, plugin_entries = True, tuple[PluginEntry, ...]()
     for b in _one(sections, "plugins"):
         data = b.src.data["plugins"]
         plugins_enabled = data.get("enabled", True) is not False
@@ -305,7 +309,7 @@ def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[Source
             PluginEntry(id=k.strip().lower(), enabled=v.get("enabled", True) is not False,
                         pos=b.src.kpos(("plugins", "entries", k)))
             for k, v in data.get("entries", {}).items())
-    default_dialect, dialects = None, ()
+    default_dialect, dialects = None, tuple[ProviderDialect, ...]()
     for b in _one(sections, "providers"):
         data = b.src.data["providers"]
         default_dialect = data.get("default")
@@ -318,19 +322,20 @@ def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[Source
     agents: list[AgentDef] = []
     max_depth = None
     for b in _one(sections, "agents"):
-        data = b.src.data["agents"]
-        max_depth = data.get("defaults", {}).get("subagents", {}).get("maxSpawnDepth")
-        for i, agent in enumerate(data.get("list", [])):
-            p = ("agents", "list", i)
+        agents_data = b.src.data["agents"]
+        max_depth = agents_data.get("defaults", {}).get("subagents", {}).get("maxSpawnDepth")
+        for i, agent in enumerate(agents_data.get("list", [])):
+            ap: JsonPath = ("agents", "list", i)
             agents.append(AgentDef(
-                id=normalize_agent_id(agent["id"]), pos=b.src.pos((*p, "id")),
-                tools=b.tools_config(agent["tools"], (*p, "tools")) if "tools" in agent else None))
+                id=normalize_agent_id(agent["id"]), pos=b.src.pos((*ap, "id")),
+                tools=b.tools_config(agent["tools"], (*ap, "tools")) if "tools" in agent else None))
     channels: tuple[ChannelDef, ...] = ()
     for b in _one(sections, "channels"):
         channels = tuple(b.channel(name, block, ("channels", name))
                          for name, block in b.src.data["channels"].items())
     return Definitions(
-        files=tuple(s.path.removeprefix(root + "/") for s in sources), tools=tuple(tools), groups=groups,
+        files=tuple(s.path.removeprefix(root + "/") for s in sources), tools=tuple(tools),
+        groups=groups,
         profiles=profiles, plugins_enabled=plugins_enabled, plugin_entries=plugin_entries,
         default_dialect=default_dialect, provider_dialects=dialects, tools_config=tools_config,
         agents=tuple(agents), max_spawn_depth=max_depth, channels=channels)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from importlib import resources
 from collections.abc import Callable, Mapping
+from importlib import resources
 from typing import Any
 
 import jinja2

@@ -154,13 +154,13 @@ class TableBuilder:
                 continue
             key = (providers, tuple(model_lists), chans)
             specs[key] = specs.get(key, 0) | 1 << i
-        gates = []
+        gates: list[dict[str, Any]] = []
         for (providers, model_lists, chans), bits in specs.items():
             gates.append({"bits": self.intern.bitset(bits),
                           "providers": None if providers is None else sorted(providers),
                           "models": [sorted(m) for m in model_lists],
                           "channels": None if chans is None else sorted(chans)})
-        gates.sort(key=lambda g: (g["bits"]))
+        gates.sort(key=lambda g: int(g["bits"]))
         return gates, always
 
     # -- layers ------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from click.testing import CliRunner
-
 from toolc.cli import main
 
 CASES = Path(__file__).resolve().parent / "cases"

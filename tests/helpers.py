@@ -10,10 +10,8 @@ from types import ModuleType
 from typing import Any
 
 import yaml
-
-from toolc.api import compile_files
+from toolc.api import compile_files, resolve_definitions
 from toolc.reference import ReferenceInterpreter
-from toolc.api import resolve_definitions
 from toolc.writer import publish
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from toolc.cli import main
 
 from tests.helpers import ROOT, import_runtime
-from toolc.cli import main
 
 DEFS = ROOT / "definitions"
 BUILD = ROOT / "build"
@@ -64,11 +64,11 @@ def test_generated_runtime_passes_ruff_and_mypy_strict(tmp_path: Path) -> None:
     for args in (["check", "--select", "E,F,I,UP,B,PL,RUF", "--ignore", "PLR2004,PLR0912",
                   "--line-length", "100"], ["format", "--check", "--line-length", "100"]):
         proc = subprocess.run([str(ruff), *args, "--no-cache", str(package)],
-                              capture_output=True, text=True, cwd=tmp_path)
+                              capture_output=True, text=True, cwd=tmp_path, check=False)
         assert proc.returncode == 0, proc.stdout + proc.stderr
     proc = subprocess.run([str(VENV_BIN / "mypy"), "--strict", "--no-incremental",
                            "--cache-dir", str(tmp_path / "cache"), str(package)],
-                          capture_output=True, text=True, cwd=tmp_path)
+                          capture_output=True, text=True, cwd=tmp_path, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -145,7 +145,7 @@ def test_non_editable_install_finds_templates(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", "import toolc, sys; print(toolc.__file__);"
                            "toolc.build(sys.argv[1], sys.argv[2])", str(DEFS),
                            str(tmp_path / "out")], cwd=elsewhere, env=env,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert str(target) in proc.stdout
     assert _tree(tmp_path / "out") == _tree(BUILD)

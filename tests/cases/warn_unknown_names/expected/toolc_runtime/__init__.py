@@ -26,11 +26,11 @@ __all__ = [
     "resolve",
 ]
 
-PACKAGE_NAME: Final = 'toolc_runtime'
-TOOLC_VERSION: Final = '0.1.0'
+PACKAGE_NAME: Final = "toolc_runtime"
+TOOLC_VERSION: Final = "0.1.0"
 _DATA_SHA256: Final[Mapping[str, str]] = {
-    'catalog.json': '1a459018437a9151d0528aac38019fa33af135d3b1d8ec906494fe15e044e987',
-    'tables.json': '016a08b53246a13bfa25d3ebc54b346bbaa8d13fe5f60ee0786b5d3ad2e46667',
+    "catalog.json": "1a459018437a9151d0528aac38019fa33af135d3b1d8ec906494fe15e044e987",
+    "tables.json": "016a08b53246a13bfa25d3ebc54b346bbaa8d13fe5f60ee0786b5d3ad2e46667",
 }
 _HERE: Final = Path(__file__).resolve().parent
 _CACHE_LIMIT: Final = 4096
@@ -190,7 +190,9 @@ def _agent(raw: Mapping[str, Any]) -> AgentRecord:
 def _group(raw: list[Any]) -> GroupEntry:
     if len(raw) == 1:
         return GroupEntry(_stack(raw[0]), (), None)
-    senders = tuple({k: _STACKS[v] if v >= 0 else _NO_LAYER for k, v in b.items()} for b in raw[1:5])
+    senders = tuple(
+        {k: _STACKS[v] if v >= 0 else _NO_LAYER for k, v in b.items()} for b in raw[1:5]
+    )
     return GroupEntry(_stack(raw[0]), senders, _stack(raw[5]))
 
 
@@ -212,7 +214,8 @@ _GLOBAL_BP: Final = {k: _provider_entry(v) for k, v in _T["global_bp"].items()}
 _PROVIDER_PROFILES: Final[list[list[Stack | None]]] = [
     [None if s < 0 else _STACKS[s] for s in row] for row in _T["provider_profiles"]
 ]
-_GATES: Final = [
+Gate = tuple[int, frozenset[str] | None, tuple[frozenset[str], ...], frozenset[str] | None]
+_GATES: Final[list[Gate]] = [
     (
         _BITS[g["bits"]],
         None if g["providers"] is None else frozenset(g["providers"]),
@@ -311,7 +314,7 @@ def _sender_stack(
     e164: str | None,
     username: str | None,
     name: str | None,
-) -> Stack | None | bool:
+) -> Stack | bool | None:
     """The matching toolsBySender rule (id, e164, username, name, then ``*``), else False."""
     ids, e164s, usernames, names = entry.senders
     if sender_id is not None and sender_id.strip():
@@ -381,7 +384,42 @@ def _toolset(bits: int) -> ToolSet:
     return result
 
 
-def resolve(
+def _present(provider: str | None, model: str | None, channel: str | None, owner: bool) -> int:
+    """Tools that exist for this provider, model and channel (owner-only ones for owners)."""
+    present: int = _ALWAYS
+    for bits, providers, model_lists, channels in _GATES:
+        if providers is not None and provider not in providers:
+            continue
+        if channels is not None and channel not in channels:
+            continue
+        if all(_model_in(m, provider, model) for m in model_lists):
+            present |= bits
+    return present if owner else present & _NON_OWNER
+
+
+def _provider_stacks(
+    record: AgentRecord, provider: str, model: str | None, stacks: list[Stack]
+) -> None:
+    """Global and agent byProvider layers plus the provider-profile step."""
+    full = (model if "/" in model else f"{provider}/{model}") if model else None
+    ge = (_GLOBAL_BP.get(full) if full else None) or _GLOBAL_BP.get(provider)
+    bp = record.by_provider
+    ae = ((bp.get(full) if full else None) or bp.get(provider)) if bp else None
+    profile = also = -1
+    if ae is not None:
+        stacks.append(ae.stack)
+        profile, also = ae.profile, ae.also
+    if ge is not None:
+        stacks.append(ge.stack)
+        profile = ge.profile if profile < 0 else profile
+        also = ge.also if also < 0 else also
+    if profile >= 0:
+        chosen = _PROVIDER_PROFILES[profile][also + 1]
+        if chosen is not None:
+            stacks.append(chosen)
+
+
+def resolve(  # noqa: PLR0913 - one keyword per context input is the stable interface
     *,
     agent_id: str | None = None,
     session_key: str | None = None,
@@ -400,46 +438,18 @@ def resolve(
 ) -> ToolSet:
     """The tools a request sees, exactly as the layered policy semantics decide."""
     session = _session(session_key) if session_key else _NO_SESSION
-    if agent_id is not None:
-        record = _agent_record(agent_id)
-    else:
-        record = session.agent or _DEFAULT_AGENT
+    record = _agent_record(agent_id) if agent_id is not None else session.agent or _DEFAULT_AGENT
     provider = model_provider.strip().lower() or None if model_provider else None
     model = model_id.strip().lower() or None if model_id else None
     if message_provider is not None:
         channel = message_provider.strip().lower() or None
     else:
         channel = session.channel
-
-    present = _ALWAYS
-    for bits, providers, model_lists, channels in _GATES:
-        if providers is not None and provider not in providers:
-            continue
-        if channels is not None and channel not in channels:
-            continue
-        if all(_model_in(m, provider, model) for m in model_lists):
-            present |= bits
-    if sender_is_owner is not True:
-        present &= _NON_OWNER
+    present = _present(provider, model, channel, sender_is_owner is True)
 
     stacks = [record.stack]
     if provider is not None:
-        full = (model if "/" in model else f"{provider}/{model}") if model else None
-        ge = (_GLOBAL_BP.get(full) if full else None) or _GLOBAL_BP.get(provider)
-        bp = record.by_provider
-        ae = ((bp.get(full) if full else None) or bp.get(provider)) if bp else None
-        profile = also = -1
-        if ae is not None:
-            stacks.append(ae.stack)
-            profile, also = ae.profile, ae.also
-        if ge is not None:
-            stacks.append(ge.stack)
-            profile = ge.profile if profile < 0 else profile
-            also = ge.also if also < 0 else also
-        if profile >= 0:
-            chosen = _PROVIDER_PROFILES[profile][also + 1]
-            if chosen is not None:
-                stacks.append(chosen)
+        _provider_stacks(record, provider, model, stacks)
     group = group_id if group_id is not None else session.group
     if channel and group:
         sender = (sender_id, sender_e164, sender_username, sender_name)
