@@ -580,6 +580,12 @@ def latency_worker(defs: Path, out: Path, contexts_file: Path, rt_reps: int, ref
         if ok_contexts
         else 0,
     }
+    if hasattr(rt, "resolve_uncached"):
+        # The same tables without the per-request memo: what a context costs the first time.
+        uncached = _stats_ns(_time_each(rt.resolve_uncached, ok_contexts, rt_reps))
+        result["runtime_uncached"] = uncached
+        result["ratio_uncached_median"] = round(
+            reference["median_ns"] / max(uncached["median_ns"], 1e-9), 1)
     if hasattr(rt, "tool_definitions"):
         try:
             calls = _tool_definitions_calls(rt, ok_contexts)
@@ -792,7 +798,12 @@ def _row_values(r: dict[str, Any]) -> list[tuple[str, str]]:
         ("resolve runtime p99", _fmt(_us(rt.get("p99_ns")), " us")),
         ("resolve reference median", _fmt(_us(ref.get("median_ns")), " us")),
         ("resolve reference p99", _fmt(_us(ref.get("p99_ns")), " us")),
+        ("resolve uncached median", _fmt(_us((s.get("runtime_uncached") or {}).get("median_ns")),
+                                         " us")),
+        ("resolve uncached p99", _fmt(_us((s.get("runtime_uncached") or {}).get("p99_ns")),
+                                      " us")),
         ("speedup (median)", _fmt(s.get("ratio_median"), "x")),
+        ("speedup uncached (median)", _fmt(s.get("ratio_uncached_median"), "x")),
         ("speedup (p99)", _fmt(s.get("ratio_p99"), "x")),
         ("runtime/reference mismatches", _fmt(s.get("mismatches"))),
         ("contexts", _fmt(s.get("contexts"))),

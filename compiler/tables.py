@@ -31,6 +31,7 @@ from .policy import (
 )
 
 NEVER = -1  # witness for layers that never strip
+Layer = tuple[int, int, int]  # (witness, allow_pass, deny_pass) as bitsets
 TABLES_FORMAT = 1
 
 
@@ -57,7 +58,8 @@ class _Interner:
             self.bitsets.append(bits)
         return self._bitset_ids[bits]
 
-    def layer(self, witness: int, allow_pass: int, deny_pass: int) -> int:
+    def layer(self, layer: Layer) -> int:
+        witness, allow_pass, deny_pass = layer
         key = (NEVER if witness == NEVER else self.bitset(witness), self.bitset(allow_pass),
                self.bitset(deny_pass))
         if key not in self._layer_ids:
@@ -65,8 +67,16 @@ class _Interner:
             self.layers.append(key)
         return self._layer_ids[key]
 
-    def stack(self, mention: int, layers: Iterable[int]) -> int:
-        key = (self.bitset(mention), *layers)
+    def stack(self, mention: int, layers: Iterable[Layer], all_bits: int) -> int:
+        """A stack folds its never-stripping layers into one mask at build time."""
+        fixed = all_bits
+        stripping = []
+        for layer in layers:
+            if layer[0] == NEVER:
+                fixed &= layer[1]
+            else:
+                stripping.append(self.layer(layer))
+        key = (self.bitset(mention), self.bitset(fixed), *stripping)
         if key not in self._stack_ids:
             self._stack_ids[key] = len(self.stacks)
             self.stacks.append(key)
@@ -165,7 +175,7 @@ class TableBuilder:
 
     # -- layers ------------------------------------------------------------------------------
     def layer(self, policy: LayerPolicy | None, *, strips: bool, label: str
-              ) -> tuple[int | None, int]:
+              ) -> tuple[Layer | None, int]:
         """Compile one step's policy into a layer id (None: no step) and its optional mentions."""
         if policy is None:
             return None, 0
@@ -174,7 +184,7 @@ class TableBuilder:
         deny_pass = self.all & ~deny_bits
         allow_names = [e.name for e in policy.allow or () if e.name]
         if not allow_names:
-            return self.intern.layer(NEVER, deny_pass, deny_pass), mention
+            return (NEVER, deny_pass, deny_pass), mention
         allow_bits, exec_hit = self.list_bits(allow_names)
         if exec_hit:
             allow_bits |= self.names_mask(["apply_patch"])
@@ -188,8 +198,8 @@ class TableBuilder:
             else:
                 self.warn_strip(policy, label, witness)
             if witness == 0:
-                return self.intern.layer(NEVER, deny_pass, deny_pass), mention
-        return self.intern.layer(witness, allow_pass, deny_pass), mention
+                return (NEVER, deny_pass, deny_pass), mention
+        return (witness, allow_pass, deny_pass), mention
 
     def warn_strip(self, policy: LayerPolicy, label: str, witness: int) -> None:
         assert policy.allow
@@ -215,14 +225,14 @@ class TableBuilder:
                 bits |= self.names_mask([name]) & self.optional
         return bits
 
-    def stack(self, parts: Sequence[tuple[int | None, int]]) -> int:
+    def stack(self, parts: Sequence[tuple[Layer | None, int]]) -> int:
         mention = 0
         layers = []
         for layer_id, m in parts:
             mention |= m
             if layer_id is not None:
                 layers.append(layer_id)
-        return self.intern.stack(mention, layers)
+        return self.intern.stack(mention, layers, self.all)
 
     # -- factors -----------------------------------------------------------------------------
     def agent_record(self, agent: AgentDef | None) -> dict[str, Any]:
@@ -290,11 +300,17 @@ class TableBuilder:
         return self.stack([self.layer(policy, strips=True, label="group tools.allow")])
 
     def group_map(self, groups: tuple[GroupConfig, ...]) -> dict[str, Any]:
-        exact = {g.id: self.group_entry(g) for g in groups}
-        folded: dict[str, Any] = {}
+        exact: dict[str, Any] = {}
+        for g in groups:
+            exact.setdefault(g.id, self.group_entry(g))
+        # Case-insensitive fallback: the first group (definition order) whose id folds to the
+        # requested one. Only ids whose first definition differs from its lowercase form are
+        # stored; the runtime tries the lowercase id in `exact` for the rest.
+        first: dict[str, str] = {}
         for g in groups:
             if g.id != "*":
-                folded.setdefault(g.id.lower(), exact[g.id])
+                first.setdefault(g.id.lower(), g.id)
+        folded = {low: exact[orig] for low, orig in first.items() if orig != low}
         return {"exact": exact, "folded": folded}
 
     def channels(self) -> dict[str, Any]:
@@ -352,9 +368,10 @@ class TableBuilder:
             "channels": self.channels(),
             "subagent": {"stacks": subagent, "max_spawn_depth": self.r.max_spawn_depth},
         }
-        data["layers"] = [list(x) for x in self.intern.layers]
-        data["stacks"] = [list(x) for x in self.intern.stacks]
-        data["bitsets"] = [format(b, "x") for b in self.intern.bitsets]
+        # Dotted strings, not nested lists: the runtime parses them lazily (fast imports).
+        data["layers"] = [".".join(map(str, x)) for x in self.intern.layers]
+        data["stacks"] = [".".join(map(str, x)) for x in self.intern.stacks]
+        data["bitsets"] = [".".join(map(str, _runs(b))) for b in self.intern.bitsets]
         counts = {"tools": len(self.tools), "bitsets": len(self.intern.bitsets),
                   "layers": len(self.intern.layers), "stacks": len(self.intern.stacks),
                   "agent_records": len(records), "gates": len(self.gates),
@@ -362,6 +379,19 @@ class TableBuilder:
                   "groups": sum(len(c.groups or ()) + sum(len(a.groups or ()) for a in c.accounts)
                                 for c in defs.channels)}
         return Tables(data=data, counts=counts)
+
+
+def _runs(bits: int) -> list[int]:
+    """A bitset as runs of set bits ``[start, length, ...]``: short for sparse and dense sets."""
+    out: list[int] = []
+    digits = bin(bits)[:1:-1]  # bit i is character i
+    start = digits.find("1")
+    while start >= 0:
+        end = digits.find("0", start)
+        end = len(digits) if end < 0 else end
+        out += [start, end - start]
+        start = digits.find("1", end)
+    return out
 
 
 def _texts(lst: EntryList) -> tuple[str, ...]:

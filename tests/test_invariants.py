@@ -37,8 +37,9 @@ def test_owner_only_never_reaches_a_non_owner(data: dict[str, Any],
     with tempfile.TemporaryDirectory() as tmp:
         engines = engines_for(Path(tmp), {"d.yaml": data})
         for ctx in ctxs:
-            non_owner = {**ctx, "sender_is_owner": ctx.get("sender_is_owner") or None}
-            assert not owner_only & set(engines.both(**non_owner))
+            for flag in (None, False):
+                non_owner = {**ctx, "sender_is_owner": flag}
+                assert not owner_only & set(engines.both(**non_owner))
 
 
 @SETTINGS

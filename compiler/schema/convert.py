@@ -21,7 +21,9 @@ def fold_all_of(node: dict[str, Any], at: Pointer, ctx: Ctx) -> dict[str, Any]:
     if not isinstance(node.get("allOf"), list):
         return node
     merged, leftovers = merge_all_of(node, ctx.resolve)
-    if leftovers:
+    if len(leftovers) == 1 and "anyOf" not in merged:
+        merged["anyOf"] = leftovers  # one member: anyOf and allOf mean the same
+    elif leftovers:
         ctx.lose(at, "allOf", leftovers, why="allOf members that cannot be merged")
     return merged
 

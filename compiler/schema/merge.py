@@ -41,7 +41,9 @@ def merge_all_of(node: dict[str, Any], resolve: Resolver) -> tuple[dict[str, Any
     leftovers: list[Any] = []
     for member in node.get("allOf", []):
         target = resolve(member)
-        result = merge_schemas(merged, target) if isinstance(target, dict) else None
+        result = None
+        if isinstance(target, dict) and "$ref" not in target:
+            result = merge_schemas(merged, target)
         if result is None and target is not True:
             leftovers.append(member)
         merged = result if result is not None else merged

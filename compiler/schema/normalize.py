@@ -29,6 +29,7 @@ from .merge import merge_all_of, merge_schemas
 from .model import NoteList, Pointer, SchemaNote
 
 # Meta keywords carry no constraint; `$schema` would even lie after the draft upgrades below.
+_ROOT_ROUNDS: Final = 8
 _META: Final = frozenset({"$schema", "$id", "$comment", "$anchor", "$vocabulary", "$dynamicAnchor"})
 
 
@@ -213,7 +214,7 @@ def _upgrade_enum_type(node: dict[str, Any], at: Pointer, notes: NoteList) -> No
     given = raw if isinstance(raw, list) else [raw]
     names = [t.lower() if isinstance(t, str) and t.lower() in JSON_TYPES else t for t in given]
     names = [t for i, t in enumerate(names) if t not in names[:i]]
-    if names != given:
+    if names != given or (isinstance(raw, list) and len(names) == 1):
         node["type"] = names if len(names) > 1 else names[0]
         notes.add("type-normalized", at, f"type {raw!r} written as {node['type']!r}")
     good = [t for t in names if isinstance(t, str) and t in JSON_TYPES]
@@ -290,34 +291,46 @@ def _rewrite_token(token: str, following: str) -> tuple[str, str]:
 
 def _normalize_root(root: dict[str, Any], notes: NoteList, flatten: bool) -> dict[str, Any]:
     root = _inline_root_ref(root, notes)
-    # Merging allOf can bring a union up to the root and vice versa: repeat until neither is
-    # left (each step removes the keyword it handles, so this ends).
-    while flatten and any(isinstance(root.get(k), list) for k in ("allOf", "anyOf", "oneOf")):
+    # Merging allOf can bring a union up to the root and vice versa: repeat, but a
+    # self-referencing allOf could go on forever, so stop after a few rounds.
+    for _ in range(_ROOT_ROUNDS if flatten else 0):
         if isinstance(root.get("allOf"), list):
             root = _merge_root_all_of(root, notes)
         for key in ("anyOf", "oneOf"):
             if isinstance(root.get(key), list):
                 root = _flatten_union(root, key, notes)
+    if flatten:
+        root = _describe_leftover_composition(root, notes)
     return _ensure_object_type(root, notes)
 
 
-def _inline_root_ref(root: dict[str, Any], notes: NoteList) -> dict[str, Any]:
-    ref = root.get("$ref")
-    if not isinstance(ref, str) or ref == "#":
+def _describe_leftover_composition(root: dict[str, Any], notes: NoteList) -> dict[str, Any]:
+    left = {k: root[k] for k in ("allOf", "anyOf", "oneOf") if k in root}
+    if not left:
         return root
-    found, target = resolve_local(root, ref)
-    siblings = {k: v for k, v in root.items() if k != "$ref"}
-    merged = merge_schemas(siblings, target) if found and isinstance(target, dict) else None
-    if merged is None:
-        notes.add(
-            "root-ref",
-            ("$ref",),
-            f"root $ref {ref} cannot be resolved into the root",
-            severity="error",
-        )
-        return siblings
-    notes.add("root-ref-inlined", (), f"root $ref {ref} inlined into the root")
-    return merged
+    root = {k: v for k, v in root.items() if k not in left}
+    _append_description(root, "(" + "; ".join(f"{k}: {canonical(v)}" for k, v in left.items()) + ")")
+    notes.add("root-composition-described", (), "root composition that does not flatten moved "
+              "into the description", severity="warning", lossy=True)
+    return root
+
+
+def _inline_root_ref(root: dict[str, Any], notes: NoteList) -> dict[str, Any]:
+    # The target may itself be a $ref (a chain, or a cycle): follow a few hops.
+    for _ in range(_ROOT_ROUNDS):
+        ref = root.get("$ref")
+        if not isinstance(ref, str):
+            return root
+        found, target = resolve_local(root, ref)
+        siblings = {k: v for k, v in root.items() if k != "$ref"}
+        merged = merge_schemas(siblings, target) if found and isinstance(target, dict) else None
+        if merged is None or ref == "#":
+            break
+        notes.add("root-ref-inlined", (), f"root $ref {ref} inlined into the root")
+        root = merged
+    notes.add("root-ref", ("$ref",), f"root $ref {root['$ref']} cannot be resolved into the root",
+              severity="error")
+    return {k: v for k, v in root.items() if k != "$ref"}
 
 
 def _deref(root: dict[str, Any], member: Any) -> Any:

@@ -15,16 +15,18 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .keywords import (
+    DEFS_PREFIX,
     SCHEMA_KEYS,
     SCHEMA_LIST_KEYS,
     SCHEMA_MAP_KEYS,
     canonical,
+    is_defs_ref,
     render,
     resolve_local,
 )
 from .merge import merge_schemas
 from .model import NoteList, Pointer
-from .refs import RefPolicy
+from .refs import RefPolicy, def_cycles
 
 
 class Action(enum.Enum):
@@ -93,6 +95,7 @@ class Ctx(NoteList):
         self.renames: dict[Pointer, dict[str, str]] = {}
         self.nullables: dict[Pointer, tuple[str, ...]] = {}
         self._lost: dict[Pointer, list[str]] = {}
+        self._recursive: set[str] | None = None
 
     def lose(
         self, at: Pointer, key: str, value: Any, *, label: str | None = None, why: str = ""
@@ -127,8 +130,13 @@ class Ctx(NoteList):
 
     def resolve(self, member: Any) -> Any:
         """`member` with a local `$ref` replaced by its target (one level), for merges and
-        checks that must see through references."""
+        checks that must see through references. References into a recursive definition stay:
+        merging them would unroll the recursion forever."""
         if isinstance(member, dict) and isinstance(member.get("$ref"), str):
+            if self._recursive is None:
+                self._recursive = {DEFS_PREFIX + name for name in def_cycles(self.root)}
+            if member["$ref"] in self._recursive or not is_defs_ref(member["$ref"]):
+                return member  # `#` and recursive definitions
             found, target = resolve_local(self.root, member["$ref"])
             if found and isinstance(target, dict):
                 rest = {k: v for k, v in member.items() if k != "$ref"}

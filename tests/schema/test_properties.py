@@ -16,7 +16,9 @@ from toolc.schema import DIALECTS, clean_schema, tool_envelope
 from toolc.schema.checks import schema_problems
 
 NAMES = st.sampled_from(["a", "b", "-A", "x.y", "1st", "dash_A", "title", "$ref"])
-TYPES = st.sampled_from(["string", "integer", "number", "boolean", "null", "object", "array"])
+TYPES = st.sampled_from(
+    ["string", "integer", "number", "boolean", "null", "object", "array", "STRING", "enum"]
+)
 VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(["", "a", "b"]))
 
 FACETS: dict[str, st.SearchStrategy[Any]] = {
@@ -46,7 +48,10 @@ def leaf() -> st.SearchStrategy[dict[str, Any]]:
         {}, optional={"type": st.one_of(TYPES, st.lists(TYPES, min_size=1, max_size=3))}
     )
     facets = st.fixed_dictionaries({}, optional=FACETS)
-    ref = st.just({"$ref": "#/$defs/D"})
+    ref = st.builds(
+        lambda r: {"$ref": r},
+        st.sampled_from(["#/$defs/D", "#/$defs/D", "#/properties/a", "#", "#/definitions/E"]),
+    )
     return st.one_of(st.builds(lambda t, f: {**t, **f}, typed, facets), ref)
 
 
@@ -78,6 +83,7 @@ ROOTS = st.builds(
         **(body if isinstance(body, dict) else {}),
         **({"anyOf": root_union} if root_union else {}),
         "$defs": {"D": d},
+        "definitions": {"E": {"type": "string", "nullable": True}},
     },
     SCHEMAS,
     SCHEMAS,
@@ -98,7 +104,7 @@ def gemini_sdk_problems(envelope: dict[str, Any]) -> list[str]:
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schema=ROOTS)
 def test_output_is_accepted_by_the_dialect(dialect: str, schema: dict[str, Any]) -> None:
     before = copy.deepcopy(schema)

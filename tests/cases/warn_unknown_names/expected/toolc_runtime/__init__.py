@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
@@ -24,15 +23,16 @@ __all__ = [
     "ToolDefinition",
     "ToolSet",
     "resolve",
+    "resolve_uncached",
 ]
 
 PACKAGE_NAME: Final = "toolc_runtime"
 TOOLC_VERSION: Final = "0.1.0"
 _DATA_SHA256: Final[Mapping[str, str]] = {
     "catalog.json": "1a459018437a9151d0528aac38019fa33af135d3b1d8ec906494fe15e044e987",
-    "tables.json": "016a08b53246a13bfa25d3ebc54b346bbaa8d13fe5f60ee0786b5d3ad2e46667",
+    "tables.json": "e8cab0a2e7b7191554e4b4700bf9093c14bc8979160be4f82fff19457a55a243",
 }
-_HERE: Final = Path(__file__).resolve().parent
+_HERE: Final = os.path.dirname(os.path.abspath(__file__))
 _CACHE_LIMIT: Final = 4096
 
 
@@ -40,10 +40,11 @@ class DataMismatchError(RuntimeError):
     """The data files beside the runtime are not the ones it was generated with."""
 
 
-def _load(name: str) -> Any:
-    path = _HERE / name
+def _read(name: str) -> bytes:
+    path = os.path.join(_HERE, name)
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as file:
+            raw = file.read()
     except OSError as exc:
         raise DataMismatchError(f"{PACKAGE_NAME}: cannot read {path}: {exc}") from exc
     digest = hashlib.sha256(raw).hexdigest()
@@ -52,11 +53,10 @@ def _load(name: str) -> Any:
             f"{PACKAGE_NAME}: {path} does not match this runtime (sha256 {digest}, built with "
             f"{_DATA_SHA256[name]}); ship build/ as one unit or rebuild it with `toolc build`"
         )
-    return json.loads(raw)
+    return raw
 
 
-@dataclass(frozen=True, slots=True)
-class ToolDefinition:
+class ToolDefinition(NamedTuple):
     """One tool of the catalog, as the definitions declare it."""
 
     name: str
@@ -81,16 +81,22 @@ class ToolSet:
     def __init__(self, bits: int, names: tuple[str, ...]) -> None:
         self.bits: Final = bits
         self.names: Final = names
-        self._by_name: Final = {n: _DEFINITIONS[n] for n in names}
+        self._by_name: dict[str, ToolDefinition] | None = None
+
+    def _definitions(self) -> dict[str, ToolDefinition]:
+        if self._by_name is None:
+            catalog = _definitions()
+            self._by_name = {n: catalog[n] for n in self.names}
+        return self._by_name
 
     def __contains__(self, name: object) -> bool:
-        return name in self._by_name
+        return name in self._definitions()
 
     def __getitem__(self, name: str) -> ToolDefinition:
-        return self._by_name[name]
+        return self._definitions()[name]
 
     def __iter__(self) -> Iterator[ToolDefinition]:
-        return iter(self._by_name.values())
+        return iter(self._definitions().values())
 
     def __len__(self) -> int:
         return len(self.names)
@@ -124,19 +130,31 @@ def _definition(raw: Mapping[str, Any]) -> ToolDefinition:
     )
 
 
-_CATALOG: Final = _load("catalog.json")
-_DEFINITIONS: Final[Mapping[str, ToolDefinition]] = MappingProxyType(
-    {raw["name"]: _definition(raw) for raw in _CATALOG["tools"]}
-)
-TOOL_NAMES: Final[tuple[str, ...]] = tuple(_DEFINITIONS)
+# Both data files are checked at import; the catalog is parsed on first use (the hot path
+# needs only names), so importing stays fast for large catalogs.
+_CATALOG_BYTES: Final = _read("catalog.json")
+_CATALOG: list[Mapping[str, ToolDefinition]] = []
+
+
+def _definitions() -> Mapping[str, ToolDefinition]:
+    if not _CATALOG:
+        tools = json.loads(_CATALOG_BYTES)["tools"]
+        _CATALOG.append(MappingProxyType({raw["name"]: _definition(raw) for raw in tools}))
+    return _CATALOG[0]
+
 
 # -- tables ---------------------------------------------------------------------------------
+# Bitsets are stored as "start.length.start.length..." runs, layers as "witness.allow.deny"
+# and stacks as "mention.fixed.layer.layer..." (indices): strings parse far faster than lists.
+# Bitsets, stacks and agent records are decoded on first use and kept (decoding is idempotent,
+# so a race between threads only repeats work).
 Layer = tuple[int, int, int]  # (witness, allow_pass, deny_pass); witness -1 never strips
 
 
 class Stack(NamedTuple):
-    mention: int
-    layers: tuple[Layer, ...]
+    mention: int  # optional plugin tools its allow lists name
+    fixed: int  # the AND of its layers that never strip
+    layers: tuple[Layer, ...]  # layers that may strip
 
 
 class ProviderEntry(NamedTuple):
@@ -145,79 +163,86 @@ class ProviderEntry(NamedTuple):
     also: int
 
 
-class GroupEntry(NamedTuple):
-    tools: Stack | None
-    senders: tuple[dict[str, Stack], ...]
-    wildcard: Stack | None
-
-
 class AgentRecord(NamedTuple):
     stack: Stack
     by_provider: dict[str, ProviderEntry]
     sandbox: Stack
 
 
-GroupMap = tuple[dict[str, GroupEntry], dict[str, GroupEntry]]
-_T: Final = _load("tables.json")
-_BITS: Final[list[int]] = [int(h, 16) for h in _T["bitsets"]]
-_LAYERS: Final[list[Layer]] = [
-    (-1 if w < 0 else _BITS[w], _BITS[a], _BITS[d]) for w, a, d in _T["layers"]
-]
-_STACKS: Final[list[Stack]] = [
-    Stack(_BITS[s[0]], tuple(_LAYERS[i] for i in s[1:])) for s in _T["stacks"]
-]
-_ALWAYS: Final = _BITS[_T["masks"]["always"]]
-_NON_OPTIONAL: Final = _BITS[_T["masks"]["non_optional"]]
-_NON_OWNER: Final = _BITS[_T["masks"]["non_owner"]]
-_NO_LAYER: Final = Stack(0, ())
+_T: Final = json.loads(_read("tables.json"))
+TOOL_NAMES: Final[tuple[str, ...]] = tuple(_T["tools"])
+_RAW_BITS: Final[list[str]] = _T["bitsets"]
+_RAW_LAYERS: Final[list[str]] = _T["layers"]
+_RAW_STACKS: Final[list[str]] = _T["stacks"]
+_RAW_AGENTS: Final[list[dict[str, Any]]] = _T["agent_records"]
+_BITS: Final[list[int | None]] = [None] * len(_RAW_BITS)
+_STACKS: Final[list[Stack | None]] = [None] * len(_RAW_STACKS)
+_AGENT_RECORDS: Final[list[AgentRecord | None]] = [None] * len(_RAW_AGENTS)
 
 
-def _stack(index: int | None) -> Stack | None:
+def _bits(index: int) -> int:
+    bits = _BITS[index]
+    if bits is None:
+        raw = _RAW_BITS[index]
+        runs = [int(x) for x in raw.split(".")] if raw else []
+        bits = 0
+        for k in range(0, len(runs), 2):
+            bits |= ((1 << runs[k + 1]) - 1) << runs[k]
+        _BITS[index] = bits
+    return bits
+
+
+def _layer(index: int) -> Layer:
+    witness, allow_pass, deny_pass = (int(x) for x in _RAW_LAYERS[index].split("."))
+    return (-1 if witness < 0 else _bits(witness), _bits(allow_pass), _bits(deny_pass))
+
+
+def _stack(index: int) -> Stack:
+    stack = _STACKS[index]
+    if stack is None:
+        raw = [int(x) for x in _RAW_STACKS[index].split(".")]
+        layers = tuple(_layer(i) for i in raw[2:])
+        stack = _STACKS[index] = Stack(_bits(raw[0]), _bits(raw[1]), layers)
+    return stack
+
+
+_NO_LAYER: Final = Stack(0, -1, ())
+
+
+def _maybe_stack(index: int | None) -> Stack | None:
+    """None: not configured; -1: configured without lists (no layer)."""
     if index is None:
         return None
-    return _NO_LAYER if index < 0 else _STACKS[index]
+    return _NO_LAYER if index < 0 else _stack(index)
 
 
 def _provider_entry(raw: list[int]) -> ProviderEntry:
-    return ProviderEntry(_STACKS[raw[0]], raw[1], raw[2])
+    return ProviderEntry(_stack(raw[0]), raw[1], raw[2])
 
 
-def _agent(raw: Mapping[str, Any]) -> AgentRecord:
-    by_provider = {k: _provider_entry(v) for k, v in raw["bp"].items()}
-    return AgentRecord(_STACKS[raw["stack"]], by_provider, _STACKS[raw["sandbox"]])
+def _agent_at(index: int) -> AgentRecord:
+    record = _AGENT_RECORDS[index]
+    if record is None:
+        raw = _RAW_AGENTS[index]
+        by_provider = {k: _provider_entry(v) for k, v in raw["bp"].items()}
+        record = AgentRecord(_stack(raw["stack"]), by_provider, _stack(raw["sandbox"]))
+        _AGENT_RECORDS[index] = record
+    return record
 
 
-def _group(raw: list[Any]) -> GroupEntry:
-    if len(raw) == 1:
-        return GroupEntry(_stack(raw[0]), (), None)
-    senders = tuple(
-        {k: _STACKS[v] if v >= 0 else _NO_LAYER for k, v in b.items()} for b in raw[1:5]
-    )
-    return GroupEntry(_stack(raw[0]), senders, _stack(raw[5]))
-
-
-def _group_map(raw: Mapping[str, Any] | None) -> GroupMap | None:
-    if raw is None:
-        return None
-    exact = {k: _group(v) for k, v in raw["exact"].items()}
-    return exact, {k: exact[_first_key(raw["exact"], k)] for k in raw["folded"]}
-
-
-def _first_key(exact: Mapping[str, Any], folded: str) -> str:
-    return next(k for k in exact if k != "*" and k.lower() == folded)
-
-
-_AGENT_RECORDS: Final = [_agent(r) for r in _T["agent_records"]]
-_AGENTS: Final[dict[str, AgentRecord]] = {k: _AGENT_RECORDS[v] for k, v in _T["agents"].items()}
-_DEFAULT_AGENT: Final = _AGENT_RECORDS[_T["default_agent"]]
+_ALWAYS: Final = _bits(_T["masks"]["always"])
+_NON_OPTIONAL: Final = _bits(_T["masks"]["non_optional"])
+_NON_OWNER: Final = _bits(_T["masks"]["non_owner"])
+_AGENTS: Final[dict[str, int]] = _T["agents"]
+_DEFAULT_AGENT: Final = _agent_at(_T["default_agent"])
 _GLOBAL_BP: Final = {k: _provider_entry(v) for k, v in _T["global_bp"].items()}
 _PROVIDER_PROFILES: Final[list[list[Stack | None]]] = [
-    [None if s < 0 else _STACKS[s] for s in row] for row in _T["provider_profiles"]
+    [None if s < 0 else _stack(s) for s in row] for row in _T["provider_profiles"]
 ]
 Gate = tuple[int, frozenset[str] | None, tuple[frozenset[str], ...], frozenset[str] | None]
 _GATES: Final[list[Gate]] = [
     (
-        _BITS[g["bits"]],
+        _bits(g["bits"]),
         None if g["providers"] is None else frozenset(g["providers"]),
         tuple(frozenset(m) for m in g["models"]),
         None if g["channels"] is None else frozenset(g["channels"]),
@@ -225,16 +250,13 @@ _GATES: Final[list[Gate]] = [
     for g in _T["gates"]
 ]
 _MISSING: Final = object()
-_CHANNELS: Final[dict[str, tuple[GroupMap | None, dict[str, Any], dict[str, Any]]]] = {
-    name: (
-        _group_map(ch["groups"]),
-        {k: _group_map(v) for k, v in ch["accounts"].items()},
-        {k: _group_map(v) for k, v in ch["accounts_folded"].items()},
-    )
-    for name, ch in _T["channels"].items()
-}
-_SUBAGENT_NONLEAF: Final = _STACKS[_T["subagent"]["stacks"][0]]
-_SUBAGENT_LEAF: Final = _STACKS[_T["subagent"]["stacks"][1]]
+# channel -> {"groups": GROUP_MAP | None, "accounts": {id: GROUP_MAP | None}, "accounts_folded"}
+# GROUP_MAP = {"exact": {id: ENTRY}, "folded": {lowercased id: ENTRY}} where "folded" holds
+# only ids whose first definition is not already lowercase; ENTRY = [tools stack] or
+# [tools stack, id bucket, e164 bucket, username bucket, name bucket, wildcard stack].
+_CHANNELS: Final[dict[str, dict[str, Any]]] = _T["channels"]
+_SUBAGENT_NONLEAF: Final = _stack(_T["subagent"]["stacks"][0])
+_SUBAGENT_LEAF: Final = _stack(_T["subagent"]["stacks"][1])
 _LEAF_DEPTH: Final = max(1, int(_T["subagent"]["max_spawn_depth"]))
 del _T
 
@@ -262,7 +284,8 @@ def _agent_record(raw: str) -> AgentRecord:
         value = raw.strip().lower()
         if not _AGENT_ID_OK.match(value):
             value = _AGENT_ID_BAD_RUN.sub("-", value).strip("-")[:64]
-        record = _AGENTS.get(value or "main", _DEFAULT_AGENT)
+        index = _AGENTS.get(value or "main")
+        record = _DEFAULT_AGENT if index is None else _agent_at(index)
         if len(_AGENT_CACHE) >= _CACHE_LIMIT:
             _AGENT_CACHE.clear()
         _AGENT_CACHE[raw] = record
@@ -309,32 +332,43 @@ def _model_in(models: frozenset[str], provider: str | None, model: str | None) -
 
 
 def _sender_stack(
-    entry: GroupEntry,
+    entry: list[Any],
     sender_id: str | None,
     e164: str | None,
     username: str | None,
     name: str | None,
 ) -> Stack | bool | None:
     """The matching toolsBySender rule (id, e164, username, name, then ``*``), else False."""
-    ids, e164s, usernames, names = entry.senders
+    ids: dict[str, int] = entry[1]
     if sender_id is not None and sender_id.strip():
         sid = sender_id.strip().lower()
-        hit = ids.get(sid, _MISSING)
-        if hit is _MISSING and sid.startswith("@"):
-            hit = ids.get(sid[1:], _MISSING)
-        if hit is not _MISSING:
-            return hit  # type: ignore[return-value]
+        hit = ids.get(sid)
+        if hit is None and sid.startswith("@"):
+            hit = ids.get(sid[1:])
+        if hit is not None:
+            return _maybe_stack(hit)
     for value, bucket, strip_at in (
-        (e164, e164s, False),
-        (username, usernames, True),
-        (name, names, False),
+        (e164, entry[2], False),
+        (username, entry[3], True),
+        (name, entry[4], False),
     ):
         if value is not None and value.strip():
             norm = value.strip().lower()
-            hit = bucket.get(norm.removeprefix("@") if strip_at else norm, _MISSING)
-            if hit is not _MISSING:
-                return hit  # type: ignore[return-value]
-    return entry.wildcard if entry.wildcard is not None else False
+            hit = bucket.get(norm.removeprefix("@") if strip_at else norm)
+            if hit is not None:
+                return _maybe_stack(hit)
+    return False if entry[5] is None else _maybe_stack(entry[5])
+
+
+def _group_entry(gmap: dict[str, Any], group: str) -> list[Any] | None:
+    exact: dict[str, list[Any]] = gmap["exact"]
+    entry = exact.get(group)
+    if entry is None:
+        lower = group.lower()
+        entry = gmap["folded"].get(lower)
+        if entry is None and lower != "*":
+            entry = exact.get(lower)
+    return entry
 
 
 def _group_stack(
@@ -346,28 +380,24 @@ def _group_stack(
     ch = _CHANNELS.get(channel)
     if ch is None:
         return None
-    gmap = ch[0]
+    gmap = ch["groups"]
     if account_id is not None:
-        acc = ch[1].get(account_id, _MISSING)
+        acc = ch["accounts"].get(account_id, _MISSING)
         if acc is _MISSING:
-            acc = ch[2].get(account_id.strip().lower(), _MISSING)
+            acc = ch["accounts_folded"].get(account_id.strip().lower(), _MISSING)
         if acc is not _MISSING and acc is not None:
             gmap = acc
     if gmap is None:
         return None
-    exact, folded = gmap
-    specific = exact.get(group)
-    if specific is None and group != "*":
-        specific = folded.get(group.lower())
-    for entry in (specific, exact.get("*")):
+    for entry in (_group_entry(gmap, group), gmap["exact"].get("*")):
         if entry is None:
             continue
-        if entry.senders:
+        if len(entry) > 1:
             hit = _sender_stack(entry, *sender)
             if hit is not False:
                 return hit  # type: ignore[return-value]
-        if entry.tools is not None:
-            return entry.tools
+        if entry[0] is not None:
+            return _maybe_stack(entry[0])
     return None
 
 
@@ -377,15 +407,42 @@ _RESULTS: dict[int, ToolSet] = {}
 def _toolset(bits: int) -> ToolSet:
     result = _RESULTS.get(bits)
     if result is None:
-        result = ToolSet(bits, tuple(n for i, n in enumerate(TOOL_NAMES) if bits >> i & 1))
+        names = []
+        digits = bin(bits)[:1:-1]  # bit i is character i
+        i = digits.find("1")
+        while i >= 0:
+            names.append(TOOL_NAMES[i])
+            i = digits.find("1", i + 1)
+        result = ToolSet(bits, tuple(names))
         if len(_RESULTS) >= _CACHE_LIMIT:
             _RESULTS.clear()
         _RESULTS[bits] = result
     return result
 
 
-def _present(provider: str | None, model: str | None, channel: str | None, owner: bool) -> int:
-    """Tools that exist for this provider, model and channel (owner-only ones for owners)."""
+_PRESENT: dict[str | None, dict[str | None, dict[str | None, int]]] = {}
+_PRESENT_SIZE: list[int] = [0]
+
+
+def _present(provider: str | None, model: str | None, channel: str | None) -> int:
+    """Tools that exist for this provider, model and channel (cached, nested by input)."""
+    by_model = _PRESENT.get(provider)
+    if by_model is not None:
+        by_channel = by_model.get(model)
+        if by_channel is not None:
+            cached = by_channel.get(channel)
+            if cached is not None:
+                return cached
+    present = _gates(provider, model, channel)
+    if _PRESENT_SIZE[0] >= _CACHE_LIMIT:
+        _PRESENT.clear()
+        _PRESENT_SIZE[0] = 0
+    _PRESENT.setdefault(provider, {}).setdefault(model, {})[channel] = present
+    _PRESENT_SIZE[0] += 1
+    return present
+
+
+def _gates(provider: str | None, model: str | None, channel: str | None) -> int:
     present: int = _ALWAYS
     for bits, providers, model_lists, channels in _GATES:
         if providers is not None and provider not in providers:
@@ -394,7 +451,7 @@ def _present(provider: str | None, model: str | None, channel: str | None, owner
             continue
         if all(_model_in(m, provider, model) for m in model_lists):
             present |= bits
-    return present if owner else present & _NON_OWNER
+    return present
 
 
 def _provider_stacks(
@@ -419,7 +476,7 @@ def _provider_stacks(
             stacks.append(chosen)
 
 
-def resolve(  # noqa: PLR0913 - one keyword per context input is the stable interface
+def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     *,
     agent_id: str | None = None,
     session_key: str | None = None,
@@ -436,7 +493,7 @@ def resolve(  # noqa: PLR0913 - one keyword per context input is the stable inte
     sandboxed: bool | None = None,
     spawn_depth: int | None = None,
 ) -> ToolSet:
-    """The tools a request sees, exactly as the layered policy semantics decide."""
+    """Evaluate the precomputed tables for one request (no memo)."""
     session = _session(session_key) if session_key else _NO_SESSION
     record = _agent_record(agent_id) if agent_id is not None else session.agent or _DEFAULT_AGENT
     provider = model_provider.strip().lower() or None if model_provider else None
@@ -445,7 +502,9 @@ def resolve(  # noqa: PLR0913 - one keyword per context input is the stable inte
         channel = message_provider.strip().lower() or None
     else:
         channel = session.channel
-    present = _present(provider, model, channel, sender_is_owner is True)
+    present = _present(provider, model, channel)
+    if sender_is_owner is not True:
+        present &= _NON_OWNER
 
     stacks = [record.stack]
     if provider is not None:
@@ -467,6 +526,75 @@ def resolve(  # noqa: PLR0913 - one keyword per context input is the stable inte
         mention |= stack.mention
     bits = present & (_NON_OPTIONAL | mention)
     for stack in stacks:
+        bits &= stack.fixed
         for witness, allow_pass, deny_pass in stack.layers:
             bits &= allow_pass if witness & present else deny_pass
     return _toolset(bits)
+
+
+_MEMO: dict[tuple[object, ...], ToolSet] = {}
+_MEMO_LIMIT: Final = 65536
+
+
+def resolve(  # noqa: PLR0913 - one keyword per context input: the stable interface
+    *,
+    agent_id: str | None = None,
+    session_key: str | None = None,
+    model_provider: str | None = None,
+    model_id: str | None = None,
+    message_provider: str | None = None,
+    account_id: str | None = None,
+    group_id: str | None = None,
+    sender_id: str | None = None,
+    sender_e164: str | None = None,
+    sender_username: str | None = None,
+    sender_name: str | None = None,
+    sender_is_owner: bool | None = None,
+    sandboxed: bool | None = None,
+    spawn_depth: int | None = None,
+) -> ToolSet:
+    """The tools a request sees, exactly as the layered policy semantics decide.
+
+    Results are memoized per request (bounded). The key holds ``sender_is_owner is True`` and
+    ``sandboxed is True``, not the raw values, because ``1 == True``: only an exact ``True``
+    may ever see owner-only tools. One tuple hash (strings cache their hashes) is cheaper than
+    fourteen nested lookups.
+    """
+    key = (
+        agent_id,
+        session_key,
+        model_provider,
+        model_id,
+        message_provider,
+        account_id,
+        group_id,
+        sender_id,
+        sender_e164,
+        sender_username,
+        sender_name,
+        sender_is_owner is True,
+        sandboxed is True,
+        spawn_depth,
+    )
+    result = _MEMO.get(key)
+    if result is None:
+        result = resolve_uncached(
+            agent_id=agent_id,
+            session_key=session_key,
+            model_provider=model_provider,
+            model_id=model_id,
+            message_provider=message_provider,
+            account_id=account_id,
+            group_id=group_id,
+            sender_id=sender_id,
+            sender_e164=sender_e164,
+            sender_username=sender_username,
+            sender_name=sender_name,
+            sender_is_owner=sender_is_owner is True,
+            sandboxed=sandboxed is True,
+            spawn_depth=spawn_depth,
+        )
+        if len(_MEMO) >= _MEMO_LIMIT:
+            _MEMO.clear()
+        _MEMO[key] = result
+    return result
