@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
 from . import __version__
 from .analyze import Resolved, analyze
+from .bundles import build_bundles
 from .diagnostics import DefinitionsError, Diagnostic, Diagnostics
 from .frontend import load_definitions
 from .render import DEFAULT_PACKAGE, render
@@ -46,6 +48,7 @@ def validate(definitions_dir: str | Path, *, strict: bool = False) -> list[Diagn
     resolved = _front(Path(definitions_dir), diags)
     if resolved is not None:
         build_tables(resolved, diags)
+        build_bundles(resolved, diags)
     return diags.sorted(strict=strict)
 
 
@@ -57,17 +60,28 @@ def compile_files(definitions_dir: Path, *, package: str = DEFAULT_PACKAGE,
     if resolved is None:
         raise DefinitionsError(diags.sorted(strict=strict))
     tables = build_tables(resolved, diags)
+    bundles = build_bundles(resolved, diags)
     if diags.has_errors(strict=strict):
         raise DefinitionsError(diags.sorted(strict=strict))
-    return render(resolved, tables, package=package), diags.sorted(), tables.counts
+    return render(resolved, tables, bundles, package=package), diags.sorted(), tables.counts
+
+
+@cache
+def _toolc_digest() -> bytes:
+    """toolc's own code and templates: a changed compiler is a changed input."""
+    h = hashlib.sha256()
+    root = Path(str(resources.files("toolc")))
+    templates = Path(str(resources.files("toolc.templates")))
+    files = [*root.rglob("*.py"), *root.rglob("*.json"), *templates.glob("*.jinja")]
+    for path in sorted(files, key=lambda p: p.as_posix()):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.digest()
 
 
 def inputs_digest(definitions_dir: Path, *, package: str, strict: bool) -> str:
     """Everything a build depends on: toolc itself, the options, and every input file."""
     h = hashlib.sha256(f"{__version__}\0{package}\0{strict}\0".encode())
-    for template in sorted(resources.files("toolc.templates").iterdir(), key=lambda p: p.name):
-        if template.name.endswith(".jinja"):
-            h.update(template.read_bytes())
+    h.update(_toolc_digest())
     for path in discover(definitions_dir) if definitions_dir.is_dir() else []:
         h.update(path.relative_to(definitions_dir).as_posix().encode() + b"\0")
         h.update(hashlib.sha256(path.read_bytes()).digest())

@@ -1,4 +1,4 @@
-"""The ``toolc`` command line: build, validate, resolve, explain.
+"""The ``toolc`` command line: build, validate, resolve, explain, schema.
 
 Exit codes: 0 ok; 1 errors in the definitions (or a stale build under --check); 2 usage
 errors; 3 internal failure (a bug in toolc: please report it with the traceback it prints).
@@ -21,10 +21,12 @@ import click
 from .api import build as api_build
 from .api import compile_files, resolve_definitions
 from .api import validate as api_validate
+from .bundles import build_bundles
 from .context import CONTEXT_KEYS
-from .diagnostics import DefinitionsError, Diagnostic
+from .diagnostics import DefinitionsError, Diagnostic, Diagnostics
 from .reference import ReferenceInterpreter
 from .render import DEFAULT_PACKAGE
+from .schema import DIALECTS
 from .writer import diff_disk
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -220,6 +222,45 @@ def explain(defs: Path, as_json: bool, tool: str, **kwargs: Any) -> None:
     width = max(len(r["layer"]) for r in rows)
     for r in rows:
         click.echo(f"  {r['layer']:<{width}}  {r['result']:<8} {r['rule']}")
+
+
+@main.command()
+@click.argument("tool")
+@click.option("--dialect", required=True, type=click.Choice(list(DIALECTS)))
+@click.option("--definitions", "defs", default=None, type=click.Path(path_type=Path),
+              help="Clean from the definitions (default when --build is not given).")
+@click.option("--build", "build_dir", default=None, type=click.Path(path_type=Path),
+              help="Read the cleaned schema from a build directory.")
+@click.option("--json", "as_json", is_flag=True)
+@_guard
+def schema(tool: str, dialect: str, defs: Path | None, build_dir: Path | None,
+           as_json: bool) -> None:
+    """Print TOOL's tool object for DIALECT and the notes explaining each change."""
+    if build_dir is not None:
+        package = json.loads((build_dir / "manifest.json").read_text("utf-8"))["package"]
+        bundles = json.loads((build_dir / package / "bundles.json").read_text("utf-8"))
+        notes_all = json.loads((build_dir / "schema-notes.json").read_text("utf-8"))
+        envelopes = bundles["dialects"][dialect]["tools"]
+        if tool not in envelopes:
+            raise click.UsageError(f'unknown tool "{tool}"')
+        envelope, notes = envelopes[tool], notes_all[dialect].get(tool, [])
+    else:
+        resolved = resolve_definitions(defs or Path("definitions"))
+        found = next((t for t in resolved.tools if t.name == tool), None)
+        if found is None:
+            raise click.UsageError(f'unknown tool "{tool}"')
+        bundle = build_bundles(resolved, Diagnostics())
+        envelope = bundle.data["dialects"][dialect]["tools"][tool]
+        notes = bundle.notes[dialect].get(tool, [])
+    if as_json:
+        click.echo(json.dumps({"tool": envelope, "notes": notes}, indent=2, sort_keys=True))
+        return
+    click.echo(json.dumps(envelope, indent=2))
+    for note in notes:
+        where = note["pointer"] or "(root)"
+        lossy = " [lossy: kept in the description]" if note["lossy"] else ""
+        click.echo(f"{note['severity']}[{note['code']}] at {where}: {note['message']}{lossy}",
+                   err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

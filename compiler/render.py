@@ -12,6 +12,7 @@ import jinja2
 
 from . import __version__
 from .analyze import Resolved
+from .bundles import Bundles
 from .tables import Tables
 
 DEFAULT_PACKAGE = "toolc_runtime"
@@ -62,17 +63,19 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def render(resolved: Resolved, tables: Tables, *, package: str = DEFAULT_PACKAGE,
-           extra_data: Mapping[str, str] | None = None) -> dict[str, str]:
+def render(resolved: Resolved, tables: Tables, bundles: Bundles, *,
+           package: str = DEFAULT_PACKAGE) -> dict[str, str]:
     """Every file of ``build/`` as text, keyed by path relative to the output directory."""
     data = {"catalog.json": dump_json(catalog_json(resolved)),
-            "tables.json": dump_compact(tables.data), **(extra_data or {})}
+            "tables.json": dump_compact(tables.data),
+            "bundles.json": dump_compact(bundles.data)}
     hashes = sorted((name, sha256(text)) for name, text in data.items())
     runtime = environment().get_template("runtime.py.jinja").render(
         package_name=package, toolc_version=__version__, hashes=hashes)
     files = {f"{package}/{name}": text for name, text in data.items()}
     files[f"{package}/__init__.py"] = runtime
     files[f"{package}/py.typed"] = ""
+    files["schema-notes.json"] = dump_json(bundles.notes)
     files["manifest.json"] = dump_json({
         "toolc": __version__, "package": package,
         "sources": list(resolved.defs.files),
