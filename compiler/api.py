@@ -69,12 +69,16 @@ def compile_files(definitions_dir: Path, *, package: str = DEFAULT_PACKAGE,
 @cache
 def _toolc_digest() -> bytes:
     """toolc's own code and templates: a changed compiler is a changed input."""
-    h = hashlib.sha256()
     root = Path(str(resources.files("toolc")))
     templates = Path(str(resources.files("toolc.templates")))
-    files = [*root.rglob("*.py"), *root.rglob("*.json"), *templates.glob("*.jinja")]
-    for path in sorted(files, key=lambda p: p.as_posix()):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    # Logical names, so an editable checkout and an installed wheel agree.
+    files = {f"toolc/{p.relative_to(root).as_posix()}": p
+             for p in [*root.rglob("*.py"), *root.rglob("*.json")]
+             if "templates" not in p.relative_to(root).parts and "__pycache__" not in p.parts}
+    files.update({f"templates/{p.name}": p for p in templates.glob("*.jinja")})
+    h = hashlib.sha256()
+    for name in sorted(files):
+        h.update(name.encode() + b"\0" + files[name].read_bytes())
     return h.digest()
 
 

@@ -685,7 +685,7 @@ def _decode_value(value: Any, at: str, decode: Mapping[str, Any]) -> Any:
     return out
 
 
-def decode_call(
+def decode_call(  # noqa: PLR0913 - provider and model select the dialect
     wire_name: str,
     arguments: Mapping[str, Any],
     provider: str | None = None,

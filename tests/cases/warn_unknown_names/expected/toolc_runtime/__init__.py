@@ -22,13 +22,17 @@ __all__ = [
     "DataMismatchError",
     "ToolDefinition",
     "ToolSet",
+    "decode_call",
+    "dialect_for",
     "resolve",
     "resolve_uncached",
+    "tool_definitions",
 ]
 
 PACKAGE_NAME: Final = "toolc_runtime"
 TOOLC_VERSION: Final = "0.1.0"
 _DATA_SHA256: Final[Mapping[str, str]] = {
+    "bundles.json": "48aad05d5b0b39d6cd3f3f779a30bba6b00c3ac3d3cbe004f032578838b85984",
     "catalog.json": "1a459018437a9151d0528aac38019fa33af135d3b1d8ec906494fe15e044e987",
     "tables.json": "e8cab0a2e7b7191554e4b4700bf9093c14bc8979160be4f82fff19457a55a243",
 }
@@ -598,3 +602,143 @@ def resolve(  # noqa: PLR0913 - one keyword per context input: the stable interf
             _MEMO.clear()
         _MEMO[key] = result
     return result
+
+
+# -- provider bundles -----------------------------------------------------------------------
+# Tool objects for every dialect were cleaned at build time; bundles.json is read (and its
+# hash checked) on first use, so runtimes that never send tools do not pay for it.
+_BUNDLES: list[dict[str, Any]] = []
+_DEFS_CACHE: dict[str, dict[int, list[Mapping[str, Any]]]] = {}
+_BUILTIN_GEMINI: Final = ("google", "gemini")
+
+
+def _bundles() -> dict[str, Any]:
+    if not _BUNDLES:
+        _BUNDLES.append(json.loads(_read("bundles.json")))
+    return _BUNDLES[0]
+
+
+def dialect_for(provider: str | None = None, model: str | None = None) -> str:
+    """The schema dialect a provider/model speaks (``providers:`` in the definitions, then
+    built-in defaults, then the declared default)."""
+    config = _bundles()["providers"]
+    entries: dict[str, str] = config["entries"]
+    p = (provider or "").strip().lower()
+    m = (model or "").strip().lower()
+    if p and m:
+        full = m if "/" in m else f"{p}/{m}"
+        if full in entries:
+            return entries[full]
+    if p in entries:
+        return entries[p]
+    builtin: dict[str, str] = config["builtin"]
+    if p in builtin:
+        return builtin[p]
+    if any(word in p for word in _BUILTIN_GEMINI) and "anthropic" not in p:
+        return "gemini-json"
+    return str(config["default"])
+
+
+def tool_definitions(
+    toolset: ToolSet,
+    provider: str | None = None,
+    model: str | None = None,
+    *,
+    dialect: str | None = None,
+    api: str = "chat",
+) -> list[Mapping[str, Any]]:
+    """The ready-to-send tool list for ``toolset`` (catalog order), cleaned for the provider.
+
+    ``api="responses"`` gives OpenAI's Responses flat form (``strict`` always explicit).
+    The returned objects are shared: copy them before mutating.
+    """
+    chosen = dialect or dialect_for(provider, model)
+    key = chosen if api == "chat" else f"{chosen}:{api}"
+    by_bits = _DEFS_CACHE.get(key)
+    if by_bits is None:
+        by_bits = _DEFS_CACHE.setdefault(key, {})
+    result = by_bits.get(toolset.bits)
+    if result is None:
+        bundle = _bundles()["dialects"][chosen]
+        source = bundle["tools"] if api == "chat" else bundle[api]
+        result = [source[name] for name in toolset.names]
+        if len(by_bits) >= _CACHE_LIMIT:
+            by_bits.clear()
+        by_bits[toolset.bits] = result
+    return result
+
+
+def _decode_value(value: Any, at: str, decode: Mapping[str, Any]) -> Any:
+    """Undo Gemini property renames and strict-mode nullables along properties/items."""
+    if isinstance(value, list):
+        return [_decode_value(v, f"{at}/items" if at else "items", decode) for v in value]
+    if not isinstance(value, dict):
+        return value
+    renames: Mapping[str, str] = decode["renames"].get(at, {})
+    nullable: list[str] = decode["nullable"].get(at, [])
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if item is None and key in nullable:
+            continue
+        child = f"{at}/properties/{key}" if at else f"properties/{key}"
+        out[renames.get(key, key)] = _decode_value(item, child, decode)
+    return out
+
+
+def decode_call(  # noqa: PLR0913 - provider and model select the dialect
+    wire_name: str,
+    arguments: Mapping[str, Any],
+    provider: str | None = None,
+    model: str | None = None,
+    *,
+    dialect: str | None = None,
+    toolset: ToolSet | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """A provider's tool call -> (canonical tool name, the tool's own arguments).
+
+    With ``toolset``, a call to a tool outside it raises PermissionError: a model can only
+    call what this request was given.
+
+    Maps the wire name back (case-insensitively, first match, like OpenClaw), reverses Gemini
+    property renames and strict-mode nullables, maps parameter aliases to their canonical
+    names and checks required groups (ValueError with OpenClaw's messages).
+    """
+    chosen = dialect or dialect_for(provider, model)
+    bundle = _bundles()["dialects"][chosen]
+    wanted = wire_name.strip().lower()
+    name = next((n for n, w in bundle["wire"].items() if w.lower() == wanted), None)
+    if name is None:
+        raise KeyError(f"unknown tool {wire_name!r} for dialect {chosen}")
+    if toolset is not None and name not in toolset.names:
+        raise PermissionError(f"tool {name!r} is not available to this request")
+    args = dict(arguments)
+    decode = bundle["decode"].get(name)
+    if decode is not None:
+        args = _decode_value(args, "", decode)
+    shim = _bundles()["aliases"].get(name)
+    if shim is not None:
+        args = _normalize_aliases(args, shim, name)
+    return name, args
+
+
+def _normalize_aliases(args: dict[str, Any], shim: Mapping[str, Any], tool: str) -> dict[str, Any]:
+    out = dict(args)
+    for alias, canonical in shim["map"].items():
+        if alias in out and out.get(canonical) is None:
+            out[canonical] = out.pop(alias)
+    missing = []
+    for label, keys in shim["groups"]:
+        values = [out[k] for k in keys if out.get(k) is not None]
+        blank_ok = any(k in shim["allowEmpty"] for k in keys)
+        if not any(not isinstance(v, str) or blank_ok or v.strip() for v in values):
+            missing.append(label)
+    if len(missing) == 1:
+        raise ValueError(
+            f"Missing required parameter: {missing[0]}. Supply correct parameters before retrying."
+        )
+    if missing:
+        raise ValueError(
+            f"Missing required parameters: {', '.join(missing)}. "
+            "Supply correct parameters before retrying."
+        )
+    return out
