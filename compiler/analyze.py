@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -30,6 +32,17 @@ class Resolved:
     @property
     def channels(self) -> frozenset[str]:
         return frozenset(c.name for c in self.defs.channels)
+
+
+@functools.lru_cache(maxsize=4096)
+def _schema_problem(text: str) -> str | None:
+    """The meta-schema error of a parameters schema, cached by content (catalogs repeat)."""
+    try:
+        jsonschema.Draft202012Validator.check_schema(json.loads(text))
+    except jsonschema.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+        return f"{where}: {exc.message}"
+    return None
 
 
 def pattern_matches(pattern: str, name: str) -> bool:
@@ -107,13 +120,11 @@ class _Analyzer:
         if tool.optional and not tool.plugin:
             self.diags.error(tool.pos, "TC133", f'"{tool.name}" is optional but not a plugin tool',
                              hint="only plugin tools can be optional")
-        try:
-            jsonschema.Draft202012Validator.check_schema(tool.parameters)
-        except jsonschema.SchemaError as exc:
-            where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+        problem = _schema_problem(json.dumps(tool.parameters, sort_keys=True))
+        if problem is not None:
             self.diags.error(tool.pos, "TC122",
                              f'"{tool.name}": parameters are not a valid JSON Schema at '
-                             f"{where}: {exc.message}")
+                             f"{problem}")
         props = tool.parameters.get("properties")
         props = props if isinstance(props, dict) else {}
         for alias, canonical in tool.param_aliases:
@@ -167,13 +178,16 @@ class _Analyzer:
     def check_names(self, lists: Iterable[EntryList], known: set[str], groups: set[str],
                     plugin_ids: set[str], context: str) -> None:
         vocabulary = known | groups | plugin_ids | {PLUGINS_GROUP}
+        glob_hits: dict[str, bool] = {}
         for lst in lists:
             for entry in lst.items:
                 name = entry.name
                 if not name or name == "*" or name in vocabulary:
                     continue
                 if "*" in name:
-                    if not any(pattern_matches(name, k) for k in known):
+                    if name not in glob_hits:
+                        glob_hits[name] = any(pattern_matches(name, k) for k in known)
+                    if not glob_hits[name]:
                         self.diags.warning(entry.pos, "TC130",
                                            f'pattern "{entry.text}" matches no tool')
                     continue

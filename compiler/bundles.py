@@ -8,6 +8,8 @@ are build errors at the tool's position; lossy steps are recorded, never silent.
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +26,14 @@ from .schema import (
     responses_envelope,
     tool_envelope,
 )
+from .reference import ReferenceInterpreter
 from .schema.aliases import apply_param_aliases, required_groups
+from .schema.lint import MAX_TOOLS
+
+# Example contexts the tool-count lint evaluates per dialect (it stops at the first hit): the
+# first agents (owner, no channel) with each provider speaking the dialect, up to a budget.
+COUNT_LINT_AGENTS = 8
+COUNT_LINT_BUDGET = 24
 
 DEFAULT_DIALECT = "openai"
 BUILTIN_PROVIDER_DIALECTS = {"openai": "openai", "openai-codex": "openai",
@@ -41,6 +50,12 @@ class Bundles:
     data: dict[str, Any]
     notes: dict[str, Any]
     lossy: dict[str, list[str]]  # dialect -> "tool: message" for each lossy step
+
+
+@functools.lru_cache(maxsize=4096)
+def _clean(parameters: str, dialect: str) -> CleanedSchema:
+    """Cleaning is pure and catalogs repeat schemas: cache by content (results are frozen)."""
+    return clean_schema(json.loads(parameters), dialect)
 
 
 def pointer_text(pointer: Iterable[str | int]) -> str:
@@ -72,7 +87,7 @@ class _BundleBuilder:
 
     def cleaned(self, tool: ToolDef, dialect: str) -> CleanedSchema:
         params = apply_param_aliases(dict(tool.parameters), dict(tool.param_aliases))
-        result = clean_schema(params, dialect)
+        result = _clean(json.dumps(params, sort_keys=True), dialect)
         for note in result.errors:
             where = pointer_text(note.pointer) or "(root)"
             self.diags.error(tool.pos, "TC201", f'"{tool.name}" cannot be expressed for '
@@ -127,6 +142,47 @@ class _BundleBuilder:
                 self.diags.warning(pos, "TC210", f"{dialect}: {v.message}",
                                    hint=f"lint {v.code}")
 
+    def provider_candidates(self) -> list[tuple[str, str | None]]:
+        """Every provider (and provider/model) the definitions mention, in sorted order."""
+        defs = self.r.defs
+        keys = {p.key for p in defs.provider_dialects} | set(BUILTIN_PROVIDER_DIALECTS)
+        for config in [defs.tools_config, *(a.tools for a in defs.agents if a.tools)]:
+            keys |= {bp.key for bp in config.by_provider}
+        for tool in self.r.tools:
+            if tool.availability and tool.availability.providers:
+                keys |= tool.availability.providers
+        out: list[tuple[str, str | None]] = []
+        for key in sorted(keys):
+            provider, _, model = key.partition("/")
+            out.append((provider, model or None))
+        return out
+
+    def lint_counts(self, entries: Mapping[str, str], default: str) -> None:
+        """A dialect's tool-count limit, checked on example contexts (owner, each agent)."""
+        if all(len(self.r.tools) <= MAX_TOOLS.get(d, len(self.r.tools)) for d in DIALECTS):
+            return
+        interp = ReferenceInterpreter(self.r)
+        agents = [a.id for a in self.r.defs.agents][:COUNT_LINT_AGENTS] or ["main"]
+        candidates = self.provider_candidates()
+        for dialect, limit in sorted(MAX_TOOLS.items()):
+            pairs = [(p, m) for p, m in candidates if dialect_for(p, m, entries, default)
+                     == dialect]
+            tries = [(a, p, m) for a in agents for p, m in pairs][:COUNT_LINT_BUDGET]
+            hit = next(((a, p, m, names) for a, p, m in tries
+                        for names in [interp.resolve(agent_id=a, model_provider=p, model_id=m,
+                                                     sender_is_owner=True).names]
+                        if len(names) > limit), None)
+            if hit is None:
+                continue
+            agent, provider, model, names = hit
+            tool = next(t for t in self.r.tools if t.name == names[limit])
+            example = f"--agent {agent} --provider {provider} --owner" + (
+                f" --model {model}" if model else "")
+            self.diags.warning(tool.pos, "TC211", f"{dialect} accepts at most {limit} tools, "
+                               f"but {len(names)} are visible in some contexts; "
+                               f'"{tool.name}" is number {limit + 1}',
+                               hint=f"example context: toolc resolve {example}")
+
     def build(self) -> Bundles:
         defs = self.r.defs
         entries = {p.key: p.dialect for p in defs.provider_dialects}
@@ -136,6 +192,7 @@ class _BundleBuilder:
             "dialects": {}, "aliases": {}}
         notes: dict[str, Any] = {}
         lossy: dict[str, list[str]] = {}
+        self.lint_counts(entries, data["providers"]["default"])
         for dialect in DIALECTS:
             bundle, dialect_notes, lost = self.dialect(dialect)
             data["dialects"][dialect] = bundle

@@ -84,9 +84,27 @@ def _check_version(src: SourceFile, diags: Diagnostics) -> bool:
     return True
 
 
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    # The shipped schema uses $defs for editors; validating with every $ref inlined once
+    # avoids a reference lookup per node (the schema has no recursion).
+    schema = definitions_schema()
+    return jsonschema.Draft202012Validator(_inline(schema, schema["$defs"]))
+
+
+def _inline(node: Any, defs: dict[str, Any]) -> Any:
+    if isinstance(node, dict):
+        if "$ref" in node:
+            return _inline(defs[node["$ref"].removeprefix("#/$defs/")], defs)
+        return {k: _inline(v, defs) for k, v in node.items() if k != "$defs"}
+    if isinstance(node, list):
+        return [_inline(v, defs) for v in node]
+    return node
+
+
 def check_structure(src: SourceFile, diags: Diagnostics) -> bool:
     """Validate one file against the shipped JSON Schema; every error gets its position."""
-    validator = jsonschema.Draft202012Validator(definitions_schema())
+    validator = _validator()
     ok = True
     for err in validator.iter_errors(src.data):
         ok = False

@@ -14,10 +14,10 @@ from jsonschema import Draft202012Validator
 from mcp_types import _v2025_11_25 as mcp_wire
 from openai.types.chat import ChatCompletionToolParam
 from openai.types.responses import FunctionToolParam
+from toolc.schema import check_openai_strict, lint_tool_list
 
 from tests.helpers import import_runtime
 from tests.test_shipped import BUILD
-from toolc.schema import check_openai_strict, lint_tool_list
 
 BUNDLES = json.loads((BUILD / "toolc_runtime" / "bundles.json").read_text())["dialects"]
 SCHEMA_KEY = {"openai": None, "openai-strict": None, "anthropic": "input_schema",

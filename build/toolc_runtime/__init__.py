@@ -32,7 +32,7 @@ __all__ = [
 PACKAGE_NAME: Final = "toolc_runtime"
 TOOLC_VERSION: Final = "0.1.0"
 _DATA_SHA256: Final[Mapping[str, str]] = {
-    "bundles.json": "1b1355c4c405ea10391c9f563d06ecc631aa16550a3652e1dcd0dd3d1af45371",
+    "bundles.json": "d86f4080273d8c00a9aa4973439cc9a15377a44372480c786e1f791b38320f64",
     "catalog.json": "21c654f7f832d1626912fd6fd2f1e4c4ba0d137ecd5c25d4a2cd8495fa636100",
     "tables.json": "5c019726066466ea17e45995085f7ae214f4908e34224f3118b31f318998e2d3",
 }

@@ -6,6 +6,9 @@ section 3), so a lint failure names the 400 it prevents.
 
 from __future__ import annotations
 
+import functools
+import json
+
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -85,13 +88,21 @@ def schema_problems(dialect: str, schema: Any, *, strict: bool = False) -> list[
 def meta_problems(schema: dict[str, Any]) -> list[str]:
     """Draft 2020-12 meta-schema errors (Anthropic: "JSON schema is invalid. It must match JSON
     Schema draft 2020-12")."""
+    # Meta-schema validation is the slowest step of a build and catalogs repeat schemas
+    # (per dialect, across similar tools): cache by content.
+    return list(_meta_problems(json.dumps(schema, sort_keys=True)))
+
+
+@functools.lru_cache(maxsize=8192)
+def _meta_problems(text: str) -> tuple[str, ...]:
     errors = sorted(
-        _META_VALIDATOR.iter_errors(schema), key=lambda e: list(map(str, e.absolute_path))
+        _META_VALIDATOR.iter_errors(json.loads(text)),
+        key=lambda e: list(map(str, e.absolute_path)),
     )
-    return [
+    return tuple(
         f"{context(tuple(e.absolute_path))}JSON schema is invalid (draft 2020-12): {e.message}."
         for e in errors
-    ]
+    )
 
 
 def root_problems(dialect: str, schema: dict[str, Any]) -> list[str]:

@@ -161,7 +161,8 @@ def _enum(node: dict[str, Any], at: Pointer, ctx: Ctx) -> dict[str, Any]:
     kinds = {json_type(v) for v in values}
     types = [t for t in types_of(node) if t != "null"]
     if kinds <= {"string"} and types in ([], ["string"]):
-        return {"type": "string", **node} if not types else node
+        nullable = {"nullable": True} if "null" in types_of(node) else {}
+        return node if types else {**node, "type": "string", **nullable}
     if kinds <= {"integer", "number"} and types in ([], ["integer"], ["number"]):
         return _stringified_enum(node, values, types, at, ctx)
     ctx.lose(at, "enum", values, why="Gemini enums hold strings only")
