@@ -14,6 +14,7 @@ from .bundles import build_bundles
 from .diagnostics import DefinitionsError, Diagnostic, Diagnostics
 from .frontend import load_definitions
 from .render import DEFAULT_PACKAGE, render
+from .schema.models import generate_models
 from .tables import build_tables
 from .writer import matches_disk, publish
 from .yamlsrc import discover
@@ -53,8 +54,13 @@ def validate(definitions_dir: str | Path, *, strict: bool = False) -> list[Diagn
 
 
 def compile_files(definitions_dir: Path, *, package: str = DEFAULT_PACKAGE,
-                  strict: bool = False) -> tuple[dict[str, str], list[Diagnostic], dict[str, int]]:
-    """The build as a file map, plus diagnostics; raises DefinitionsError on errors."""
+                  strict: bool = False, with_models: bool = True,
+                  ) -> tuple[dict[str, str], list[Diagnostic], dict[str, int]]:
+    """The build as a file map, plus diagnostics; raises DefinitionsError on errors.
+
+    ``with_models=False`` leaves out ``models.py`` (the typed parameter models): resolution
+    never uses them, and the differential tests build thousands of runtimes.
+    """
     diags = Diagnostics()
     resolved = _front(definitions_dir, diags)
     if resolved is None:
@@ -63,7 +69,10 @@ def compile_files(definitions_dir: Path, *, package: str = DEFAULT_PACKAGE,
     bundles = build_bundles(resolved, diags)
     if diags.has_errors(strict=strict):
         raise DefinitionsError(diags.sorted(strict=strict))
-    return render(resolved, tables, bundles, package=package), diags.sorted(), tables.counts
+    models = (generate_models({t.name: dict(t.parameters) for t in resolved.tools})
+              if with_models else None)
+    files = render(resolved, tables, bundles, models, package=package)
+    return files, diags.sorted(), tables.counts
 
 
 @cache

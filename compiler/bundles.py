@@ -18,6 +18,7 @@ from .analyze import Resolved
 from .diagnostics import Diagnostics
 from .model import ToolDef
 from .names import normalize_key
+from .reference import ReferenceInterpreter
 from .schema import (
     DIALECTS,
     CleanedSchema,
@@ -26,7 +27,6 @@ from .schema import (
     responses_envelope,
     tool_envelope,
 )
-from .reference import ReferenceInterpreter
 from .schema.aliases import apply_param_aliases, required_groups
 from .schema.lint import MAX_TOOLS
 
@@ -54,7 +54,8 @@ class Bundles:
 
 @functools.lru_cache(maxsize=4096)
 def _clean(parameters: str, dialect: str) -> CleanedSchema:
-    """Cleaning is pure and catalogs repeat schemas: cache by content (results are frozen)."""
+    """Cleaning is pure and catalogs repeat schemas: cache by content (results are frozen).
+    The key keeps author order: property order carries meaning (strict mode, Gemini)."""
     return clean_schema(json.loads(parameters), dialect)
 
 
@@ -87,7 +88,7 @@ class _BundleBuilder:
 
     def cleaned(self, tool: ToolDef, dialect: str) -> CleanedSchema:
         params = apply_param_aliases(dict(tool.parameters), dict(tool.param_aliases))
-        result = _clean(json.dumps(params, sort_keys=True), dialect)
+        result = _clean(json.dumps(params), dialect)
         for note in result.errors:
             where = pointer_text(note.pointer) or "(root)"
             self.diags.error(tool.pos, "TC201", f'"{tool.name}" cannot be expressed for '
@@ -134,7 +135,7 @@ class _BundleBuilder:
         by_wire = {e.get("name", e.get("function", {}).get("name")): n
                    for n, e in envelopes.items()}
         for v in lint_tool_list(dialect, list(envelopes.values())):
-            if v.code.endswith("count") or v.tool is None:
+            if v.tool is None:
                 continue  # counts depend on the request: checked on example contexts below
             tool = by_wire.get(v.tool, v.tool)
             pos = positions.get(tool) if tool else None

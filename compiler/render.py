@@ -13,6 +13,7 @@ import jinja2
 from . import __version__
 from .analyze import Resolved
 from .bundles import Bundles
+from .schema.models import model_class_name
 from .tables import Tables
 
 DEFAULT_PACKAGE = "toolc_runtime"
@@ -56,6 +57,7 @@ def catalog_json(resolved: Resolved) -> dict[str, Any]:
         "parameters": t.parameters, "ownerOnly": t.owner_only, "plugin": t.plugin,
         "optional": t.optional, "channel": t.channel, "groups": list(t.groups),
         "paramAliases": dict(t.param_aliases), "wireNames": dict(t.wire_names),
+        "model": model_class_name(t.name),
     } for t in resolved.tools]}
 
 
@@ -63,7 +65,7 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def render(resolved: Resolved, tables: Tables, bundles: Bundles, *,
+def render(resolved: Resolved, tables: Tables, bundles: Bundles, models: str | None, *,
            package: str = DEFAULT_PACKAGE) -> dict[str, str]:
     """Every file of ``build/`` as text, keyed by path relative to the output directory."""
     data = {"catalog.json": dump_json(catalog_json(resolved)),
@@ -75,6 +77,8 @@ def render(resolved: Resolved, tables: Tables, bundles: Bundles, *,
     files = {f"{package}/{name}": text for name, text in data.items()}
     files[f"{package}/__init__.py"] = runtime
     files[f"{package}/py.typed"] = ""
+    if models is not None:
+        files[f"{package}/models.py"] = models
     files["schema-notes.json"] = dump_json(bundles.notes)
     files["manifest.json"] = dump_json({
         "toolc": __version__, "package": package,

@@ -36,18 +36,17 @@ def import_runtime(out: Path, package: str) -> ModuleType:
                                                   submodule_search_locations=[str(init.parent)])
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules[package] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[package]
+    sys.modules[package] = module  # kept: the runtime imports its own submodules lazily
+    for name in [m for m in sys.modules if m.startswith(f"{package}.")]:
+        del sys.modules[name]  # a re-import must not see the previous build's submodules
+    spec.loader.exec_module(module)
     return module
 
 
 def build_runtime(defs: Path, out: Path) -> ModuleType:
     """Compile ``defs`` into ``out`` under a fresh package name and import it."""
     package = f"toolc_rt_{next(_counter)}"
-    files, _, _ = compile_files(defs, package=package)
+    files, _, _ = compile_files(defs, package=package, with_models=False)
     publish(files, out)
     return import_runtime(out, package)
 

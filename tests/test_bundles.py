@@ -102,3 +102,16 @@ def test_runtime_tool_definitions_and_decode_call() -> None:
     assert grep == ("grep", {"pattern": "x", "-A": 2})
     responses = rt.tool_definitions(tools, "openai", api="responses")
     assert all(r["type"] == "function" and "strict" in r for r in responses)
+
+
+def test_generated_models_validate_call_arguments() -> None:
+    rt = import_runtime(BUILD, "toolc_runtime")
+    assert rt.validate_args("read", {"path": "/a", "offset": 2}).path == "/a"
+    with pytest.raises(ValueError, match="path"):
+        rt.validate_args("read", {"path": 3})
+    with pytest.raises(ValueError, match="command"):
+        rt.decode_call("exec", {"command": 5}, "openai")  # validated before execution
+    assert rt.decode_call("exec", {"command": 5}, "openai", validate=False)[0] == "exec"
+    grep = rt.validate_args("grep", {"pattern": "x", "-A": 2})
+    assert grep.model_dump(by_alias=True, exclude_none=True)["-A"] == 2
+    assert rt.resolve(agent_id="viewer")["read"].model == "ReadParams"

@@ -9,6 +9,7 @@ shared mutable state is caches whose entries are immutable and recomputable).
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import re
@@ -27,13 +28,14 @@ __all__ = [
     "resolve",
     "resolve_uncached",
     "tool_definitions",
+    "validate_args",
 ]
 
 PACKAGE_NAME: Final = "toolc_runtime"
 TOOLC_VERSION: Final = "0.1.0"
 _DATA_SHA256: Final[Mapping[str, str]] = {
-    "bundles.json": "d86f4080273d8c00a9aa4973439cc9a15377a44372480c786e1f791b38320f64",
-    "catalog.json": "21c654f7f832d1626912fd6fd2f1e4c4ba0d137ecd5c25d4a2cd8495fa636100",
+    "bundles.json": "1b1355c4c405ea10391c9f563d06ecc631aa16550a3652e1dcd0dd3d1af45371",
+    "catalog.json": "93d7fe950e8d3a53a5d605468de2728a0fda92cb164eb7e4055f045d303affed",
     "tables.json": "5c019726066466ea17e45995085f7ae214f4908e34224f3118b31f318998e2d3",
 }
 _HERE: Final = os.path.dirname(os.path.abspath(__file__))
@@ -75,6 +77,7 @@ class ToolDefinition(NamedTuple):
     groups: tuple[str, ...]
     param_aliases: Mapping[str, str]
     wire_names: Mapping[str, str]
+    model: str  # the pydantic model class in ``models.py`` (see validate_args)
 
 
 class ToolSet:
@@ -131,6 +134,7 @@ def _definition(raw: Mapping[str, Any]) -> ToolDefinition:
         groups=tuple(raw["groups"]),
         param_aliases=MappingProxyType(dict(raw["paramAliases"])),
         wire_names=MappingProxyType(dict(raw["wireNames"])),
+        model=raw["model"],
     )
 
 
@@ -693,6 +697,7 @@ def decode_call(  # noqa: PLR0913 - provider and model select the dialect
     *,
     dialect: str | None = None,
     toolset: ToolSet | None = None,
+    validate: bool = True,
 ) -> tuple[str, dict[str, Any]]:
     """A provider's tool call -> (canonical tool name, the tool's own arguments).
 
@@ -701,7 +706,8 @@ def decode_call(  # noqa: PLR0913 - provider and model select the dialect
 
     Maps the wire name back (case-insensitively, first match, like OpenClaw), reverses Gemini
     property renames and strict-mode nullables, maps parameter aliases to their canonical
-    names and checks required groups (ValueError with OpenClaw's messages).
+    names and checks required groups (ValueError with OpenClaw's messages), then validates
+    the arguments with the tool's generated model (``validate_args``; needs pydantic).
     """
     chosen = dialect or dialect_for(provider, model)
     bundle = _bundles()["dialects"][chosen]
@@ -718,7 +724,20 @@ def decode_call(  # noqa: PLR0913 - provider and model select the dialect
     shim = _bundles()["aliases"].get(name)
     if shim is not None:
         args = _normalize_aliases(args, shim, name)
+    if validate:
+        validate_args(name, args)
     return name, args
+
+
+def validate_args(name: str, arguments: Mapping[str, Any]) -> Any:
+    """Validate a tool's own arguments with its pydantic model from ``models.py``.
+
+    Returns the model instance; raises pydantic's ValidationError (a ValueError). pydantic is
+    imported on first use only: the rest of the runtime needs nothing but the standard library.
+    """
+    models = importlib.import_module(f"{__name__}.models")
+    model = getattr(models, _definitions()[name].model)
+    return model.model_validate(dict(arguments))
 
 
 def _normalize_aliases(args: dict[str, Any], shim: Mapping[str, Any], tool: str) -> dict[str, Any]:

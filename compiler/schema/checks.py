@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import json
-
 from collections.abc import Iterator
 from typing import Any, Final
 

@@ -63,7 +63,7 @@ def hook(node: dict[str, Any], at: Pointer, ctx: Ctx) -> dict[str, Any]:
     node = const_to_enum(node, at, ctx)
     node = tuple_to_items(node, at, ctx)
     node = _null_branches(node)
-    node = _type_list(node)
+    node = _type_list(node, at, ctx)
     node = _push_into_branches(node)
     if "anyOf" in node:
         return node
@@ -103,7 +103,7 @@ def _with_nullable(branch: Any) -> dict[str, Any]:
     return {**branch, "nullable": True} if isinstance(branch, dict) else {"nullable": True}
 
 
-def _type_list(node: dict[str, Any]) -> dict[str, Any]:
+def _type_list(node: dict[str, Any], at: Pointer, ctx: Ctx) -> dict[str, Any]:
     """One type + `nullable`, or `anyOf` of one branch per type with its own keywords."""
     if not isinstance(node.get("type"), list):
         return node
@@ -113,6 +113,9 @@ def _type_list(node: dict[str, Any]) -> dict[str, Any]:
         node = {**node, "nullable": True}
     if len(solid) == 1:
         return {**node, "type": solid[0]}
+    if "anyOf" in node:  # a second anyOf cannot sit next to the first one
+        ctx.lose(at, "type", solid, why="a type list next to anyOf")
+        return {k: v for k, v in node.items() if k != "type"}
     owned = {k for t in solid for k in TYPE_KEYWORDS.get(t, ())} | {"type", "enum"}
     rest = {k: v for k, v in node.items() if k not in owned}
     rest["anyOf"] = [_branch(node, t) for t in solid]

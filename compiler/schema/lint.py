@@ -50,6 +50,7 @@ class _Tool:
     description: Any
     schema: Any
     strict: bool
+    extra_keys: frozenset[str]
 
 
 def lint_tool_list(dialect: str, envelopes: Sequence[dict[str, Any]]) -> list[LintViolation]:
@@ -77,6 +78,7 @@ def _unwrap(dialect: str, envelope: dict[str, Any]) -> _Tool:
         description=body.get("description"),
         schema=body.get(key, _MISSING),
         strict=body.get("strict") is True,
+        extra_keys=frozenset(body),
     )
 
 
@@ -150,6 +152,14 @@ def _schema(dialect: str, tool: _Tool) -> list[LintViolation]:
                 )
             ]
         return []
+    if dialect == "gemini" and "parametersJsonSchema" in tool.extra_keys:
+        return [
+            LintViolation(
+                code="schema-conflict",
+                tool=tool.name,
+                message="parameters and parametersJsonSchema are mutually exclusive.",
+            )
+        ]
     strict = tool.strict and dialect == "openai-strict"
     return [
         LintViolation(code="schema", tool=tool.name, message=m)

@@ -28,16 +28,17 @@ from .keywords import (
 from .merge import merge_all_of, merge_schemas
 from .model import NoteList, Pointer, SchemaNote
 
-# Meta keywords carry no constraint; `$schema` would even lie after the draft upgrades below.
+# Root allOf/anyOf rounds before giving up on a self-referencing root (see _normalize_root).
 _ROOT_ROUNDS: Final = 8
+# Meta keywords carry no constraint; `$schema` would even lie after the draft upgrades below.
 _META: Final = frozenset({"$schema", "$id", "$comment", "$anchor", "$vocabulary", "$dynamicAnchor"})
 
 
 def normalize_schema(
     parameters: dict[str, Any], *, flatten_root_union: bool = True
 ) -> tuple[dict[str, Any], tuple[SchemaNote, ...]]:
-    """Return a 2020-12 object schema equivalent to `parameters` (lossy only where a root union
-    is flattened, which is noted) and the notes explaining every change.
+    """Return a 2020-12 object schema equivalent to `parameters` (lossy only where root
+    composition is flattened, which is noted and described) and notes on every change.
 
     `flatten_root_union=False` keeps root anyOf/oneOf/allOf (MCP allows composition at the root).
     """
@@ -79,7 +80,7 @@ def _upgrade(node: Any, at: Pointer, notes: NoteList, anchors: dict[str, str]) -
     _upgrade_property_required(node, at, notes)
     _check_shapes(node, at, notes)
     _upgrade_nullable(node, at, notes)
-    _upgrade_enum_type(node, at, notes)
+    _upgrade_type(node, at, notes)
     if isinstance(node.get("$ref"), str):
         node["$ref"] = _rewrite_ref(node["$ref"], anchors)
     return _map_children(node, at, notes, anchors)
@@ -200,12 +201,16 @@ def _upgrade_nullable(node: dict[str, Any], at: Pointer, notes: NoteList) -> Non
         node["type"] = [*types, "null"]
     elif not types and isinstance(node.get("anyOf"), list):
         node["anyOf"] = [*node["anyOf"], {"type": "null"}]
+    elif not types and isinstance(node.get("$ref"), str):
+        node["anyOf"] = [{"$ref": node.pop("$ref")}, {"type": "null"}]
+    if "const" in node:
+        node["enum"] = [node.pop("const")]
     if isinstance(node.get("enum"), list) and None not in node["enum"]:
         node["enum"] = [*node["enum"], None]
     notes.add("openapi-nullable", at, "nullable: true converted to a null type")
 
 
-def _upgrade_enum_type(node: dict[str, Any], at: Pointer, notes: NoteList) -> None:
+def _upgrade_type(node: dict[str, Any], at: Pointer, notes: NoteList) -> None:
     # `type: "enum"` (seen in the wild, rejected by every provider) and other unknown names.
     raw = node.get("type")
     if raw is None:
@@ -309,9 +314,16 @@ def _describe_leftover_composition(root: dict[str, Any], notes: NoteList) -> dic
     if not left:
         return root
     root = {k: v for k, v in root.items() if k not in left}
-    _append_description(root, "(" + "; ".join(f"{k}: {canonical(v)}" for k, v in left.items()) + ")")
-    notes.add("root-composition-described", (), "root composition that does not flatten moved "
-              "into the description", severity="warning", lossy=True)
+    _append_description(
+        root, "(" + "; ".join(f"{k}: {canonical(v)}" for k, v in left.items()) + ")"
+    )
+    notes.add(
+        "root-composition-described",
+        (),
+        "root composition that does not flatten moved into the description",
+        severity="warning",
+        lossy=True,
+    )
     return root
 
 
@@ -328,8 +340,12 @@ def _inline_root_ref(root: dict[str, Any], notes: NoteList) -> dict[str, Any]:
             break
         notes.add("root-ref-inlined", (), f"root $ref {ref} inlined into the root")
         root = merged
-    notes.add("root-ref", ("$ref",), f"root $ref {root['$ref']} cannot be resolved into the root",
-              severity="error")
+    notes.add(
+        "root-ref",
+        ("$ref",),
+        f"root $ref {root['$ref']} cannot be resolved into the root",
+        severity="error",
+    )
     return {k: v for k, v in root.items() if k != "$ref"}
 
 

@@ -6,7 +6,6 @@ import inspect
 from typing import Any
 
 import pytest
-
 from toolc.schema.aliases import apply_param_aliases, normalize_call_args, required_groups
 
 EDIT = {
@@ -125,7 +124,10 @@ def test_blank_string_does_not_satisfy_a_group() -> None:
 
 
 def test_allow_empty_accepts_an_empty_replacement() -> None:
-    assert call({"path": "/a", "oldText": "x", "newText": ""}, allow_empty={"newText"})["newText"] == ""
+    assert (
+        call({"path": "/a", "oldText": "x", "newText": ""}, allow_empty={"newText"})["newText"]
+        == ""
+    )
 
 
 def test_non_object_arguments() -> None:
@@ -138,6 +140,6 @@ def test_normalize_call_args_runs_when_copied_alone() -> None:
     # The generated runtime copies the function's source; it must need nothing else.
     namespace: dict[str, Any] = {}
     prelude = "from collections.abc import Collection, Mapping, Sequence\nfrom typing import Any\n"
-    exec(prelude + inspect.getsource(normalize_call_args), namespace)  # noqa: S102
+    exec(prelude + inspect.getsource(normalize_call_args), namespace)
     fn = namespace["normalize_call_args"]
     assert fn({"file_path": "/a"}, {"file_path": "path"}, GROUPS[:1], "read") == {"path": "/a"}

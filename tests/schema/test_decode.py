@@ -43,8 +43,11 @@ def test_strict_nulls_of_optional_properties_are_omitted() -> None:
         "properties": {
             "q": {"type": ["string", "null"]},
             "n": {"type": "integer"},
-            "o": {"type": "object", "properties": {"k": {"type": "string"}},
-                  "additionalProperties": False},
+            "o": {
+                "type": "object",
+                "properties": {"k": {"type": "string"}},
+                "additionalProperties": False,
+            },
         },
         "required": ["q"],
     }
@@ -57,10 +60,14 @@ def test_strict_nulls_of_optional_properties_are_omitted() -> None:
 def test_any_of_branches_are_followed() -> None:
     schema = {
         "type": "object",
-        "properties": {"u": {"anyOf": [
-            {"type": "object", "properties": {"-a": {"type": "string"}}},
-            {"type": "object", "properties": {"-b": {"type": "string"}}},
-        ]}},
+        "properties": {
+            "u": {
+                "anyOf": [
+                    {"type": "object", "properties": {"-a": {"type": "string"}}},
+                    {"type": "object", "properties": {"-b": {"type": "string"}}},
+                ]
+            }
+        },
     }
     cleaned = clean_schema(schema, "gemini-json")
     assert decode_call_args({"u": {"dash_b": "x"}}, cleaned) == {"u": {"-b": "x"}}

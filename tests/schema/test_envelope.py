@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from toolc.schema import clean_schema, responses_envelope, tool_envelope
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
@@ -26,7 +25,9 @@ def test_openai_strict_envelope_takes_the_flag_from_the_cleaning() -> None:
     cleaned = clean_schema(SCHEMA, "openai-strict")
     env = tool_envelope("openai-strict", name="search", description="Find.", cleaned=cleaned)
     assert env["function"]["strict"] is True
-    lossy = clean_schema({"type": "object", "properties": {"u": {"format": "uri"}}}, "openai-strict")
+    lossy = clean_schema(
+        {"type": "object", "properties": {"u": {"format": "uri"}}}, "openai-strict"
+    )
     env = tool_envelope("openai-strict", name="search", description="Find.", cleaned=lossy)
     assert env["function"]["strict"] is False
 

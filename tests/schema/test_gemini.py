@@ -101,7 +101,10 @@ def test_unsupported_string_format_is_described() -> None:
 
 
 def test_date_time_and_number_formats_pass() -> None:
-    assert prop({"type": "string", "format": "date-time"}) == {"type": "STRING", "format": "date-time"}
+    assert prop({"type": "string", "format": "date-time"}) == {
+        "type": "STRING",
+        "format": "date-time",
+    }
     assert prop({"type": "integer", "format": "int64"}) == {"type": "INTEGER", "format": "int64"}
 
 
@@ -139,7 +142,11 @@ def test_unsupported_facets_are_described_together() -> None:
 
 
 def test_additional_properties_is_described() -> None:
-    node = {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": False}
+    node = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}},
+        "additionalProperties": False,
+    }
     assert prop(node) == {
         "type": "OBJECT",
         "properties": {"a": {"type": "STRING"}},

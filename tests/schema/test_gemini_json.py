@@ -37,7 +37,11 @@ def test_objects_keep_additional_properties_and_ordering() -> None:
 
 
 def test_titles_are_stripped_everywhere() -> None:
-    schema = {"type": "object", "title": "Args", "properties": {"a": {"type": "string", "title": "A"}}}
+    schema = {
+        "type": "object",
+        "title": "Args",
+        "properties": {"a": {"type": "string", "title": "A"}},
+    }
     result = gj(schema)
     assert result.schema == {"type": "object", "properties": {"a": {"type": "string"}}}
     assert result.notes == ()
@@ -87,7 +91,10 @@ def test_string_facets_are_described() -> None:
 
 
 def test_date_time_and_number_formats_pass() -> None:
-    assert prop({"type": "string", "format": "date-time"}) == {"type": "string", "format": "date-time"}
+    assert prop({"type": "string", "format": "date-time"}) == {
+        "type": "string",
+        "format": "date-time",
+    }
     assert prop({"type": "number", "format": "double"}) == {"type": "number", "format": "double"}
 
 

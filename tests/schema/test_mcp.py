@@ -46,7 +46,10 @@ def test_unused_defs_are_kept() -> None:
 
 
 def test_list_items_become_prefix_items() -> None:
-    schema = {"type": "object", "properties": {"t": {"type": "array", "items": [{"type": "string"}]}}}
+    schema = {
+        "type": "object",
+        "properties": {"t": {"type": "array", "items": [{"type": "string"}]}},
+    }
     assert clean_schema(schema, "mcp").schema["properties"]["t"] == {
         "type": "array",
         "prefixItems": [{"type": "string"}],

@@ -47,7 +47,10 @@ def test_definitions_become_defs_and_refs_follow() -> None:
 def test_ref_into_tuple_items_follows_the_prefix_items_rename() -> None:
     schema = {
         "type": "object",
-        "properties": {"t": {"items": [{"type": "string"}]}, "u": {"$ref": "#/properties/t/items/0"}},
+        "properties": {
+            "t": {"items": [{"type": "string"}]},
+            "u": {"$ref": "#/properties/t/items/0"},
+        },
     }
     assert norm(schema)["properties"]["u"] == {"$ref": "#/properties/t/prefixItems/0"}
 
@@ -162,8 +165,11 @@ def test_root_ref_is_inlined() -> None:
 def test_root_any_of_is_flattened_with_required_of_every_variant() -> None:
     schema = {
         "anyOf": [
-            {"type": "object", "properties": {"a": {"type": "string"}, "k": {"type": "string"}},
-             "required": ["a", "k"]},
+            {
+                "type": "object",
+                "properties": {"a": {"type": "string"}, "k": {"type": "string"}},
+                "required": ["a", "k"],
+            },
             {"type": "object", "properties": {"b": {"type": "string"}}, "required": ["b", "k"]},
         ]
     }

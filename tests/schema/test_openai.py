@@ -32,7 +32,11 @@ def test_array_without_items_gets_empty_items() -> None:
 
 
 def test_prefix_items_become_an_items_union() -> None:
-    node = {"type": "array", "prefixItems": [{"type": "number"}, {"type": "string"}], "items": False}
+    node = {
+        "type": "array",
+        "prefixItems": [{"type": "number"}, {"type": "string"}],
+        "items": False,
+    }
     assert prop(node) == {
         "type": "array",
         "items": {"anyOf": [{"type": "number"}, {"type": "string"}]},
@@ -42,7 +46,11 @@ def test_prefix_items_become_an_items_union() -> None:
 
 
 def test_uniform_prefix_items_are_lossless() -> None:
-    node = {"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}], "items": False}
+    node = {
+        "type": "array",
+        "prefixItems": [{"type": "number"}, {"type": "number"}],
+        "items": False,
+    }
     result = clean_schema({"type": "object", "properties": {"p": node}}, "openai")
     assert result.schema["properties"]["p"] == {
         "type": "array",
@@ -83,7 +91,10 @@ def test_root_not_moves_into_the_description() -> None:
 
 
 def test_nested_not_passes() -> None:
-    assert prop({"type": "string", "not": {"const": "x"}}) == {"type": "string", "not": {"const": "x"}}
+    assert prop({"type": "string", "not": {"const": "x"}}) == {
+        "type": "string",
+        "not": {"const": "x"},
+    }
 
 
 def test_nested_one_of_and_all_of_pass() -> None:
@@ -106,7 +117,9 @@ def test_unused_defs_are_pruned() -> None:
 
 
 def test_external_ref_is_an_error() -> None:
-    result = clean_schema({"type": "object", "properties": {"a": {"$ref": "https://x/y"}}}, "openai")
+    result = clean_schema(
+        {"type": "object", "properties": {"a": {"$ref": "https://x/y"}}}, "openai"
+    )
     assert [n.code for n in result.errors] == ["ref-external"]
 
 

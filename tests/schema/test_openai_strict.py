@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from toolc.schema import CleanedSchema, check_openai_strict, clean_schema
 
 
@@ -122,8 +121,35 @@ def test_single_member_all_of_is_unwrapped() -> None:
     assert result.schema["properties"]["p"] == {"description": "d", "type": "string"}
 
 
+def test_one_unmergeable_all_of_member_becomes_a_single_any_of() -> None:
+    node = {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+        "allOf": [{"$ref": "#/$defs/T"}],
+    }
+    schema = {
+        "type": "object",
+        "properties": {"p": node},
+        "required": ["p"],
+        "$defs": {
+            "T": {
+                "type": "object",
+                "properties": {"t": {"$ref": "#/$defs/T"}},
+                "required": ["t"],
+                "additionalProperties": False,
+            }
+        },
+    }
+    result = strict(schema)
+    assert result.strict
+    assert result.schema["properties"]["p"]["anyOf"] == [{"$ref": "#/$defs/T"}]
+
+
 def test_conflicting_all_of_falls_back() -> None:
-    assert fell_back({"allOf": [{"type": "string"}, {"type": "integer"}]})
+    assert fell_back(
+        {"allOf": [{"type": "string"}, {"minLength": 1}, {"type": "integer"}, {"type": "boolean"}]}
+    )
 
 
 def test_null_default_is_dropped() -> None:
@@ -216,7 +242,10 @@ def test_ref_with_siblings_is_wrapped() -> None:
     }
     result = strict(schema)
     assert result.strict
-    assert result.schema["properties"]["p"] == {"anyOf": [{"$ref": "#/$defs/A"}], "description": "d"}
+    assert result.schema["properties"]["p"] == {
+        "anyOf": [{"$ref": "#/$defs/A"}],
+        "description": "d",
+    }
 
 
 def test_non_defs_pointer_is_inlined() -> None:
@@ -250,17 +279,28 @@ def test_recursive_defs_stay_strict() -> None:
 
 def test_any_of_objects_get_distinct_first_keys() -> None:
     branches = [
-        {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
-         "required": ["a", "b"]},
-        {"type": "object", "properties": {"a": {"type": "string"}, "c": {"type": "string"}},
-         "required": ["a", "c"]},
+        {
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+            "required": ["a", "b"],
+        },
+        {
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "c": {"type": "string"}},
+            "required": ["a", "c"],
+        },
     ]
     out = prop({"anyOf": branches})
     assert [list(b["properties"]) for b in out["anyOf"]] == [["a", "b"], ["c", "a"]]
 
 
 def test_root_union_flattening_is_lossy_so_not_strict() -> None:
-    schema = {"anyOf": [{"properties": {"a": {"type": "string"}}}, {"properties": {"b": {"type": "string"}}}]}
+    schema = {
+        "anyOf": [
+            {"properties": {"a": {"type": "string"}}},
+            {"properties": {"b": {"type": "string"}}},
+        ]
+    }
     assert not strict(schema).strict
 
 
@@ -326,7 +366,10 @@ def test_checker_reports_root_union() -> None:
 def test_checker_reports_ref_siblings_and_pointer_refs() -> None:
     schema = {
         "type": "object",
-        "properties": {"a": {"$ref": "#/properties/b", "description": "x"}, "b": {"type": "string"}},
+        "properties": {
+            "a": {"$ref": "#/properties/b", "description": "x"},
+            "b": {"type": "string"},
+        },
         "required": ["a", "b"],
         "additionalProperties": False,
     }

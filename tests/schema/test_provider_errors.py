@@ -10,17 +10,22 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-
 from toolc.schema import clean_schema, lint_tool_list, tool_envelope
 
 
-def raw_envelope(dialect: str, schema: Any, *, name: str = "tool", strict: bool = False) -> dict[str, Any]:
+def raw_envelope(
+    dialect: str, schema: Any, *, name: str = "tool", strict: bool = False
+) -> dict[str, Any]:
     """An envelope holding `schema` exactly as given (not cleaned)."""
     if dialect in ("openai", "openai-strict"):
         fn = {"name": name, "description": "d", "parameters": schema, "strict": strict}
         return {"type": "function", "function": fn}
-    key = {"anthropic": "input_schema", "gemini": "parameters", "gemini-json": "parametersJsonSchema",
-           "mcp": "inputSchema"}[dialect]
+    key = {
+        "anthropic": "input_schema",
+        "gemini": "parameters",
+        "gemini-json": "parametersJsonSchema",
+        "mcp": "inputSchema",
+    }[dialect]
     return {"name": name, "description": "d", key: schema}
 
 
@@ -48,77 +53,205 @@ def props(**properties: Any) -> dict[str, Any]:
 
 
 REPAIRED = [
-    Case(1, "openai-strict",
-         {**props(params={"type": "string"}), "additionalProperties": False},
-         "'required' is required to be supplied and to be an array including every key in "
-         "properties. Missing 'params'.", strict=True),
-    Case(2, "openai-strict",
-         {**props(value={"type": "object", "properties": {"a": {"type": "string"}},
-                         "required": ["a"]}), "required": ["value"], "additionalProperties": False},
-         "In context=('properties', 'value'), 'additionalProperties' is required to be supplied "
-         "and to be false.", strict=True),
-    Case(3, "openai", props(paths={"type": "array"}),
-         "In context=('properties', 'paths'), array schema missing items."),
-    Case(4, "openai",
-         props(figsize={"anyOf": [{"type": "array", "prefixItems": [{"type": "number"}] * 2},
-                                  {"type": "null"}]}),
-         "In context=('properties', 'figsize', 'anyOf', '0'), array schema missing items."),
+    Case(
+        1,
+        "openai-strict",
+        {**props(params={"type": "string"}), "additionalProperties": False},
+        "'required' is required to be supplied and to be an array including every key in "
+        "properties. Missing 'params'.",
+        strict=True,
+    ),
+    Case(
+        2,
+        "openai-strict",
+        {
+            **props(
+                value={"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+            ),
+            "required": ["value"],
+            "additionalProperties": False,
+        },
+        "In context=('properties', 'value'), 'additionalProperties' is required to be supplied "
+        "and to be false.",
+        strict=True,
+    ),
+    Case(
+        3,
+        "openai",
+        props(paths={"type": "array"}),
+        "In context=('properties', 'paths'), array schema missing items.",
+    ),
+    Case(
+        4,
+        "openai",
+        props(
+            figsize={
+                "anyOf": [
+                    {"type": "array", "prefixItems": [{"type": "number"}] * 2},
+                    {"type": "null"},
+                ]
+            }
+        ),
+        "In context=('properties', 'figsize', 'anyOf', '0'), array schema missing items.",
+    ),
     Case(5, "openai", {"type": "object"}, "In context=(), object schema missing properties."),
-    Case(6, "openai", {"anyOf": [props(a={"type": "string"}), props(b={"type": "string"})]},
-         "schema must have type 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/'not' at "
-         "the top level"),
-    Case(7, "openai-strict",
-         {**props(method_name_filter={"description": "x"}), "required": ["method_name_filter"],
-          "additionalProperties": False},
-         "In context=('properties', 'method_name_filter'), schema must have a 'type' key.",
-         strict=True),
-    Case(9, "openai-strict",
-         {**props(placeholder={"type": "string", "default": "x"}), "required": ["placeholder"],
-          "additionalProperties": False},
-         "In context=('properties', 'placeholder'), 'default' is not permitted.", strict=True),
-    Case(10, "openai-strict",
-         {**props(u={"anyOf": [
-             {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
-              "required": ["a", "b"], "additionalProperties": False},
-             {"type": "object", "properties": {"a": {"type": "string"}, "c": {"type": "string"}},
-              "required": ["a", "c"], "additionalProperties": False}]}),
-          "required": ["u"], "additionalProperties": False},
-         "Objects provided via 'anyOf' must not share identical first keys", strict=True),
-    Case(14, "openai-strict",
-         {**props(tags={"type": "array", "items": {"type": "string"}, "uniqueItems": True}),
-          "required": ["tags"], "additionalProperties": False},
-         "'uniqueItems' is not permitted.", strict=True),
-    Case(15, "anthropic", {"oneOf": [props(a={"type": "string"}), props(b={"type": "string"})]},
-         "not have 'oneOf'/'anyOf'/'allOf'"),
-    Case(16, "anthropic", props(n={"type": "number", "minimum": 0, "exclusiveMinimum": True}),
-         "JSON schema is invalid (draft 2020-12): True is not of type 'number'."),
+    Case(
+        6,
+        "openai",
+        {"anyOf": [props(a={"type": "string"}), props(b={"type": "string"})]},
+        "schema must have type 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/'not' at "
+        "the top level",
+    ),
+    Case(
+        7,
+        "openai-strict",
+        {
+            **props(method_name_filter={"description": "x"}),
+            "required": ["method_name_filter"],
+            "additionalProperties": False,
+        },
+        "In context=('properties', 'method_name_filter'), schema must have a 'type' key.",
+        strict=True,
+    ),
+    Case(
+        9,
+        "openai-strict",
+        {
+            **props(placeholder={"type": "string", "default": "x"}),
+            "required": ["placeholder"],
+            "additionalProperties": False,
+        },
+        "In context=('properties', 'placeholder'), 'default' is not permitted.",
+        strict=True,
+    ),
+    Case(
+        10,
+        "openai-strict",
+        {
+            **props(
+                u={
+                    "anyOf": [
+                        {
+                            "type": "object",
+                            "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+                            "required": ["a", "b"],
+                            "additionalProperties": False,
+                        },
+                        {
+                            "type": "object",
+                            "properties": {"a": {"type": "string"}, "c": {"type": "string"}},
+                            "required": ["a", "c"],
+                            "additionalProperties": False,
+                        },
+                    ]
+                }
+            ),
+            "required": ["u"],
+            "additionalProperties": False,
+        },
+        "Objects provided via 'anyOf' must not share identical first keys",
+        strict=True,
+    ),
+    Case(
+        14,
+        "openai-strict",
+        {
+            **props(tags={"type": "array", "items": {"type": "string"}, "uniqueItems": True}),
+            "required": ["tags"],
+            "additionalProperties": False,
+        },
+        "'uniqueItems' is not permitted.",
+        strict=True,
+    ),
+    Case(
+        15,
+        "anthropic",
+        {"oneOf": [props(a={"type": "string"}), props(b={"type": "string"})]},
+        "not have 'oneOf'/'anyOf'/'allOf'",
+    ),
+    Case(
+        16,
+        "anthropic",
+        props(n={"type": "number", "minimum": 0, "exclusiveMinimum": True}),
+        "JSON schema is invalid (draft 2020-12): True is not of type 'number'.",
+    ),
     Case(17, "anthropic", {"properties": {"a": {"type": "string"}}}, "Field required"),
-    Case(21, "gemini", props(kind={"anyOf": [{"const": "circle"}, {"const": "square"}]}),
-         'Unknown name "const"'),
-    Case(22, "gemini", {"$schema": "https://json-schema.org/draft/2020-12/schema",
-                        **props(m={"type": "object", "additionalProperties": True,
-                                   "propertyNames": {"pattern": "^a"}})},
-         'Unknown name "$schema"'),
-    Case(23, "gemini", props(tags={"type": ["array", "null"], "items": {"type": "string"}}),
-         "Proto field is not repeating, cannot start list."),
-    Case(24, "gemini", props(accountability={"type": "integer", "enum": [1, 2]}),
-         "enum: only allowed for STRING type"),
-    Case(25, "gemini", props(url={"type": "string", "format": "uri"}),
-         "only 'enum' and 'date-time' are supported for STRING type"),
-    Case(26, "gemini", props(params={"type": "object", "properties": {}}),
-         "properties: should be non-empty for OBJECT type."),
+    Case(
+        21,
+        "gemini",
+        props(kind={"anyOf": [{"const": "circle"}, {"const": "square"}]}),
+        'Unknown name "const"',
+    ),
+    Case(
+        22,
+        "gemini",
+        {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            **props(
+                m={
+                    "type": "object",
+                    "additionalProperties": True,
+                    "propertyNames": {"pattern": "^a"},
+                }
+            ),
+        },
+        'Unknown name "$schema"',
+    ),
+    Case(
+        23,
+        "gemini",
+        props(tags={"type": ["array", "null"], "items": {"type": "string"}}),
+        "Proto field is not repeating, cannot start list.",
+    ),
+    Case(
+        24,
+        "gemini",
+        props(accountability={"type": "integer", "enum": [1, 2]}),
+        "enum: only allowed for STRING type",
+    ),
+    Case(
+        25,
+        "gemini",
+        props(url={"type": "string", "format": "uri"}),
+        "only 'enum' and 'date-time' are supported for STRING type",
+    ),
+    Case(
+        26,
+        "gemini",
+        props(params={"type": "object", "properties": {}}),
+        "properties: should be non-empty for OBJECT type.",
+    ),
     Case(27, "gemini", props(system_tools={"type": "array"}), "items: missing field."),
     Case(29, "gemini", props(kind={"type": "enum", "enum": ["a", "b"]}), "Invalid value at"),
-    Case(30, "gemini-json",
-         {**props(q={"$ref": "#/$defs/QuestionOption", "type": "object"}),
-          "$defs": {"QuestionOption": {"type": "object", "properties": {"x": {"type": "string"}}}}},
-         "$ref '#/$defs/QuestionOption' was set alongside unsupported fields"),
-    Case(32, "gemini-json", props(a={"type": "string", "title": "A"}),
-         "title is not allowed (MALFORMED_FUNCTION_CALL)"),
-    Case(32, "gemini", props(a={"type": "STRING", "title": "A"}),
-         "title is not allowed (MALFORMED_FUNCTION_CALL)"),
-    Case(33, "gemini", {"properties": {"a": {"type": "string"}}},
-         "functionDeclaration parameters schema should be of type OBJECT."),
+    Case(
+        30,
+        "gemini-json",
+        {
+            **props(q={"$ref": "#/$defs/QuestionOption", "type": "object"}),
+            "$defs": {
+                "QuestionOption": {"type": "object", "properties": {"x": {"type": "string"}}}
+            },
+        },
+        "$ref '#/$defs/QuestionOption' was set alongside unsupported fields",
+    ),
+    Case(
+        32,
+        "gemini-json",
+        props(a={"type": "string", "title": "A"}),
+        "title is not allowed (MALFORMED_FUNCTION_CALL)",
+    ),
+    Case(
+        32,
+        "gemini",
+        props(a={"type": "STRING", "title": "A"}),
+        "title is not allowed (MALFORMED_FUNCTION_CALL)",
+    ),
+    Case(
+        33,
+        "gemini",
+        {"properties": {"a": {"type": "string"}}},
+        "functionDeclaration parameters schema should be of type OBJECT.",
+    ),
 ]
 
 
@@ -167,7 +300,9 @@ def test_13_description_too_long() -> None:
 
 def test_18_duplicate_names() -> None:
     envelopes = [raw_envelope("anthropic", props(), name="read")] * 2
-    assert lint_messages("anthropic", envelopes) == ["Tool names must be unique ('read' appears 2 times)."]
+    assert lint_messages("anthropic", envelopes) == [
+        "Tool names must be unique ('read' appears 2 times)."
+    ]
 
 
 def test_31_36_unresolved_refs_are_reported() -> None:
@@ -181,14 +316,17 @@ def test_31_36_unresolved_refs_are_reported() -> None:
 def test_anthropic_strict_limits() -> None:
     optional = props(**{f"o{i}": {"type": "string"} for i in range(25)})
     env = {**raw_envelope("anthropic", {**optional, "additionalProperties": False}), "strict": True}
-    assert lint_messages("anthropic", [env]) == [
-        "25 optional parameters in strict tools > 24."
-    ]
+    assert lint_messages("anthropic", [env]) == ["25 optional parameters in strict tools > 24."]
     recursive = {
         **props(t={"$ref": "#/$defs/T"}),
         "additionalProperties": False,
-        "$defs": {"T": {"type": "object", "properties": {"c": {"$ref": "#/$defs/T"}},
-                        "additionalProperties": False}},
+        "$defs": {
+            "T": {
+                "type": "object",
+                "properties": {"c": {"$ref": "#/$defs/T"}},
+                "additionalProperties": False,
+            }
+        },
     }
     env = {**raw_envelope("anthropic", recursive), "strict": True}
     assert [v.code for v in lint_tool_list("anthropic", [env])] == ["anthropic-strict-recursion"]
@@ -204,3 +342,11 @@ def test_missing_schema_is_reported_where_required() -> None:
     env = {"name": "t", "description": "d"}
     assert lint_messages("anthropic", [env]) == ["input_schema: Field required."]
     assert lint_messages("gemini", [env]) == []
+
+
+def test_gemini_parameters_and_json_schema_together_are_reported() -> None:
+    env = {
+        **raw_envelope("gemini", {"type": "OBJECT", "properties": {"a": {"type": "STRING"}}}),
+        "parametersJsonSchema": {"type": "object"},
+    }
+    assert [v.code for v in lint_tool_list("gemini", [env])] == ["schema-conflict"]

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-
 from toolc.schema import (
     DIALECTS,
     check_openai_strict,
@@ -29,8 +28,13 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "type": "object",
         "properties": {"item": {"$ref": "#/$defs/Item"}},
         "required": ["item"],
-        "$defs": {"Item": {"type": "object", "properties": {"id": {"type": "integer"}},
-                           "required": ["id"]}},
+        "$defs": {
+            "Item": {
+                "type": "object",
+                "properties": {"id": {"type": "integer"}},
+                "required": ["id"],
+            }
+        },
     },
     "C-format-pattern": {
         "type": "object",
@@ -53,8 +57,12 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "G-recursive": {
         "type": "object",
         "properties": {"tree": {"$ref": "#/$defs/Node"}},
-        "$defs": {"Node": {"type": "object", "properties": {
-            "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}},
+        "$defs": {
+            "Node": {
+                "type": "object",
+                "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+            }
+        },
     },
     "grep": {
         "type": "object",
@@ -72,15 +80,23 @@ SAMPLES: dict[str, dict[str, Any]] = {
     },
     "todo": {
         "type": "object",
-        "properties": {"todos": {"type": "array", "items": {
-            "type": "object",
-            "properties": {
-                "content": {"type": "string", "minLength": 1},
-                "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
-            },
-            "required": ["content", "status"],
-            "additionalProperties": False,
-        }}},
+        "properties": {
+            "todos": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "content": {"type": "string", "minLength": 1},
+                        "status": {
+                            "type": "string",
+                            "enum": ["pending", "in_progress", "completed"],
+                        },
+                    },
+                    "required": ["content", "status"],
+                    "additionalProperties": False,
+                },
+            }
+        },
         "required": ["todos"],
         "additionalProperties": False,
     },
@@ -124,8 +140,15 @@ def test_strict_results_pass_the_strict_checker(sample: str) -> None:
 def test_strict_decisions_per_sample() -> None:
     strict = {s for s in SAMPLES if clean_schema(SAMPLES[s], "openai-strict").strict}
     # A loses its root union, F its default (both would be lossy in strict mode).
-    assert strict == {"B-ref-defs", "C-format-pattern", "D-const", "E-type-list", "G-recursive",
-                      "grep", "todo"}
+    assert strict == {
+        "B-ref-defs",
+        "C-format-pattern",
+        "D-const",
+        "E-type-list",
+        "G-recursive",
+        "grep",
+        "todo",
+    }
 
 
 # --- google-genai
@@ -142,7 +165,7 @@ def test_google_genai_accepts_gemini_declarations(sample: str) -> None:
 def test_google_genai_rejects_the_raw_samples(sample: str) -> None:
     types = pytest.importorskip("google.genai.types")
     raw = {"name": "tool_1", "parameters": SAMPLES[sample]}
-    with pytest.raises(Exception):  # noqa: B017,PT011 - ValidationError, or the SDK's crash on lists
+    with pytest.raises(Exception):  # noqa: B017 - ValidationError, or the SDK crashes on lists
         types.FunctionDeclaration.model_validate(raw)
 
 

@@ -9,6 +9,7 @@ shared mutable state is caches whose entries are immutable and recomputable).
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import re
@@ -27,13 +28,14 @@ __all__ = [
     "resolve",
     "resolve_uncached",
     "tool_definitions",
+    "validate_args",
 ]
 
 PACKAGE_NAME: Final = "toolc_runtime"
 TOOLC_VERSION: Final = "0.1.0"
 _DATA_SHA256: Final[Mapping[str, str]] = {
     "bundles.json": "48aad05d5b0b39d6cd3f3f779a30bba6b00c3ac3d3cbe004f032578838b85984",
-    "catalog.json": "1a459018437a9151d0528aac38019fa33af135d3b1d8ec906494fe15e044e987",
+    "catalog.json": "f216922c9cecaf270227b39aa2b64a820e6302acb342b00d45642ad7317761c8",
     "tables.json": "e9c207750daea6233b4031a193da670b29ab85e3ff3f41a5b5395dc9cadb1737",
 }
 _HERE: Final = os.path.dirname(os.path.abspath(__file__))
@@ -75,6 +77,7 @@ class ToolDefinition(NamedTuple):
     groups: tuple[str, ...]
     param_aliases: Mapping[str, str]
     wire_names: Mapping[str, str]
+    model: str  # the pydantic model class in ``models.py`` (see validate_args)
 
 
 class ToolSet:
@@ -131,6 +134,7 @@ def _definition(raw: Mapping[str, Any]) -> ToolDefinition:
         groups=tuple(raw["groups"]),
         param_aliases=MappingProxyType(dict(raw["paramAliases"])),
         wire_names=MappingProxyType(dict(raw["wireNames"])),
+        model=raw["model"],
     )
 
 
@@ -693,6 +697,7 @@ def decode_call(  # noqa: PLR0913 - provider and model select the dialect
     *,
     dialect: str | None = None,
     toolset: ToolSet | None = None,
+    validate: bool = True,
 ) -> tuple[str, dict[str, Any]]:
     """A provider's tool call -> (canonical tool name, the tool's own arguments).
 
@@ -701,7 +706,8 @@ def decode_call(  # noqa: PLR0913 - provider and model select the dialect
 
     Maps the wire name back (case-insensitively, first match, like OpenClaw), reverses Gemini
     property renames and strict-mode nullables, maps parameter aliases to their canonical
-    names and checks required groups (ValueError with OpenClaw's messages).
+    names and checks required groups (ValueError with OpenClaw's messages), then validates
+    the arguments with the tool's generated model (``validate_args``; needs pydantic).
     """
     chosen = dialect or dialect_for(provider, model)
     bundle = _bundles()["dialects"][chosen]
@@ -718,7 +724,20 @@ def decode_call(  # noqa: PLR0913 - provider and model select the dialect
     shim = _bundles()["aliases"].get(name)
     if shim is not None:
         args = _normalize_aliases(args, shim, name)
+    if validate:
+        validate_args(name, args)
     return name, args
+
+
+def validate_args(name: str, arguments: Mapping[str, Any]) -> Any:
+    """Validate a tool's own arguments with its pydantic model from ``models.py``.
+
+    Returns the model instance; raises pydantic's ValidationError (a ValueError). pydantic is
+    imported on first use only: the rest of the runtime needs nothing but the standard library.
+    """
+    models = importlib.import_module(f"{__name__}.models")
+    model = getattr(models, _definitions()[name].model)
+    return model.model_validate(dict(arguments))
 
 
 def _normalize_aliases(args: dict[str, Any], shim: Mapping[str, Any], tool: str) -> dict[str, Any]:
