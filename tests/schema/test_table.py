@@ -1,0 +1,16 @@
+"""The README's keyword x dialect table is the one the cleaner produces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from toolc.schema.table import keyword_table
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_readme_keyword_table_is_current() -> None:
+    text = README.read_text("utf-8")
+    start = text.index("<!-- keyword-table -->\n") + len("<!-- keyword-table -->\n")
+    end = text.index("<!-- /keyword-table -->")
+    assert text[start:end] == keyword_table(), "run: python -m toolc.schema.table"
