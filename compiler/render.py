@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from collections.abc import Callable, Mapping
 from importlib import resources
@@ -13,6 +14,7 @@ import jinja2
 from . import __version__
 from .analyze import Resolved
 from .bundles import Bundles
+from .schema.aliases import normalize_call_args
 from .schema.models import model_class_name
 from .tables import Tables
 
@@ -73,7 +75,8 @@ def render(resolved: Resolved, tables: Tables, bundles: Bundles, models: str | N
             "bundles.json": dump_compact(bundles.data)}
     hashes = sorted((name, sha256(text)) for name, text in data.items())
     runtime = environment().get_template("runtime.py.jinja").render(
-        package_name=package, toolc_version=__version__, hashes=hashes)
+        package_name=package, toolc_version=__version__, hashes=hashes,
+        normalize_call_args_source=inspect.getsource(normalize_call_args).rstrip())
     files = {f"{package}/{name}": text for name, text in data.items()}
     files[f"{package}/__init__.py"] = runtime
     files[f"{package}/py.typed"] = ""

@@ -13,7 +13,7 @@ import importlib
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
@@ -723,7 +723,8 @@ def decode_call(  # noqa: PLR0913 - provider and model select the dialect
         args = _decode_value(args, "", decode)
     shim = _bundles()["aliases"].get(name)
     if shim is not None:
-        args = _normalize_aliases(args, shim, name)
+        groups = [(label, tuple(keys)) for label, keys in shim["groups"]]
+        args = normalize_call_args(args, shim["map"], groups, name, allow_empty=shim["allowEmpty"])
     if validate:
         validate_args(name, args)
     return name, args
@@ -740,15 +741,32 @@ def validate_args(name: str, arguments: Mapping[str, Any]) -> Any:
     return model.model_validate(dict(arguments))
 
 
-def _normalize_aliases(args: dict[str, Any], shim: Mapping[str, Any], tool: str) -> dict[str, Any]:
+# Rendered from toolc.schema.aliases (one implementation for the compiler and the runtime).
+def normalize_call_args(
+    args: object,
+    aliases: Mapping[str, str],
+    groups: Sequence[tuple[str, tuple[str, ...]]],
+    tool_name: str,
+    *,
+    allow_empty: Collection[str] = (),
+) -> dict[str, Any]:
+    """Map alias keys to their canonical key (when the canonical is missing or null), then
+    check the required groups. Raises ValueError with OpenClaw's messages.
+
+    Self-contained (stdlib only, no module globals) so it can be copied into a generated
+    runtime. `allow_empty` names groups (label or canonical key) that accept an empty string
+    (an edit may replace text with nothing); otherwise a blank string satisfies no group.
+    """
+    if not isinstance(args, dict):
+        raise ValueError(f"Missing parameters for {tool_name}")
     out = dict(args)
-    for alias, canonical in shim["map"].items():
+    for alias, canonical in aliases.items():
         if alias in out and out.get(canonical) is None:
             out[canonical] = out.pop(alias)
     missing = []
-    for label, keys in shim["groups"]:
+    for label, keys in groups:
         values = [out[k] for k in keys if out.get(k) is not None]
-        blank_ok = any(k in shim["allowEmpty"] for k in keys)
+        blank_ok = label in allow_empty or keys[0] in allow_empty
         if not any(not isinstance(v, str) or blank_ok or v.strip() for v in values):
             missing.append(label)
     if len(missing) == 1:
