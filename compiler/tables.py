@@ -14,6 +14,7 @@ means the layer never strips.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -365,7 +366,11 @@ class TableBuilder:
             "gates": self.gates,
             "agents": agents, "default_agent": default_agent, "agent_records": records,
             "global_bp": global_bp, "provider_profiles": self.provider_profiles(),
-            "channels": self.channels(),
+            # One JSON string per channel: the runtime parses a channel on first use, so
+            # importing stays fast with thousands of groups.
+            "channels": {name: json.dumps(ch, sort_keys=True, separators=(",", ":"),
+                                          ensure_ascii=False)
+                         for name, ch in self.channels().items()},
             "subagent": {"stacks": subagent, "max_spawn_depth": self.r.max_spawn_depth},
         }
         # Dotted strings, not nested lists: the runtime parses them lazily (fast imports).

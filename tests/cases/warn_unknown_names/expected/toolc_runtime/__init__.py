@@ -244,9 +244,8 @@ _NON_OWNER: Final = _bits(_T["masks"]["non_owner"])
 _AGENTS: Final[dict[str, int]] = _T["agents"]
 _DEFAULT_AGENT: Final = _agent_at(_T["default_agent"])
 _GLOBAL_BP: Final = {k: _provider_entry(v) for k, v in _T["global_bp"].items()}
-_PROVIDER_PROFILES: Final[list[list[Stack | None]]] = [
-    [None if s < 0 else _stack(s) for s in row] for row in _T["provider_profiles"]
-]
+# [profile][alsoAllow choice + 1] -> stack index, -1 for no step (decoded on use)
+_PROVIDER_PROFILES: Final[list[list[int]]] = _T["provider_profiles"]
 Gate = tuple[int, frozenset[str] | None, tuple[frozenset[str], ...], frozenset[str] | None]
 _GATES: Final[list[Gate]] = [
     (
@@ -258,11 +257,25 @@ _GATES: Final[list[Gate]] = [
     for g in _T["gates"]
 ]
 _MISSING: Final = object()
-# channel -> {"groups": GROUP_MAP | None, "accounts": {id: GROUP_MAP | None}, "accounts_folded"}
+# channel -> JSON text (parsed on first use) of
+# {"groups": GROUP_MAP | None, "accounts": {id: GROUP_MAP | None}, "accounts_folded": ...}
 # GROUP_MAP = {"exact": {id: ENTRY}, "folded": {lowercased id: ENTRY}} where "folded" holds
 # only ids whose first definition is not already lowercase; ENTRY = [tools stack] or
 # [tools stack, id bucket, e164 bucket, username bucket, name bucket, wildcard stack].
-_CHANNELS: Final[dict[str, dict[str, Any]]] = _T["channels"]
+_RAW_CHANNELS: Final[dict[str, str]] = _T["channels"]
+_CHANNELS: Final[dict[str, dict[str, Any]]] = {}
+
+
+def _channel(name: str) -> dict[str, Any] | None:
+    channel = _CHANNELS.get(name)
+    if channel is None:
+        raw = _RAW_CHANNELS.get(name)
+        if raw is None:
+            return None
+        channel = _CHANNELS[name] = json.loads(raw)
+    return channel
+
+
 _SUBAGENT_NONLEAF: Final = _stack(_T["subagent"]["stacks"][0])
 _SUBAGENT_LEAF: Final = _stack(_T["subagent"]["stacks"][1])
 _LEAF_DEPTH: Final = max(1, int(_T["subagent"]["max_spawn_depth"]))
@@ -385,7 +398,7 @@ def _group_stack(
     account_id: str | None,
     sender: tuple[str | None, str | None, str | None, str | None],
 ) -> Stack | None:
-    ch = _CHANNELS.get(channel)
+    ch = _channel(channel)
     if ch is None:
         return None
     gmap = ch["groups"]
@@ -480,8 +493,8 @@ def _provider_stacks(
         also = ge.also if also < 0 else also
     if profile >= 0:
         chosen = _PROVIDER_PROFILES[profile][also + 1]
-        if chosen is not None:
-            stacks.append(chosen)
+        if chosen >= 0:
+            stacks.append(_stack(chosen))
 
 
 def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
