@@ -247,10 +247,9 @@ def analyze(defs: Definitions, diags: Diagnostics) -> Resolved | None:
     a.profiles()
     a.agents()
     a.senders()
-    for name, (members, _) in sources.items():
-        a.check_names([EntryList(items=tuple(members), pos=defs.groups[0].pos if defs.groups
-                                 else members[0].pos)], all_names, set(sources), set(),
-                      f" in {name}")
+    for name, (members, pos) in sources.items():
+        a.check_names([EntryList(items=tuple(members), pos=pos)], all_names, set(sources),
+                      set(), f" in {name}")
     a.check_names(_all_policy_lists(defs), all_names, set(sources), plugin_ids, "")
     plugin_tools: dict[str, list[str]] = {}
     for tool in tools:

@@ -40,8 +40,6 @@ SAMPLES: Final[dict[str, dict[str, Any]]] = {
     "not": {"type": "string", "not": {"const": "x"}},
     "$ref to $defs": {"$ref": "#/$defs/D"},
 }
-NAMES: Final = {"pass": "pass", "strip": "strip", "convert": "convert",
-                "describe": "describe", "error": "error"}
 
 
 def classify(label: str, dialect: str) -> str:
