@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -13,7 +14,7 @@ from .analyze import Resolved, analyze
 from .bundles import build_bundles
 from .diagnostics import DefinitionsError, Diagnostic, Diagnostics
 from .frontend import load_definitions
-from .render import DEFAULT_PACKAGE, render
+from .render import DEFAULT_PACKAGE, dump_json, render
 from .schema.models import generate_models
 from .tables import build_tables
 from .writer import matches_disk, publish
@@ -108,22 +109,20 @@ def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "bu
     defs, out = Path(definitions_dir), Path(out_dir)
     if not package_name.isidentifier():
         raise ValueError(f"--package-name must be a Python identifier, got {package_name!r}")
-    digest = inputs_digest(defs, package=package_name, strict=strict)
-    if not force and matches_disk(out, digest):
+    if not force and matches_disk(out, inputs_digest(defs, package=package_name, strict=strict)):
         return BuildResult(out_dir=out, files=(), diagnostics=(), counts={}, up_to_date=True)
-    files, diagnostics, counts = compile_files(defs, package=package_name, strict=strict)
-    files = stamp_inputs(files, digest)
+    files, diagnostics, counts = stamped_files(defs, package=package_name, strict=strict)
     publish(files, out)
     return BuildResult(out_dir=out, files=tuple(sorted(files)), diagnostics=tuple(diagnostics),
                        counts=counts, up_to_date=False)
 
 
-def stamp_inputs(files: dict[str, str], digest: str) -> dict[str, str]:
-    """Record the inputs digest in the manifest (kept out of render: it is about the disk)."""
-    import json  # noqa: PLC0415
-
-    from .render import dump_json  # noqa: PLC0415
-
+def stamped_files(definitions_dir: Path, *, package: str, strict: bool
+                  ) -> tuple[dict[str, str], list[Diagnostic], dict[str, int]]:
+    """``compile_files`` with the inputs digest recorded in the manifest: exactly what
+    ``build`` writes (and what ``build --check`` compares). The digest is kept out of render
+    because it is about the files on disk, not the definitions' meaning."""
+    files, diagnostics, counts = compile_files(definitions_dir, package=package, strict=strict)
     manifest = json.loads(files["manifest.json"])
-    manifest["inputs_sha256"] = digest
-    return {**files, "manifest.json": dump_json(manifest)}
+    manifest["inputs_sha256"] = inputs_digest(definitions_dir, package=package, strict=strict)
+    return {**files, "manifest.json": dump_json(manifest)}, diagnostics, counts

@@ -17,7 +17,7 @@ from typing import Any
 from .analyze import Resolved
 from .diagnostics import Diagnostics
 from .model import ToolDef
-from .names import normalize_key
+from .names import model_key, normalize_key
 from .reference import ReferenceInterpreter
 from .schema import (
     DIALECTS,
@@ -69,7 +69,7 @@ def dialect_for(provider: str | None, model: str | None, entries: Mapping[str, s
     """The schema dialect of a provider/model (the runtime implements the same rule)."""
     p, m = normalize_key(provider), normalize_key(model)
     if p and m:
-        full = m if "/" in m else f"{p}/{m}"
+        full = model_key(p, m)
         if full in entries:
             return entries[full]
     if p in entries:

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import click
 
 from .api import build as api_build
-from .api import compile_files, resolve_definitions
+from .api import resolve_definitions, stamped_files
 from .api import validate as api_validate
 from .bundles import build_bundles
 from .context import CONTEXT_KEYS
@@ -86,11 +86,8 @@ def build(defs: Path, out: Path, strict: bool, package_name: str, check: bool,
     if not package_name.isidentifier():
         raise click.BadParameter("must be a Python identifier", param_hint="--package-name")
     if check:
-        files, diagnostics, _ = compile_files(defs, package=package_name, strict=strict)
+        files, diagnostics, _ = stamped_files(defs, package=package_name, strict=strict)
         _print_diagnostics(diagnostics)
-        from .api import inputs_digest, stamp_inputs  # noqa: PLC0415
-
-        files = stamp_inputs(files, inputs_digest(defs, package=package_name, strict=strict))
         stale = diff_disk(files, out)
         for rel in stale:
             click.echo(f"{out.as_posix()}/{rel}: stale", err=True)

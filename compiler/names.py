@@ -27,6 +27,12 @@ def normalize_agent_id(raw: str | None) -> str:
     return value or DEFAULT_AGENT_ID
 
 
+def model_key(provider: str, model: str) -> str:
+    """The byProvider/providers key of a model (section 5.3 CLASSIC): ``provider/model``, or
+    the model id itself when it already contains ``/`` (normalized inputs)."""
+    return model if "/" in model else f"{provider}/{model}"
+
+
 def normalize_key(raw: str | None) -> str:
     """Provider, model, channel and byProvider keys: trimmed and lowercased."""
     return (raw or "").strip().lower()

@@ -16,7 +16,13 @@ from .analyze import PLUGINS_GROUP, Resolved
 from .context import Context, parse_session_key
 from .diagnostics import BUILTIN
 from .model import AgentDef, Entry, GroupConfig, ProviderPolicy, SenderRule, ToolDef
-from .names import DEFAULT_AGENT_ID, normalize_agent_id, normalize_key, normalize_tool_name
+from .names import (
+    DEFAULT_AGENT_ID,
+    model_key,
+    normalize_agent_id,
+    normalize_key,
+    normalize_tool_name,
+)
 from .policy import (
     LayerPolicy,
     is_leaf,
@@ -314,7 +320,7 @@ def _provider_entry(entries: Sequence[ProviderPolicy], provider: str | None,
         return None
     by_key = {e.key: e for e in entries}
     if model:
-        full = model if "/" in model else f"{provider}/{model}"
+        full = model_key(provider, model)
         if full in by_key:
             return by_key[full]
     return by_key.get(provider)
