@@ -96,8 +96,13 @@ class _Analyzer:
             seen[tool.name] = tool.pos
             self.check_tool(tool)
         plugin_ids = {t.plugin for t in self.defs.tools if t.plugin}
+        owner: dict[str, str | None] = {}  # tool name -> its plugin id (None: core)
         for tool in self.defs.tools:
-            if tool.plugin and tool.plugin in seen:
+            owner.setdefault(tool.name, tool.plugin)
+        for tool in self.defs.tools:
+            # A plugin may name one of its own tools after itself (OpenClaw's `lobster`);
+            # only a core tool or another plugin's tool of that name is a conflict.
+            if tool.plugin and tool.plugin in seen and owner[tool.plugin] != tool.plugin:
                 self.diags.error(tool.pos, "TC121",
                                  f'plugin id "{tool.plugin}" conflicts with tool name '
                                  f'"{tool.plugin}" (defined at {seen[tool.plugin]})',

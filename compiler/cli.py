@@ -119,6 +119,9 @@ def validate(defs: Path, strict: bool) -> None:
 def _context_options(fn: F) -> F:
     options = [
         click.option("--agent", "agent_id"), click.option("--session-key", "session_key"),
+        click.option("--spawned-by", "spawned_by",
+                     help="Session key of the session that spawned this one (a subagent keeps "
+                     "its parent's group policy)."),
         click.option("--provider", "model_provider"), click.option("--model", "model_id"),
         click.option("--channel", "message_provider"), click.option("--account", "account_id"),
         click.option("--group", "group_id"), click.option("--sender-id", "sender_id"),

@@ -1,19 +1,31 @@
-"""The request context: the keywords every engine takes; session-key parsing (7.1, 9)."""
+"""The request context: the keywords every engine takes, checked; session-key parsing (5.4, 7.1, 9).
+
+Parsing follows OpenClaw 2026.3.2's own functions (``parseAgentSessionKey``,
+``resolveGroupContextFromSessionKey``, ``isSubagentSessionKey``, ``getSubagentDepth``), including
+their case rules. The generated runtime carries its own copy of the same rules; the differential
+tests hold the two to each other and ``make conformance`` holds both to OpenClaw.
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from typing import Any
 
-CONTEXT_KEYS = ("agent_id", "session_key", "model_provider", "model_id", "message_provider",
-                "account_id", "group_id", "sender_id", "sender_e164", "sender_username",
-                "sender_name", "sender_is_owner", "sandboxed", "spawn_depth")
+CONTEXT_KEYS = ("agent_id", "session_key", "spawned_by", "model_provider", "model_id",
+                "message_provider", "account_id", "group_id", "sender_id", "sender_e164",
+                "sender_username", "sender_name", "sender_is_owner", "sandboxed", "spawn_depth")
+STRING_KEYS = frozenset(CONTEXT_KEYS) - {"sender_is_owner", "sandboxed", "spawn_depth"}
+_THREAD_MARKERS = (":thread:", ":topic:")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Context:
+    """One request. Strings that are empty after trimming are absent (``None``)."""
+
     agent_id: str | None = None
     session_key: str | None = None
+    spawned_by: str | None = None
     model_provider: str | None = None
     model_id: str | None = None
     message_provider: str | None = None
@@ -29,46 +41,81 @@ class Context:
 
     @classmethod
     def of(cls, **kwargs: Any) -> Context:
+        """Check every keyword (TypeError naming the keyword); blank strings become None."""
         unknown = set(kwargs) - {f.name for f in fields(cls)}
         if unknown:
             raise TypeError(f"unknown context keyword(s): {', '.join(sorted(unknown))}")
-        return cls(**kwargs)
+        return cls(**{k: check_value(k, v) for k, v in kwargs.items()})
+
+
+def check_value(key: str, value: Any) -> Any:
+    """One context value, checked. A malformed value is refused, never read as "allow more"."""
+    if value is None:
+        return None
+    if key in STRING_KEYS:
+        if not isinstance(value, str):
+            raise TypeError(f"{key} must be a str or None, got {type(value).__name__}")
+        return value if value.strip() else None
+    if key == "spawn_depth":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            shown = value if isinstance(value, int) and not isinstance(value, bool) else (
+                "nan" if isinstance(value, float) and math.isnan(value) else type(value).__name__)
+            raise TypeError(f"spawn_depth must be a non-negative int or None, got {shown}")
+        return value
+    if not isinstance(value, bool):
+        raise TypeError(f"{key} must be a bool or None, got {type(value).__name__}")
+    return value
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionInfo:
-    agent: str | None
+    agent: str | None  # the raw agent id of an ``agent:ID:...`` key
     channel: str | None
     group: str | None
     is_subagent: bool
     depth: int
 
 
+_NO_SESSION = SessionInfo(agent=None, channel=None, group=None, is_subagent=False, depth=0)
+
+
 def parse_session_key(key: str | None) -> SessionInfo:
-    """``agent:ID:CHANNEL:group:GID[:topic:T]`` and ``:subagent:`` markers."""
+    """``agent:ID:CHANNEL:group:GID[:topic:T]`` and ``:subagent:`` markers (OpenClaw's rules)."""
     raw = (key or "").strip()
+    if not raw:
+        return _NO_SESSION
     lower = raw.lower()
-    parts = raw.split(":")
-    agent = None
-    rest = parts
-    if len(parts) >= 3 and parts[0].lower() == "agent":
-        agent = parts[1]
-        rest = parts[2:]
-    is_sub = lower.startswith("subagent:") or (
-        agent is not None and ":".join(rest).lower().startswith("subagent:"))
-    return SessionInfo(agent=agent, is_subagent=is_sub, depth=lower.count(":subagent:"),
-                       **_group_of(raw))
+    agent, rest = _agent_part(lower)
+    channel, group = group_context(raw)
+    return SessionInfo(agent=agent, channel=channel, group=group,
+                       is_subagent=lower.startswith("subagent:") or rest.startswith("subagent:"),
+                       depth=lower.count(":subagent:"))
 
 
-def _group_of(raw: str) -> dict[str, str | None]:
+def _agent_part(lower: str) -> tuple[str | None, str]:
+    """``parseAgentSessionKey``: empty segments dropped, at least ``agent:ID:REST``."""
+    parts = [p for p in lower.split(":") if p]
+    if len(parts) < 3 or parts[0] != "agent" or not parts[1].strip():
+        return None, ""
+    return parts[1].strip(), ":".join(parts[2:])
+
+
+def group_context(raw_key: str | None) -> tuple[str | None, str | None]:
+    """``resolveGroupContextFromSessionKey``: (channel, group id) of a group session key."""
+    raw = (raw_key or "").strip()
+    if not raw:
+        return None, None
     lower = raw.lower()
-    cut = max(lower.rfind(":thread:"), lower.rfind(":topic:"))
-    base = raw[:cut] if cut >= 0 else raw
-    parts = base.split(":")
-    if len(parts) >= 2 and parts[0].lower() == "agent":
-        parts = parts[2:]
-    if parts and parts[0].lower() == "subagent":
-        parts = parts[1:]
-    if len(parts) < 3 or parts[1].lower() not in ("group", "channel"):
-        return {"channel": None, "group": None}
-    return {"channel": parts[0].strip().lower() or None, "group": ":".join(parts[2:]) or None}
+    cut = max(lower.rfind(m) for m in _THREAD_MARKERS)
+    if cut > 0:
+        raw = raw[:cut].strip() or raw
+    parts = [p for p in raw.split(":") if p]
+    body = parts[2:] if parts and parts[0] == "agent" else parts
+    if body and body[0] == "subagent":
+        body = body[1:]
+    if len(body) < 3 or body[1] not in ("group", "channel"):
+        return None, None
+    group = ":".join(body[2:]).strip()
+    if not group:
+        return None, None
+    return body[0].strip().lower(), group

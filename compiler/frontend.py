@@ -216,8 +216,8 @@ class _Builder:
         sandbox = value.get("sandbox", {}).get("tools", {})
         sb_path = (*path, "sandbox", "tools")
         subagents = value.get("subagents", {}).get("tools")
-        apply_patch = value.get("exec", {}).get("applyPatch", {})
-        models = apply_patch.get("allowModels")
+        apply_patch = value.get("exec", {}).get("applyPatch")
+        models = (apply_patch or {}).get("allowModels")
         return ToolsConfig(
             profile=self.profile_ref(value, path),
             policy=self.policy(value, path),
@@ -226,9 +226,10 @@ class _Builder:
             sandbox_deny=self.entry_list(sandbox.get("deny"), (*sb_path, "deny")),
             subagents=(None if subagents is None
                        else self.policy(subagents, (*path, "subagents", "tools"))),
-            apply_patch_enabled=apply_patch.get("enabled"),
-            apply_patch_models=(None if models is None
-                                else tuple(normalize_key(m) for m in models if m.strip())),
+            apply_patch_set=apply_patch is not None,
+            apply_patch_enabled=(apply_patch or {}).get("enabled"),
+            # blank entries match nothing but still make the list non-empty (2026.3.2)
+            apply_patch_models=None if models is None else tuple(normalize_key(m) for m in models),
         )
 
     def tool(self, value: dict[str, Any], path: JsonPath) -> ToolDef:
@@ -242,7 +243,8 @@ class _Builder:
             channel=normalize_key(value["channel"]) if "channel" in value else None,
             availability=None if avail is None else Availability(
                 providers=_keyset(avail.get("providers")), models=_keyset(avail.get("models")),
-                channels=_keyset(avail.get("channels"))),
+                channels=_keyset(avail.get("channels")),
+                exclude_channels=_keyset(avail.get("excludeChannels"))),
             param_aliases=tuple(value.get("paramAliases", {}).items()),
             wire_names=tuple(value.get("wireNames", {}).items()),
             pos=self.src.pos(path))

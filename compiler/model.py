@@ -55,6 +55,7 @@ class Availability:
     providers: frozenset[str] | None = None
     models: frozenset[str] | None = None
     channels: frozenset[str] | None = None
+    exclude_channels: frozenset[str] | None = None  # e.g. tts on the `voice` channel
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,7 +93,7 @@ class ProfileDef:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolsConfig:
-    """Global ``tools`` or an agent's ``tools`` (agents have no subagents/exec sections)."""
+    """Global ``tools`` or an agent's ``tools`` (agents have no subagents section)."""
 
     profile: Entry | None = None
     policy: Policy
@@ -100,6 +101,8 @@ class ToolsConfig:
     sandbox_allow: EntryList | None = None
     sandbox_deny: EntryList | None = None
     subagents: Policy | None = None
+    # ``exec.applyPatch``: an agent's object replaces the global one as a whole (2026.3.2)
+    apply_patch_set: bool = False
     apply_patch_enabled: bool | None = None
     apply_patch_models: tuple[str, ...] | None = None
 

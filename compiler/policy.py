@@ -110,6 +110,28 @@ def subagent_policy(resolved: Resolved, *, leaf: bool) -> LayerPolicy:
     return LayerPolicy(allow=allow, deny=deny)
 
 
+def apply_patch_config(resolved: Resolved, agent_tools: ToolsConfig | None
+                       ) -> tuple[bool, tuple[str, ...] | None]:
+    """``tools.exec.applyPatch`` for an agent: (enabled, allowModels). The agent's object
+    replaces the global one as a whole; only ``enabled: true`` turns apply_patch on (opt-in,
+    OpenClaw 2026.3.2)."""
+    chosen = (agent_tools if agent_tools is not None and agent_tools.apply_patch_set
+              else resolved.defs.tools_config)
+    return chosen.apply_patch_enabled is True, chosen.apply_patch_models
+
+
+def apply_patch_model_ok(models: tuple[str, ...] | None, provider: str | None,
+                         model: str | None) -> bool:
+    """``isApplyPatchAllowedForModel``: no list allows every model; else the bare model id or
+    ``provider/model`` must be listed (blank entries match nothing)."""
+    if not models:
+        return True
+    if not model:
+        return False
+    full = model if "/" in model or not provider else f"{provider}/{model}"
+    return any(m and m in (model, full) for m in models)
+
+
 def is_leaf(resolved: Resolved, depth: int) -> bool:
     return depth >= max(1, resolved.max_spawn_depth)
 

@@ -13,18 +13,33 @@ from pathlib import Path
 from typing import Any
 
 from .analyze import PLUGINS_GROUP, Resolved
-from .context import Context, parse_session_key
+from .context import Context, SessionInfo, group_context, parse_session_key
 from .diagnostics import BUILTIN
-from .model import AgentDef, Entry, GroupConfig, ProviderPolicy, SenderRule, ToolDef
+from .model import (
+    AccountDef,
+    AgentDef,
+    ChannelDef,
+    Entry,
+    GroupConfig,
+    ProviderPolicy,
+    SenderRule,
+    ToolDef,
+)
 from .names import (
-    DEFAULT_AGENT_ID,
+    CASE_INSENSITIVE_GROUP_CHANNELS,
+    NO_E164_CHANNELS,
+    group_candidates,
     model_key,
+    normalize_account_id,
     normalize_agent_id,
+    normalize_channel,
     normalize_key,
     normalize_tool_name,
 )
 from .policy import (
     LayerPolicy,
+    apply_patch_config,
+    apply_patch_model_ok,
     is_leaf,
     mentioned_names,
     pick_policy,
@@ -86,20 +101,23 @@ class ReferenceInterpreter:
 
     def run(self, ctx: Context) -> Resolution:
         session = parse_session_key(ctx.session_key)
-        agent_id = (normalize_agent_id(ctx.agent_id) if ctx.agent_id is not None
-                    else normalize_agent_id(session.agent) if session.agent is not None
-                    else DEFAULT_AGENT_ID)
-        agent = self.agents.get(agent_id) or self.agents.get(DEFAULT_AGENT_ID)
+        agent = self.agent_for(ctx, session)
         provider = normalize_key(ctx.model_provider) or None
         model = normalize_key(ctx.model_id) or None
-        channel = (normalize_key(ctx.message_provider) if ctx.message_provider is not None
-                   else session.channel) or None
-        group_id = ctx.group_id if ctx.group_id is not None else session.group
-        steps = self.steps(ctx, agent, provider, model, channel, group_id or None, session)
+        spawned_channel, spawned_group = group_context(ctx.spawned_by)
+        # The group layer's channel and group: explicit, else the session key's, else those
+        # of the session that spawned this one (a subagent stays in its parent's group).
+        channel = normalize_channel(ctx.message_provider if ctx.message_provider is not None
+                                    else session.channel or spawned_channel)
+        group_id = (ctx.group_id if ctx.group_id is not None
+                    else session.group or spawned_group)
+        steps = self.steps(ctx, agent, provider, model, channel, group_id, session)
         explicit: set[str] = set()
         for step in steps:
             explicit |= mentioned_names(step.policy)
-        inventory = self.inventory(provider, model, channel, explicit)
+        # Availability and the message-provider filter see the explicit message channel only.
+        inventory = self.inventory(agent, provider, model, normalize_key(ctx.message_provider)
+                                   or None, explicit)
         present = [t for t in self.r.tools if inventory[t.name].kept]
         if ctx.sender_is_owner is not True:
             for t in present:
@@ -108,6 +126,15 @@ class ReferenceInterpreter:
                                                  "the owner", entry=Entry(text=t.name, pos=t.pos))
             present = [t for t in present if not t.owner_only]
         return self.pipeline(present, steps, inventory)
+
+    def agent_for(self, ctx: Context, session: SessionInfo) -> AgentDef | None:
+        """The explicit agent id, else the session key's (``main`` for a key without one);
+        neither, or an undeclared agent: no agent layer (OpenClaw 2026.3.2)."""
+        if ctx.agent_id is not None:
+            return self.agents.get(normalize_agent_id(ctx.agent_id))
+        if ctx.session_key is not None:
+            return self.agents.get(normalize_agent_id(session.agent))
+        return None
 
     def steps(self, ctx: Context, agent: AgentDef | None, provider: str | None,
               model: str | None, channel: str | None, group_id: str | None,
@@ -152,40 +179,42 @@ class ReferenceInterpreter:
         return steps
 
     def group_block(self, ctx: Context, channel: str | None, group_id: str | None) -> Any:
+        """Section 7: the channel's (or account's) group map, per-channel id rules, then the
+        precedence group sender rule > group tools > ``*`` sender rule > ``*`` tools."""
         if channel is None or group_id is None or channel not in self.channels:
             return None
         ch = self.channels[channel]
         groups = ch.groups
-        if ctx.account_id is not None:
-            acc = next((x for x in ch.accounts if x.id == ctx.account_id), None) or next(
-                (x for x in ch.accounts if x.id.lower() == ctx.account_id.strip().lower()), None)
-            if acc is not None and acc.groups is not None:
-                groups = acc.groups
+        account = _account(ch, ctx.account_id)
+        if account is not None and account.groups is not None:
+            groups = account.groups
         if groups is None:
             return None
-        specific = next((x for x in groups if x.id == group_id), None) or next(
-            (x for x in groups if x.id != "*" and x.id.lower() == group_id.lower()), None)
         default = next((x for x in groups if x.id == "*"), None)
-        for cfg in (specific, default):
-            if cfg is None:
-                continue
-            rule = _sender_rule(cfg, ctx)
-            if rule is not None:
-                return rule.policy
-            if cfg.tools is not None:
-                return cfg.tools
+        for gid in group_candidates(channel, group_id):
+            specific = next((x for x in groups if x.id == gid), None)
+            if specific is None and channel in CASE_INSENSITIVE_GROUP_CHANNELS:
+                specific = next((x for x in groups
+                                 if x.id != "*" and x.id.lower() == gid.lower()), None)
+            for cfg in (specific, default):
+                if cfg is None:
+                    continue
+                rule = _sender_rule(cfg, ctx, e164=channel not in NO_E164_CHANNELS)
+                if rule is not None:
+                    return rule.policy
+                if cfg.tools is not None:
+                    return cfg.tools
         return None
 
-    def inventory(self, provider: str | None, model: str | None, channel: str | None,
-                  explicit: set[str]) -> dict[str, Decision]:
-        out: dict[str, Decision] = {}
-        applypatch = self.r.defs.tools_config
-        for t in self.r.tools:
-            out[t.name] = self.present(t, provider, model, channel, explicit, applypatch)
-        return out
+    def inventory(self, agent: AgentDef | None, provider: str | None, model: str | None,
+                  channel: str | None, explicit: set[str]) -> dict[str, Decision]:
+        applypatch = apply_patch_config(self.r, agent.tools if agent else None)
+        return {t.name: self.present(t, provider, model, channel, explicit, applypatch)
+                for t in self.r.tools}
 
     def present(self, t: ToolDef, provider: str | None, model: str | None,
-                channel: str | None, explicit: set[str], config: Any) -> Decision:
+                channel: str | None, explicit: set[str],
+                applypatch: tuple[bool, tuple[str, ...] | None]) -> Decision:
         origin = Entry(text=t.name, pos=t.pos)
         av = t.availability
         if av and av.providers is not None and provider not in av.providers:
@@ -196,11 +225,14 @@ class ReferenceInterpreter:
         if av and av.channels is not None and channel not in av.channels:
             return Decision(kept=False, reason=f"not available on channel {channel}",
                             entry=origin)
+        if av and av.exclude_channels is not None and channel in av.exclude_channels:
+            return Decision(kept=False, reason=f"not available on channel {channel}",
+                            entry=origin)
         if t.name == "apply_patch":
-            if config.apply_patch_enabled is False:
-                return Decision(kept=False, reason="tools.exec.applyPatch.enabled is false")
-            models = config.apply_patch_models
-            if models and not _model_in(frozenset(models), provider, model):
+            enabled, models = applypatch
+            if not enabled:
+                return Decision(kept=False, reason="tools.exec.applyPatch.enabled is not true")
+            if not apply_patch_model_ok(models, provider, model):
                 return Decision(kept=False, reason="model not in tools.exec.applyPatch."
                                 "allowModels")
         if t.optional and not ({t.name, PLUGINS_GROUP, t.plugin} & explicit):
@@ -332,7 +364,14 @@ def _model_in(models: frozenset[str], provider: str | None, model: str | None) -
     return model in models or ("/" not in model and f"{provider}/{model}" in models)
 
 
-def _sender_rule(cfg: GroupConfig, ctx: Context) -> SenderRule | None:
+def _account(ch: ChannelDef, account_id: str | None) -> AccountDef | None:
+    """``resolveAccountEntry``: the normalized id (``default`` when absent), exact first."""
+    norm = normalize_account_id(account_id)
+    return next((a for a in ch.accounts if a.id == norm), None) or next(
+        (a for a in ch.accounts if a.id.lower() == norm), None)
+
+
+def _sender_rule(cfg: GroupConfig, ctx: Context, *, e164: bool = True) -> SenderRule | None:
     """Section 7.3: id, e164, username, name, then the wildcard; first key wins per bucket."""
     buckets: dict[tuple[str, str], SenderRule] = {}
     wildcard = None
@@ -347,7 +386,7 @@ def _sender_rule(cfg: GroupConfig, ctx: Context) -> SenderRule | None:
         candidates.append(("id", sid))
         if sid.startswith("@"):
             candidates.append(("id", sid[1:]))
-    if ctx.sender_e164 is not None and ctx.sender_e164.strip():
+    if e164 and ctx.sender_e164 is not None and ctx.sender_e164.strip():
         candidates.append(("e164", ctx.sender_e164.strip().lower()))
     if ctx.sender_username is not None and ctx.sender_username.strip():
         candidates.append(("username", ctx.sender_username.strip().lower().removeprefix("@")))

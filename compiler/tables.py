@@ -22,8 +22,10 @@ from typing import Any
 from .analyze import PLUGINS_GROUP, Resolved, pattern_matches
 from .diagnostics import Diagnostics
 from .model import AgentDef, EntryList, GroupConfig, ProviderPolicy, ToolDef
+from .names import CASE_INSENSITIVE_GROUP_CHANNELS, NO_E164_CHANNELS, TOPIC_GROUP_CHANNELS
 from .policy import (
     LayerPolicy,
+    apply_patch_config,
     mentioned_names,
     pick_policy,
     profile_policy,
@@ -33,7 +35,7 @@ from .policy import (
 
 NEVER = -1  # witness for layers that never strip
 Layer = tuple[int, int, int]  # (witness, allow_pass, deny_pass) as bitsets
-TABLES_FORMAT = 1
+TABLES_FORMAT = 2
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,35 +146,43 @@ class TableBuilder:
 
     # -- gates (availability) ----------------------------------------------------------------
     def compile_gates(self) -> tuple[list[dict[str, Any]], int]:
+        """Availability gates: tools that exist only for some providers, models or message
+        channels. apply_patch is always gated: its ``tools.exec.applyPatch`` config is
+        per agent, so the runtime checks that separately (``apply_patch`` in the tables)."""
         specs: dict[tuple[Any, ...], int] = {}
-        config = self.r.defs.tools_config
         channels = self.r.channels
         always = 0
         for i, t in enumerate(self.tools):
             av = t.availability
             providers = av.providers if av else None
-            model_lists: list[frozenset[str]] = [av.models] if av and av.models is not None else []
+            models = av.models if av else None
             chans = av.channels if av else None
-            if t.name == "apply_patch":
-                if config.apply_patch_enabled is False:
-                    providers = frozenset()
-                elif config.apply_patch_models:
-                    model_lists.append(frozenset(config.apply_patch_models))
+            excluded = av.exclude_channels if av else None
             if t.channel and t.channel not in channels:
                 providers = frozenset()
-            if providers is None and not model_lists and chans is None:
+            if (providers is None and models is None and chans is None and excluded is None
+                    and t.name != "apply_patch"):
                 always |= 1 << i
                 continue
-            key = (providers, tuple(model_lists), chans)
+            key = (providers, models, chans, excluded)
             specs[key] = specs.get(key, 0) | 1 << i
         gates: list[dict[str, Any]] = []
-        for (providers, model_lists, chans), bits in specs.items():
+        for (providers, models, chans, excluded), bits in specs.items():
             gates.append({"bits": self.intern.bitset(bits),
                           "providers": None if providers is None else sorted(providers),
-                          "models": [sorted(m) for m in model_lists],
-                          "channels": None if chans is None else sorted(chans)})
+                          "models": None if models is None else sorted(models),
+                          "channels": None if chans is None else sorted(chans),
+                          "exclude_channels": None if excluded is None else sorted(excluded)})
         gates.sort(key=lambda g: int(g["bits"]))
         return gates, always
+
+    def apply_patch_variant(self, agent: AgentDef | None) -> int:
+        """Index of the agent's ``applyPatch`` choice in ``apply_patch.variants``."""
+        enabled, models = apply_patch_config(self.r, agent.tools if agent else None)
+        variant = [enabled, None if models is None else list(models)]
+        if variant not in self.ap_variants:
+            self.ap_variants.append(variant)
+        return self.ap_variants.index(variant)
 
     # -- layers ------------------------------------------------------------------------------
     def layer(self, policy: LayerPolicy | None, *, strips: bool, label: str
@@ -255,6 +265,7 @@ class TableBuilder:
                    for bp in (a.by_provider if a else ())},
             "sandbox": self.stack([self.layer(sandbox_policy(self.r, a), strips=False,
                                               label="sandbox tools.allow")]),
+            "ap": self.apply_patch_variant(agent),
         }
 
     def bp_record(self, bp: ProviderPolicy, label: str) -> list[int]:
@@ -300,33 +311,35 @@ class TableBuilder:
             return -1
         return self.stack([self.layer(policy, strips=True, label="group tools.allow")])
 
-    def group_map(self, groups: tuple[GroupConfig, ...]) -> dict[str, Any]:
+    def group_map(self, groups: tuple[GroupConfig, ...], *, fold: bool) -> dict[str, Any]:
         exact: dict[str, Any] = {}
         for g in groups:
             exact.setdefault(g.id, self.group_entry(g))
-        # Case-insensitive fallback: the first group (definition order) whose id folds to the
-        # requested one. Only ids whose first definition differs from its lowercase form are
-        # stored; the runtime tries the lowercase id in `exact` for the rest.
-        first: dict[str, str] = {}
-        for g in groups:
-            if g.id != "*":
-                first.setdefault(g.id.lower(), g.id)
-        folded = {low: exact[orig] for low, orig in first.items() if orig != low}
+        # Channels whose resolver ignores case (IRC): the first group (definition order)
+        # whose id folds to the requested one, after the exact id.
+        folded: dict[str, Any] = {}
+        if fold:
+            for g in groups:
+                if g.id != "*":
+                    folded.setdefault(g.id.lower(), exact[g.id])
         return {"exact": exact, "folded": folded}
 
     def channels(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for ch in self.r.defs.channels:
+            fold = ch.name in CASE_INSENSITIVE_GROUP_CHANNELS
             accounts: dict[str, Any] = {}
             for acc in ch.accounts:
                 accounts.setdefault(acc.id, None if acc.groups is None
-                                    else self.group_map(acc.groups))
+                                    else self.group_map(acc.groups, fold=fold))
             folded: dict[str, Any] = {}
             for acc in ch.accounts:  # the first account in definition order wins
                 folded.setdefault(acc.id.lower(), accounts[acc.id])
             out[ch.name] = {
-                "groups": None if ch.groups is None else self.group_map(ch.groups),
-                "accounts": accounts, "accounts_folded": folded}
+                "groups": None if ch.groups is None else self.group_map(ch.groups, fold=fold),
+                "accounts": accounts, "accounts_folded": folded,
+                "topics": ch.name in TOPIC_GROUP_CHANNELS,
+                "e164": ch.name not in NO_E164_CHANNELS}
         return out
 
     # -- all together ------------------------------------------------------------------------
@@ -343,13 +356,13 @@ class TableBuilder:
                 seen.append(_texts(also))
                 self.also_lists.append(also)
         self.also_ids = seen
+        self.ap_variants: list[list[Any]] = []
         agents: dict[str, int] = {}
-        records = [self.agent_record(None)]
+        records = [self.agent_record(None)]  # record 0: no agent layer
         for agent in defs.agents:
             if agent.id not in agents:
                 agents[agent.id] = len(records)
                 records.append(self.agent_record(agent))
-        default_agent = agents.get("main", 0)
         global_bp = {bp.key: self.bp_record(bp, "tools.byProvider.allow")
                      for bp in defs.tools_config.by_provider}
         subagent = [self.stack([self.layer(subagent_policy(self.r, leaf=leaf), strips=False,
@@ -364,7 +377,9 @@ class TableBuilder:
                       "non_owner": self.intern.bitset(
                           self.all & ~self.mask(t for t in self.tools if t.owner_only))},
             "gates": self.gates,
-            "agents": agents, "default_agent": default_agent, "agent_records": records,
+            "agents": agents, "agent_records": records,
+            "apply_patch": {"bit": self.index.get("apply_patch", -1),
+                            "variants": self.ap_variants},
             "global_bp": global_bp, "provider_profiles": self.provider_profiles(),
             # One JSON string per channel: the runtime parses a channel on first use, so
             # importing stays fast with thousands of groups.

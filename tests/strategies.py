@@ -9,11 +9,12 @@ from hypothesis import strategies as st
 CORE = ["read", "write", "edit", "apply_patch", "exec", "process", "web_search", "web_fetch",
         "sessions_list", "sessions_send", "session_status", "memory_get", "message", "cron",
         "gateway", "browser", "image"]
-PLUGIN_TOOLS = {"plug_a": ["pa_one", "pa_two"], "plug_b": ["pb_one"]}
+# plug_b names one of its own tools after itself (OpenClaw's `lobster`: allowed)
+PLUGIN_TOOLS = {"plug_a": ["pa_one", "pa_two"], "plug_b": ["pb_one", "plug_b"]}
 SECTIONS = ["fs", "runtime", "web", "ui", "sessions"]
 PROVIDERS = ["openai", "anthropic", "google", "openai-codex"]
 MODELS = ["gpt-5", "openai/gpt-5", "claude", "anthropic/claude", "o3"]
-CHANNELS = ["telegram", "whatsapp"]
+CHANNELS = ["telegram", "whatsapp", "irc"]
 ENTRY_POOL = [*CORE, "pa_one", "pa_two", "pb_one", "plug_a", "plug_b", "group:plugins", "*",
               "web_*", "sess*", "*_get", "bash", " Exec ", "apply-patch", "wat", "group:fs",
               "group:runtime", "group:web", "group:g1", "group:g2", "group:nope", "",
@@ -69,6 +70,9 @@ def tool(draw: st.DrawFn, name: str, plugin: str | None) -> dict[str, Any]:
             avail["models"] = draw(st.lists(st.sampled_from(MODELS), max_size=2, unique=True))
         if draw(st.integers(0, 3)) == 0:
             avail["channels"] = draw(st.lists(st.sampled_from(CHANNELS), max_size=1))
+        if draw(st.integers(0, 3)) == 0:
+            avail["excludeChannels"] = draw(st.lists(st.sampled_from([*CHANNELS, "voice"]),
+                                                     max_size=2))
         t["availability"] = avail
     return t
 
@@ -76,8 +80,8 @@ def tool(draw: st.DrawFn, name: str, plugin: str | None) -> dict[str, Any]:
 @st.composite
 def group_map(draw: st.DrawFn) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for gid in draw(st.lists(st.sampled_from(["g1", "G1", "g2", "*"]), max_size=3,
-                             unique=True)):
+    for gid in draw(st.lists(st.sampled_from(["g1", "G1", "g2", "*", "-100", "-100:topic:7"]),
+                             max_size=3, unique=True)):
         g: dict[str, Any] = {}
         if draw(st.booleans()):
             g["tools"] = draw(policy_block())
@@ -121,13 +125,8 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         sub = draw(policy_block())
         tools_cfg["subagents"] = {"tools": sub}
-    if draw(st.booleans()):
-        ap: dict[str, Any] = {}
-        if draw(st.booleans()):
-            ap["enabled"] = draw(st.booleans())
-        if draw(st.booleans()):
-            ap["allowModels"] = draw(st.lists(st.sampled_from(MODELS), max_size=2))
-        tools_cfg["exec"] = {"applyPatch": ap}
+    if draw(st.integers(0, 3)) > 0:
+        tools_cfg["exec"] = {"applyPatch": draw(apply_patch())}
     agents = []
     for aid in draw(st.lists(st.sampled_from(["main", "a1", "a2"]), max_size=3, unique=True)):
         agent: dict[str, Any] = {"id": aid}
@@ -137,6 +136,8 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
                 at["byProvider"] = draw(by_provider())
             if draw(st.booleans()):
                 at["sandbox"] = {"tools": {"allow": draw(entries)}}
+            if draw(st.integers(0, 3)) == 0:
+                at["exec"] = draw(st.sampled_from([{}, {"applyPatch": draw(apply_patch())}]))
             agent["tools"] = at
         agents.append(agent)
     channels: dict[str, Any] = {}
@@ -146,8 +147,9 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
             c["groups"] = draw(group_map())
         if draw(st.booleans()):
             c["accounts"] = {acc: ({"groups": draw(group_map())} if draw(st.booleans()) else {})
-                             for acc in draw(st.lists(st.sampled_from(["work", "Work", "home"]),
-                                                      max_size=2, unique=True))}
+                             for acc in draw(st.lists(
+                                 st.sampled_from(["work", "Work", "home", "default"]),
+                                 max_size=2, unique=True))}
         channels[ch] = c
     plugins = {"entries": {p: {"enabled": draw(st.integers(0, 3)) > 0}
                            for p in PLUGIN_TOOLS if any(t.get("plugin") == p for t in catalog)}}
@@ -156,6 +158,17 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
             "agents": {"defaults": {"subagents": {"maxSpawnDepth": draw(st.integers(1, 3))}},
                        "list": agents},
             "channels": channels}
+
+
+@st.composite
+def apply_patch(draw: st.DrawFn) -> dict[str, Any]:
+    ap: dict[str, Any] = {}
+    if draw(st.integers(0, 3)) > 0:
+        ap["enabled"] = draw(st.integers(0, 3)) > 0
+    if draw(st.booleans()):
+        ap["allowModels"] = draw(st.lists(st.sampled_from([*MODELS, " ", "GPT-5"]),
+                                          max_size=2))
+    return ap
 
 
 def _opt(*values: Any) -> st.SearchStrategy[Any]:
@@ -170,12 +183,19 @@ contexts = st.fixed_dictionaries({
         "agent:a1:telegram:group:g1", "agent:main:whatsapp:group:G1:topic:9",
         "agent:a2:subagent:x", "agent:main:subagent:a:subagent:b", "subagent:x",
         "agent:a1:telegram:dm:5", "telegram:group:g2", "agent:A2:telegram:channel:g1:thread:1",
-        "agent:nobody:whatsapp:group:*", "agent:a1:subagent:x:telegram:group:g1"),
+        "agent:nobody:whatsapp:group:*", "agent:a1:subagent:x:telegram:group:g1",
+        "agent:main:telegram:group:-100:topic:7", "Agent:a1:telegram:Group:g1", "irc:group:G1",
+        "agent::a1:telegram:group:g2", "agent:main:telegram:group: ", "agent:a1:subagent:y"),
+    "spawned_by": _opt("agent:main:telegram:group:g1", "agent:a2:whatsapp:group:G1:thread:4",
+                       "telegram:group:-100:topic:7", "agent:main:irc:channel:g1",
+                       "agent:main:telegram:dm:5", ""),
     "model_provider": _opt(*PROVIDERS, "OpenAI ", "other", ""),
     "model_id": _opt(*MODELS, "GPT-5", "x/y", ""),
-    "message_provider": _opt(*CHANNELS, *CHANNELS, "Telegram", "slack", ""),
-    "account_id": _opt("work", "WORK", "home", "Work", "none"),
-    "group_id": _opt("g1", "G1", "g2", "*", "zzz", ""),
+    "message_provider": _opt(*CHANNELS, *CHANNELS, "Telegram", "slack", "", "voice",
+                             "internet-relay-chat", " "),
+    "account_id": _opt("work", "WORK", "home", "Work", "none", "default", " wo rk ", ""),
+    "group_id": _opt("g1", "G1", "g2", "*", "zzz", "", "-100:topic:7", "-100:7", " g1 ",
+                     "-100:topic:x"),
     "sender_id": _opt("42", "@42", "7", " 42 ", "alice"),
     "sender_e164": _opt("+1555", "+1666"),
     "sender_username": _opt("alice", "@Alice", "42"),

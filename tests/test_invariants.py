@@ -59,10 +59,34 @@ def test_subagent_never_gets_its_denied_tools(data: dict[str, Any],
 
 @SETTINGS
 @given(data=definitions(), ctx=contexts)
-def test_unknown_agent_falls_back_to_main_never_everything(data: dict[str, Any],
-                                                           ctx: dict[str, Any]) -> None:
+def test_undeclared_agent_gets_the_global_policy_only(data: dict[str, Any],
+                                                      ctx: dict[str, Any]) -> None:
+    """OpenClaw 2026.3.2: no agent layer for an agent id that is not declared (as with no
+    agent at all), never another agent's policy."""
     with tempfile.TemporaryDirectory() as tmp:
         engines = engines_for(Path(tmp), {"d.yaml": data})
         ctx = {k: v for k, v in ctx.items() if k not in ("agent_id", "session_key")}
-        assert engines.both(**ctx, agent_id="no-such-agent") == engines.both(**ctx,
-                                                                             agent_id="main")
+        assert engines.both(**ctx, agent_id="no-such-agent") == engines.both(**ctx)
+
+
+@SETTINGS
+@given(data=definitions(), ctx=contexts,
+       parent=st.sampled_from(["agent:main:telegram:group:g1", "agent:a1:whatsapp:group:G1",
+                               "agent:a2:telegram:group:g2:topic:3", "telegram:channel:*"]))
+def test_subagent_stays_in_the_group_it_was_spawned_from(data: dict[str, Any],
+                                                         ctx: dict[str, Any],
+                                                         parent: str) -> None:
+    """A subagent whose own key names no group is bound by its parent session's group: the
+    same tools as if it ran in that group, never the group-free (wider) set."""
+    channel, group = {"agent:main:telegram:group:g1": ("telegram", "g1"),
+                      "agent:a1:whatsapp:group:G1": ("whatsapp", "G1"),
+                      "agent:a2:telegram:group:g2:topic:3": ("telegram", "g2"),
+                      "telegram:channel:*": ("telegram", "*")}[parent]
+    with tempfile.TemporaryDirectory() as tmp:
+        engines = engines_for(Path(tmp), {"d.yaml": data})
+        ctx = {k: v for k, v in ctx.items()
+               if k not in ("session_key", "message_provider", "group_id", "spawned_by")}
+        sub = "agent:main:subagent:child"
+        spawned = engines.both(**ctx, session_key=sub, spawned_by=parent)
+        in_group = f"agent:main:subagent:{channel}:group:{group}"  # same depth, own group
+        assert spawned == engines.both(**ctx, session_key=in_group)

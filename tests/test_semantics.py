@@ -63,7 +63,7 @@ def test_read_only_viewer(tmp_path: Path) -> None:
 
 
 def test_coder_profile_gets_apply_patch_only_on_openai(tmp_path: Path) -> None:
-    e = make(tmp_path, tools={"profile": "coding"})
+    e = make(tmp_path, tools={"profile": "coding", "exec": {"applyPatch": {"enabled": True}}})
     coding = e.both(model_provider="openai", model_id="gpt-5")
     assert "apply_patch" in coding and "exec" in coding and "browser" not in coding
     assert "apply_patch" not in e.both(model_provider="anthropic", model_id="claude")
@@ -72,12 +72,15 @@ def test_coder_profile_gets_apply_patch_only_on_openai(tmp_path: Path) -> None:
 
 def test_apply_patch_follows_exec_and_allow_models(tmp_path: Path) -> None:
     e = make(tmp_path, tools={"allow": ["exec"], "exec": {"applyPatch": {
-        "allowModels": ["gpt-5"]}}})
+        "enabled": True, "allowModels": ["gpt-5"]}}})
     assert e.both(model_provider="openai", model_id="gpt-5") == ("apply_patch", "exec")
     assert e.both(model_provider="openai", model_id="gpt-4o") == ("exec",)
     assert e.both(model_provider="openai", model_id="openai/gpt-5") == ("exec",)
     disabled = make(tmp_path / "b", tools={"exec": {"applyPatch": {"enabled": False}}})
     assert "apply_patch" not in disabled.both(model_provider="openai")
+    # opt-in (OpenClaw 2026.3.2): without `enabled: true` there is no apply_patch at all
+    unset = make(tmp_path / "c", tools={"exec": {"applyPatch": {"allowModels": ["gpt-5"]}}})
+    assert "apply_patch" not in unset.both(model_provider="openai", model_id="gpt-5")
 
 
 def test_messenger_profile_with_also_allow(tmp_path: Path) -> None:
@@ -96,22 +99,32 @@ def test_agent_also_allow_replaces_global_at_the_profile_step(tmp_path: Path) ->
 
 def test_mixed_policy_layers_only_narrow(tmp_path: Path) -> None:
     e = make(tmp_path, tools={"profile": "coding", "deny": ["process"], "byProvider": {
-        "openai": {"deny": ["write"]}, "openai/gpt-4o-mini": {"profile": "minimal"}}},
+        "openai": {"deny": ["write"]}, "openai/gpt-4o-mini": {"profile": "minimal"}},
+        "exec": {"applyPatch": {"enabled": True}}},
         agents={"list": [{"id": "main", "tools": {"allow": ["read", "write", "exec", "browser"],
                                                    "byProvider": {"openai": {"deny": ["exec"]}}}}]})
-    assert e.both() == ("read", "write", "exec")
+    assert e.both(agent_id="main") == ("read", "write", "exec")
     # `exec` in the agent allow list implies apply_patch; deny lists carry no implication
-    assert e.both(model_provider="openai", model_id="gpt-5") == ("read", "apply_patch")
+    assert e.both(agent_id="main", model_provider="openai", model_id="gpt-5") == (
+        "read", "apply_patch")
     # the model key shadows the provider key: no `deny: [write]`, but the minimal profile
-    assert e.both(model_provider="openai", model_id="gpt-4o-mini") == ()
+    assert e.both(agent_id="main", model_provider="openai", model_id="gpt-4o-mini") == ()
 
 
-def test_unknown_agent_gets_main_policy(tmp_path: Path) -> None:
-    e = make(tmp_path, agents={"list": [{"id": "main", "tools": {"allow": ["read"]}},
-                                        {"id": "other", "tools": {"allow": ["write"]}}]})
-    assert e.both(agent_id="nobody") == ("read",)
-    assert e.both(session_key="agent:nobody:telegram:dm:1") == ("read",)
+def test_agent_resolution_follows_openclaw(tmp_path: Path) -> None:
+    e = make(tmp_path, tools={"deny": ["tts"]},
+             agents={"list": [{"id": "main", "tools": {"allow": ["read"]}},
+                              {"id": "other", "tools": {"allow": ["write"]}}]})
+    everything = tuple(n for n in CORE if n not in ("apply_patch", "cron", "gateway", "tts"))
+    # an undeclared agent, or no agent id and no session key: no agent layer, global only
+    assert e.both(agent_id="nobody") == everything
+    assert e.both(session_key="agent:nobody:telegram:dm:1") == everything
+    assert e.both() == everything
+    assert e.both(model_provider="openai", group_id="g") == everything
+    # a session key without an agent part means the default agent `main`
+    assert e.both(session_key="telegram:group:g") == ("read",)
     assert e.both(session_key="agent:OTHER:x") == ("write",)
+    assert e.both(agent_id=" Other ", session_key="agent:main:x") == ("write",)
 
 
 GROUPS = {"telegram": {"groups": {
@@ -216,7 +229,8 @@ def test_disabled_plugin_tools_are_absent(tmp_path: Path) -> None:
 
 
 def test_tool_name_aliases_in_policies(tmp_path: Path) -> None:
-    e = make(tmp_path, tools={"allow": [" BASH ", "apply-patch"]})
+    e = make(tmp_path, tools={"allow": [" BASH ", "apply-patch"],
+                              "exec": {"applyPatch": {"enabled": True}}})
     assert e.both(model_provider="openai") == ("apply_patch", "exec")
 
 
