@@ -8,7 +8,6 @@ tests hold the two to each other and ``make conformance`` holds both to OpenClaw
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -58,9 +57,7 @@ def check_value(key: str, value: Any) -> Any:
         return value if value.strip() else None
     if key == "spawn_depth":
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            shown = value if isinstance(value, int) and not isinstance(value, bool) else (
-                "nan" if isinstance(value, float) and math.isnan(value) else type(value).__name__)
-            raise TypeError(f"spawn_depth must be a non-negative int or None, got {shown}")
+            raise TypeError(f"spawn_depth must be a non-negative int or None, got {value!r}")
         return value
     if not isinstance(value, bool):
         raise TypeError(f"{key} must be a bool or None, got {type(value).__name__}")

@@ -36,6 +36,8 @@ def catalog(extra: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
         t["groups"] = [section]
         if name in ("cron", "gateway"):
             t["ownerOnly"] = True
+        if name.startswith("memory_"):  # the bundled memory-core plugin's tools (2026.3.2)
+            t["plugin"] = "memory-core"
         if name == "apply_patch":
             t["availability"] = {"providers": ["openai", "openai-codex"]}
         tools.append(t)
