@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -59,8 +60,6 @@ def test_group_with_exec_allows_apply_patch(tmp_path: Path, layer: str,
         tools["subagents"] = {"tools": {"allow": allow}}
         ctx["session_key"] = "agent:main:subagent:x"
     if "profiles" in sections:
-        from tests.test_semantics import PROFILES  # noqa: PLC0415
-
         sections["profiles"] = {**PROFILES, **sections["profiles"]}
     e = make(tmp_path, tools=tools, **sections)
     names = e.both(**ctx)
@@ -247,3 +246,17 @@ def test_nan_depth_never_turns_a_leaf_into_an_orchestrator(tmp_path: Path) -> No
 def test_context_of_normalizes_blanks() -> None:
     ctx = Context.of(group_id=" ", sender_id="", agent_id="main")
     assert ctx.group_id is None and ctx.sender_id is None and ctx.agent_id == "main"
+
+
+def test_cli_spawned_by_flag(tmp_path: Path) -> None:
+    defs = write_definitions(tmp_path / "defs", {"d.yaml": {
+        "catalog": catalog(), "channels": {"telegram": {"groups": {"-1": {"tools": {
+            "allow": ["read"]}}}}}}})
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["build", str(defs), "-o", str(out)]).exit_code == 0
+    flags = ["--session-key", "agent:main:subagent:w", "--spawned-by",
+             "agent:main:telegram:group:-1", "--json"]
+    for engine in (["--build", str(out)], ["--definitions", str(defs), "--engine", "reference"]):
+        result = CliRunner().invoke(main, ["resolve", *engine, *flags])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout) == {"tools": ["read"]}
