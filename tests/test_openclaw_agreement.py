@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from toolc.api import resolve_definitions
+from toolc.cli import main
 from toolc.context import Context
 from toolc.reference import ReferenceInterpreter
 
-from tests.helpers import ROOT, build_runtime
-from tests.test_semantics import PLUGIN, make
+from tests.helpers import ROOT, build_runtime, write_definitions
+from tests.test_semantics import PLUGIN, PROFILES, catalog, make
 
 ENABLED = {"exec": {"applyPatch": {"enabled": True}}}
 
