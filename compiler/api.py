@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import keyword
+import sys
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -17,7 +19,7 @@ from .frontend import load_definitions
 from .render import DEFAULT_PACKAGE, dump_json, render
 from .schema.models import generate_models
 from .tables import build_tables
-from .writer import matches_disk, publish
+from .writer import check_output_dir, matches_disk, publish
 from .yamlsrc import discover
 
 
@@ -107,14 +109,25 @@ def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "bu
           force: bool = False) -> BuildResult:
     """Compile ``definitions_dir`` into ``out_dir`` atomically; skip when nothing changed."""
     defs, out = Path(definitions_dir), Path(out_dir)
-    if not package_name.isidentifier():
-        raise ValueError(f"--package-name must be a Python identifier, got {package_name!r}")
+    check_package_name(package_name)
+    check_output_dir(out, defs)
     if not force and matches_disk(out, inputs_digest(defs, package=package_name, strict=strict)):
         return BuildResult(out_dir=out, files=(), diagnostics=(), counts={}, up_to_date=True)
     files, diagnostics, counts = stamped_files(defs, package=package_name, strict=strict)
     publish(files, out)
     return BuildResult(out_dir=out, files=tuple(sorted(files)), diagnostics=tuple(diagnostics),
                        counts=counts, up_to_date=False)
+
+
+def check_package_name(name: str) -> None:
+    """The generated package must import, and must not shadow the standard library."""
+    if not (name.isascii() and name.isidentifier()):
+        raise ValueError(f"package name {name!r} is not an ASCII Python identifier")
+    if keyword.iskeyword(name):
+        raise ValueError(f"package name {name!r} is a Python keyword")
+    if name in sys.stdlib_module_names:
+        raise ValueError(f"package name {name!r} would shadow the standard-library module "
+                         f"of that name")
 
 
 def stamped_files(definitions_dir: Path, *, package: str, strict: bool

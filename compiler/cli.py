@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import click
 
 from .api import build as api_build
-from .api import resolve_definitions, stamped_files
+from .api import check_package_name, resolve_definitions, stamped_files
 from .api import validate as api_validate
 from .bundles import build_bundles
 from .context import CONTEXT_KEYS
@@ -27,7 +27,7 @@ from .diagnostics import DefinitionsError, Diagnostic, Diagnostics
 from .reference import ReferenceInterpreter
 from .render import DEFAULT_PACKAGE
 from .schema import DIALECTS
-from .writer import diff_disk
+from .writer import OutputDirError, check_output_dir, diff_disk
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 F = TypeVar("F", bound=Callable[..., Any])
@@ -78,13 +78,21 @@ def main() -> None:
 @click.option("--package-name", default=DEFAULT_PACKAGE, show_default=True,
               help="Name of the generated runtime package.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when OUT is stale.")
-@click.option("--force", is_flag=True, help="Rebuild even when inputs are unchanged.")
+@click.option("--force", is_flag=True,
+              help="Rebuild even when inputs are unchanged (never overrides the OUT checks).")
 @_guard
 def build(defs: Path, out: Path, strict: bool, package_name: str, check: bool,
           force: bool) -> None:
-    """Compile DEFS into OUT."""
-    if not package_name.isidentifier():
-        raise click.BadParameter("must be a Python identifier", param_hint="--package-name")
+    """Compile DEFS into OUT.
+
+    OUT is replaced atomically and only if it is a previous toolc build, an empty directory
+    or missing: a file, the definitions directory, the current directory (or a directory
+    containing either) and any other non-empty directory are refused, even with --force.
+    """
+    try:
+        check_package_name(package_name)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--package-name") from exc
     if check:
         files, diagnostics, _ = stamped_files(defs, package=package_name, strict=strict)
         _print_diagnostics(diagnostics)
@@ -95,6 +103,11 @@ def build(defs: Path, out: Path, strict: bool, package_name: str, check: bool,
             click.echo("run `make build` (or `toolc build`) and commit the result", err=True)
             sys.exit(EXIT_INPUT)
         return
+    try:
+        check_output_dir(out, defs)
+    except OutputDirError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
     result = api_build(defs, out, strict=strict, package_name=package_name, force=force)
     _print_diagnostics(result.diagnostics)
     if result.up_to_date:

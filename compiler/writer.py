@@ -1,39 +1,164 @@
-"""Stage 6, write: publish a rendered file map into the output directory in one step."""
+"""Stage 6, write: publish a rendered file map into the output directory in one step.
+
+The output path holds a complete build at every instant, old or new: the new build is written
+into a hidden sibling directory, then swapped with the old one by one atomic directory exchange
+(Linux ``renameat2(RENAME_EXCHANGE)``, macOS ``renamex_np(RENAME_SWAP)``); a first build is one
+atomic rename. Leftovers of a killed build (hidden siblings with toolc's prefix) are removed by
+the next build. Files and directories are created with the process umask, like any other file.
+"""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import errno
 import hashlib
 import json
 import os
+import secrets
 import shutil
-import tempfile
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
+from functools import cache
 from pathlib import Path
+
+# Tests set this to inject a failure (or a SIGKILL) at a named publishing step:
+# "leftovers-removed", "written", "swapped", "done".
+FAULT_HOOK: Callable[[str], None] | None = None
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2  # Linux renameat2 flag
+_RENAME_SWAP = 2  # macOS renamex_np flag
+_SYS_RENAMEAT2 = {"x86_64": 316, "aarch64": 276}
+
+
+class OutputDirError(ValueError):
+    """The output path is not something toolc may replace (nothing was touched)."""
+
+
+def check_output_dir(out: Path, definitions_dir: Path) -> None:
+    """Refuse an output path whose replacement would delete something toolc does not own.
+
+    Refused: a file; the definitions directory or a directory containing it; the current
+    directory or one containing it; a non-empty directory without a toolc ``manifest.json``.
+    ``--force`` does not change this.
+    """
+    target = out.resolve()
+    shown = out.as_posix()
+    if target.exists() and not target.is_dir():
+        raise OutputDirError(f"output {shown} is a file, not a build directory")
+    defs = definitions_dir.resolve()
+    if defs == target or defs.is_relative_to(target):
+        raise OutputDirError(f"output {shown} is or contains the definitions directory "
+                             f"{definitions_dir.as_posix()}")
+    cwd = Path.cwd().resolve()
+    if cwd == target or cwd.is_relative_to(target):
+        raise OutputDirError(f"output {shown} is or contains the current directory")
+    if target.is_dir() and any(target.iterdir()) and not is_toolc_build(target):
+        raise OutputDirError(f"output {shown} is a non-empty directory that is not a toolc "
+                             "build (no manifest.json written by toolc); refusing to replace it")
+
+
+def is_toolc_build(path: Path) -> bool:
+    """A directory holding a ``manifest.json`` that toolc wrote."""
+    try:
+        manifest = json.loads((path / "manifest.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (isinstance(manifest, dict) and isinstance(manifest.get("files"), dict)
+            and isinstance(manifest.get("toolc"), str) and "package" in manifest)
+
+
+def _fault(step: str) -> None:
+    if FAULT_HOOK is not None:
+        FAULT_HOOK(step)
+
+
+def _prefix(out: Path) -> str:
+    return f".{out.name}.toolc-"
+
+
+def remove_leftovers(out: Path) -> None:
+    """Remove hidden siblings left by a killed build (toolc's exact prefix only)."""
+    prefix = _prefix(out)
+    for sibling in out.parent.glob(f"{prefix}*"):
+        rest = sibling.name[len(prefix):]
+        if sibling.is_dir() and not sibling.is_symlink() and rest.startswith(("new-", "old-")):
+            shutil.rmtree(sibling, ignore_errors=True)
 
 
 def publish(files: Mapping[str, str], out: Path) -> None:
-    """Write everything into a sibling temp dir, then swap it in; stale files disappear.
+    """Write everything into a hidden sibling, then swap it with ``out`` atomically.
 
     A failure before the swap leaves ``out`` untouched, so there is never a half-written build.
     """
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+    remove_leftovers(out)
+    _fault("leftovers-removed")
+    tmp = out.parent / f"{_prefix(out)}new-{os.getpid()}-{secrets.token_hex(4)}"
     try:
+        os.mkdir(tmp)  # mode 0o777 minus the umask, like any directory
         for rel, text in sorted(files.items()):
             target = tmp / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(text.encode("utf-8"))
-        old = None
+        _fault("written")
         if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.replace(out, old / "build")
-        os.replace(tmp, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
+            _swap(tmp, out)  # tmp now holds the old build
+        else:
+            os.rename(tmp, out)
+        _fault("swapped")
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    _fault("done")
+
+
+def _swap(new: Path, out: Path) -> None:
+    """Exchange two directories atomically where the platform can; else two renames."""
+    exchange = _exchange_function()
+    if exchange is not None:
+        err = exchange(os.fsencode(new), os.fsencode(out))
+        if err == 0:
+            return
+        if err not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+            raise OSError(err, os.strerror(err), str(out))
+    # No atomic exchange (other platforms, some file systems): out is missing between the
+    # two renames, and a kill there leaves the old build under the hidden old- name.
+    old = out.parent / f"{_prefix(out)}old-{os.getpid()}-{secrets.token_hex(4)}"
+    os.rename(out, old)
+    os.rename(new, out)
+    os.rename(old, new)
+
+
+@cache
+def _exchange_function() -> Callable[[bytes, bytes], int] | None:
+    """``f(a, b) -> errno`` swapping two paths atomically, or None on this platform."""
+    libc_name = ctypes.util.find_library("c")
+    if libc_name is None:
+        return None
+    libc = ctypes.CDLL(libc_name, use_errno=True)
+    if sys.platform.startswith("linux"):
+        renameat2 = getattr(libc, "renameat2", None)
+        if renameat2 is not None:
+            def call(a: bytes, b: bytes) -> int:
+                rc = renameat2(_AT_FDCWD, a, _AT_FDCWD, b, _RENAME_EXCHANGE)
+                return 0 if rc == 0 else ctypes.get_errno()
+            return call
+        number = _SYS_RENAMEAT2.get(os.uname().machine)
+        if number is None:
+            return None
+
+        def syscall(a: bytes, b: bytes) -> int:
+            rc = libc.syscall(number, _AT_FDCWD, a, _AT_FDCWD, b, _RENAME_EXCHANGE)
+            return 0 if rc == 0 else ctypes.get_errno()
+        return syscall
+    renamex = getattr(libc, "renamex_np", None) if sys.platform == "darwin" else None
+    if renamex is None:
+        return None
+
+    def swap(a: bytes, b: bytes) -> int:
+        return 0 if renamex(a, b, _RENAME_SWAP) == 0 else ctypes.get_errno()
+    return swap
 
 
 def matches_disk(out: Path, inputs_digest: str) -> bool:
@@ -45,7 +170,7 @@ def matches_disk(out: Path, inputs_digest: str) -> bool:
         for rel, digest in manifest["files"].items():
             if hashlib.sha256((out / rel).read_bytes()).hexdigest() != digest:
                 return False
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
     expected = set(manifest["files"]) | {"manifest.json"}
     actual = {p.relative_to(out).as_posix() for p in out.rglob("*")
