@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import json
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -137,10 +138,30 @@ class _Analyzer:
                 self.diags.error(tool.pos, "TC134", f'"{tool.name}": paramAliases maps '
                                  f'"{alias}" to "{canonical}", which is not a parameter',
                                  hint=did_you_mean(canonical, props))
+            if alias in props:
+                # the shim would rewrite the real parameter's values into another one
+                self.diags.error(tool.pos, "TC138", f'"{tool.name}": paramAliases alias '
+                                 f'"{alias}" is itself a parameter',
+                                 hint="an alias must be a name the schema does not have")
         for dialect, _ in tool.wire_names:
             if dialect not in DIALECTS:
                 self.diags.error(tool.pos, "TC135", f'"{tool.name}": unknown dialect '
                                  f'"{dialect}" in wireNames', hint=did_you_mean(dialect, DIALECTS))
+
+    def wire_names(self, tools: tuple[ToolDef, ...]) -> None:
+        """Per dialect, the names sent on the wire (a tool's wire name there, else its name)
+        must be unique, exactly and case-insensitively: one name, one tool (TC139)."""
+        for dialect in DIALECTS:
+            seen: dict[str, ToolDef] = {}
+            for tool in tools:
+                wire = dict(tool.wire_names).get(dialect, tool.name)
+                key = unicodedata.normalize("NFKC", wire).strip().casefold()
+                other = seen.setdefault(key, tool)
+                if other is not tool:
+                    self.diags.error(tool.pos, "TC139", f'"{tool.name}" is sent to {dialect} as '
+                                     f'"{wire}", which collides with "{other.name}" '
+                                     f"(defined at {other.pos})",
+                                     hint="give one of them another wireNames entry")
 
     def group_sources(self) -> dict[str, tuple[list[Entry], Pos]]:
         sources: dict[str, tuple[list[Entry], Pos]] = {}
@@ -228,6 +249,12 @@ class _Analyzer:
                 for group in gmap or ():
                     seen: dict[tuple[str, str], str] = {}
                     for rule in group.senders:
+                        if rule.kind != "*" and not rule.value:
+                            self.diags.error(rule.pos, "TC132", f'toolsBySender key '
+                                             f'"{rule.key}" names no sender',
+                                             hint='write a value after the prefix, e.g. '
+                                                  '"id:42", or use "*" for every sender')
+                            continue
                         if rule.kind == "id" and not rule.key.strip().lower().startswith("id:"):
                             self.diags.warning(
                                 rule.pos, "TC131", f'toolsBySender key "{rule.key}" is untyped; '
@@ -245,6 +272,7 @@ def analyze(defs: Definitions, diags: Diagnostics) -> Resolved | None:
     """Check cross references and expand groups; None when any error was reported."""
     a = _Analyzer(defs, diags)
     tools = a.tools()
+    a.wire_names(tools)
     sources = a.group_sources()
     groups = a.expand_groups(sources)
     all_names = {t.name for t in defs.tools}

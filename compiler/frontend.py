@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from collections.abc import Iterator
 from functools import cache
 from importlib import resources
@@ -46,28 +48,54 @@ def definitions_schema() -> dict[str, Any]:
     return schema
 
 
-def read_sources(root: Path, diags: Diagnostics) -> list[SourceFile]:
-    """Load every YAML file below ``root`` (sorted), checking encoding, syntax and version."""
+def read_sources(root: Path, diags: Diagnostics) -> tuple[list[SourceFile], bool]:
+    """Load every YAML file below ``root`` (sorted), checking encoding, syntax and version.
+
+    Returns the mappings that loaded (also those with a version problem, so that their other
+    errors are reported in the same run) and whether every file loaded.
+    """
     display = root.as_posix().rstrip("/")
     if not root.is_dir():
         diags.error(Pos(file=display, line=1, col=1), "TC007",
                     "definitions directory does not exist")
-        return []
+        return [], False
     paths = discover(root)
+    for other in ignored_files(root):
+        diags.warning(Pos(file=f"{display}/{other}", line=1, col=1), "TC008",
+                      "not a *.yaml or *.yml file: ignored",
+                      hint="JSON is YAML: rename it to .yaml if it holds definitions")
     if not paths:
         diags.error(Pos(file=display, line=1, col=1), "TC007",
                     "definitions directory holds no *.yaml or *.yml files")
-        return []
+        return [], False
     sources = []
+    complete = True
     for path in paths:
         name = f"{display}/{path.relative_to(root).as_posix()}"
         src = load_yaml(path.read_bytes(), name, diags)
-        if src is not None and _check_version(src, diags):
-            sources.append(src)
-    return sources
+        if src is None or not isinstance(src.data, dict):
+            complete = False
+        if src is not None:
+            _check_version(src, diags)
+            if isinstance(src.data, dict):
+                sources.append(src)
+    return sources, complete
+
+
+def ignored_files(root: Path) -> list[str]:
+    """Files below ``root`` that are not definitions (hidden files and folders excepted)."""
+    out = []
+    for path in root.rglob("*"):
+        rel = path.relative_to(root)
+        if any(part.startswith(".") for part in rel.parts) or rel.name.endswith("~"):
+            continue
+        if path.is_file() and path.suffix not in (".yaml", ".yml"):
+            out.append(rel.as_posix())
+    return sorted(out)
 
 
 def _check_version(src: SourceFile, diags: Diagnostics) -> bool:
+    """Report a missing or unsupported version; the file's other errors are still checked."""
     start = Pos(file=src.path, line=1, col=1)
     if not isinstance(src.data, dict):
         diags.error(start, "TC006", "a definitions file must be a mapping")
@@ -85,11 +113,30 @@ def _check_version(src: SourceFile, diags: Diagnostics) -> bool:
 
 
 @cache
-def _validator() -> jsonschema.Draft202012Validator:
+def _ecma(pattern: str) -> re.Pattern[str]:
+    """A JSON Schema pattern with ECMA-262's meaning of a final ``$`` (end of the string;
+    Python's ``$`` also matches before a final newline, which let ``"exec\\n"`` through)."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + r"\Z"
+    return re.compile(pattern)
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any
+             ) -> Iterator[jsonschema.ValidationError]:
+    if isinstance(instance, str) and not _ecma(pattern).search(instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+_StrictPatterns = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+    jsonschema.Draft202012Validator, {"pattern": _pattern})
+
+
+@cache
+def _validator() -> Any:
     # The shipped schema uses $defs for editors; validating with every $ref inlined once
     # avoids a reference lookup per node (the schema has no recursion).
     schema = definitions_schema()
-    return jsonschema.Draft202012Validator(_inline(schema, schema["$defs"]))
+    return _StrictPatterns(_inline(schema, schema["$defs"]))
 
 
 def _inline(node: Any, defs: dict[str, Any]) -> Any:
@@ -107,6 +154,10 @@ def check_structure(src: SourceFile, diags: Diagnostics) -> bool:
     validator = _validator()
     ok = True
     for err in validator.iter_errors(src.data):
+        if list(err.absolute_path) == ["version"] or (
+                err.validator == "required" and not err.absolute_path
+                and "version" not in src.data and err.validator_value == ["version"]):
+            continue  # reported by _check_version (TC101)
         ok = False
         _report_schema_error(src, err, diags)
     return ok
@@ -300,6 +351,50 @@ def _one(sections: dict[str, list[tuple[SourceFile, Any]]], key: str) -> Iterato
         yield _Builder(src)
 
 
+# Mappings whose keys OpenClaw compares case-insensitively (or after lowercasing): two keys
+# that fold equal would silently drop one key's rules, deny lists included.
+_FOLDED_MAPS: tuple[tuple[str | None, ...], ...] = (
+    ("channels",), ("channels", None, "accounts"), ("tools", "byProvider"),
+    ("agents", "list", None, "tools", "byProvider"), ("providers", "entries"),
+    ("plugins", "entries"),
+)
+
+
+def check_folded_keys(src: SourceFile, diags: Diagnostics) -> None:
+    """Keys of one mapping that differ only in case, spacing or Unicode form (TC126)."""
+    for shape in _FOLDED_MAPS:
+        for path, mapping in _walk(src.data, shape, ()):
+            first: dict[str, str] = {}
+            for key in mapping:
+                folded = unicodedata.normalize("NFKC", key).strip().casefold()
+                if folded in first:
+                    other = src.kpos((*path, first[folded]))
+                    diags.error(src.kpos((*path, key)), "TC126",
+                                f'key "{key}" differs only in case or spacing from '
+                                f'"{first[folded]}" (defined at {other})',
+                                hint="OpenClaw would apply only one of them; merge the two")
+                else:
+                    first[folded] = key
+
+
+def _walk(node: Any, shape: tuple[str | None, ...], path: JsonPath
+          ) -> Iterator[tuple[JsonPath, dict[str, Any]]]:
+    """The mappings at ``shape`` below ``node`` (None: every key or index)."""
+    if not shape:
+        if isinstance(node, dict):
+            yield path, node
+        return
+    step, rest = shape[0], shape[1:]
+    if step is None:
+        items: list[tuple[str | int, Any]] = (list(node.items()) if isinstance(node, dict)
+                                               else list(enumerate(node))
+                                               if isinstance(node, list) else [])
+        for key, child in items:
+            yield from _walk(child, rest, (*path, key))
+    elif isinstance(node, dict) and step in node:
+        yield from _walk(node[step], rest, (*path, step))
+
+
 def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[SourceFile, Any]]],
                 root: str) -> Definitions:
     """Assemble the document model from structurally valid sections."""
@@ -367,10 +462,12 @@ def load_definitions(root: Path, diags: Diagnostics) -> Definitions | None:
     Structural problems in any file stop here (after reporting all of them), because the
     semantic checks that follow would only add confusing follow-on errors.
     """
-    sources = read_sources(root, diags)
+    sources, complete = read_sources(root, diags)
     structural_ok = all([check_structure(src, diags) for src in sources])
-    if diags.has_errors() or not structural_ok or not sources:
+    if not complete or not structural_ok or not sources:
         return None
+    for src in sources:
+        check_folded_keys(src, diags)
     # A section defined twice is reported and its second definition ignored: that cannot
     # cause follow-on errors, so the semantic checks still run in the same pass.
     sections = merge_sections(sources, diags)

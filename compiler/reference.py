@@ -84,7 +84,9 @@ class _Step:
 
 
 def _compile(pattern: str) -> re.Pattern[str]:
-    return re.compile("^" + ".*".join(re.escape(p) for p in pattern.split("*")) + "$")
+    # \A...\Z, not ^...$: `$` would also match before a final newline
+    return re.compile(r"\A" + ".*".join(re.escape(p) for p in pattern.split("*")) + r"\Z",
+                      re.DOTALL)
 
 
 class ReferenceInterpreter:

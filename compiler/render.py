@@ -23,17 +23,18 @@ DEFAULT_PACKAGE = "toolc_runtime"
 
 def dump_json(value: Any) -> str:
     """The one JSON writer: sorted keys, two-space indent, UTF-8, final newline."""
-    return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def dump_compact(value: Any) -> str:
     """Large tables: sorted keys, no indentation (still one line per file plus newline)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False) + "\n"
 
 
 def pystr(value: str) -> str:
     """A double-quoted Python string literal (what ``ruff format`` would write)."""
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
 FILTERS: Mapping[str, Callable[..., Any]] = {"pystr": pystr}

@@ -7,6 +7,7 @@ Mapping keys keep their source text (``-100123`` stays a string, ``on`` does not
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,10 @@ JsonPath = tuple[str | int, ...]
 # An alias may be expanded, but the expanded document may not grow past this many nodes more
 # than the composed graph holds: enough for any real file, far too little for a billion laughs.
 ALIAS_EXPANSION_LIMIT = 100_000
+# Deeper nesting than any definitions file needs; far below Python's recursion limit.
+MAX_DEPTH = 64
+# Python refuses to convert longer digit strings to int (sys.get_int_max_str_digits).
+MAX_INT_DIGITS = 4300
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,6 +55,11 @@ class _Budget(Exception):
     pass
 
 
+class _TooDeep(Exception):
+    def __init__(self, pos: Pos) -> None:
+        self.pos = pos
+
+
 class _Converter:
     def __init__(self, file: str, diags: Diagnostics, loader: yaml.SafeLoader) -> None:
         self.file = file
@@ -71,6 +81,8 @@ class _Converter:
                 raise _Budget
         self.visited.add(id(node))
         self.value_pos[path] = self.mark(node)
+        if len(path) > MAX_DEPTH:
+            raise _TooDeep(self.mark(node))
         if isinstance(node, yaml.MappingNode):
             return self.mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
@@ -78,9 +90,26 @@ class _Converter:
         return self.scalar(node)
 
     def scalar(self, node: yaml.Node) -> Any:
+        """A JSON value; anything JSON cannot carry is an error at its position (TC009)."""
         if node.tag == "tag:yaml.org,2002:timestamp":
             return node.value  # dates stay strings: JSON has no date type
-        return self.loader.construct_object(node, deep=True)
+        if node.tag == "tag:yaml.org,2002:int" and len(node.value) > MAX_INT_DIGITS:
+            return self.refuse(node, f"an integer with {len(node.value)} digits is too large")
+        try:
+            value = self.loader.construct_object(node, deep=True)
+        except (ValueError, TypeError, yaml.YAMLError) as exc:
+            return self.refuse(node, f"cannot read this value ({exc})")
+        if isinstance(value, float) and not math.isfinite(value):
+            return self.refuse(node, f"{node.value} is not a JSON number",
+                               hint="JSON (and every provider) accepts finite numbers only")
+        if value is not None and not isinstance(value, (str, int, float, bool)):
+            return self.refuse(node, f"a {node.tag.rsplit(':', 1)[-1]} value has no JSON form",
+                               hint="definitions hold JSON values: strings, numbers, "
+                                    "booleans, null, lists and mappings")
+        return value
+
+    def refuse(self, node: yaml.Node, message: str, hint: str | None = None) -> None:
+        self.diags.error(self.mark(node), "TC009", message, hint=hint)
 
     def mapping(self, node: yaml.MappingNode, path: JsonPath) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -142,6 +171,11 @@ def load_yaml(raw: bytes, file: str, diags: Diagnostics) -> SourceFile | None:
         return None
     except yaml.YAMLError as exc:
         diags.error(Pos(file=file, line=1, col=1), "TC002", f"YAML error: {exc}")
+        return None
+    except (_TooDeep, RecursionError) as exc:
+        pos = exc.pos if isinstance(exc, _TooDeep) else Pos(file=file, line=1, col=1)
+        diags.error(pos, "TC009", f"values nest deeper than {MAX_DEPTH} levels",
+                    hint="definitions never need this depth; flatten the value")
         return None
     except _Budget:
         diags.error(Pos(file=file, line=1, col=1), "TC005",
