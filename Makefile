@@ -4,29 +4,43 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 TOOLC := $(VENV)/bin/toolc
 STAMP := $(VENV)/.installed-stamp
+TEST_STAMP := $(VENV)/.test-installed-stamp
+# The package directory `compiler/` is installed as `toolc`; setuptools' editable install warns
+# about same-named folders in the working directory, which this layout does not have.
+PIP := PYTHONWARNINGS=ignore $(PY) -m pip install -q
 
-.PHONY: install build test lint typecheck golden bench bench-quick clean
+.PHONY: install install-test build test lint typecheck golden bench bench-quick conformance clean
 
-$(STAMP): pyproject.toml
+$(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PIP) --upgrade pip
+
+## What building needs: toolc and its runtime dependencies.
+$(STAMP): pyproject.toml | $(PY)
+	$(PIP) -e .
 	touch $(STAMP)
 
+## What testing adds: pytest, hypothesis, mypy and the provider SDKs the bundle tests use.
+$(TEST_STAMP): pyproject.toml $(STAMP)
+	$(PIP) -e '.[test]'
+	touch $(TEST_STAMP)
+
 install: $(STAMP)
+
+install-test: $(TEST_STAMP)
 
 ## Compile the shipped definitions/ into build/ (atomic; a no-op when nothing changed).
 build: install
 	$(TOOLC) build definitions -o build
 
 ## Everything CI runs: lint, types, and the test suite (which also fails on a stale build/).
-test: install
-	$(VENV)/bin/ruff check compiler tests bench
+test: install-test
+	$(VENV)/bin/ruff check compiler tests bench conformance
 	$(VENV)/bin/mypy compiler
 	$(PY) -m pytest
 
 ## Regenerate the golden case directories under tests/cases/ after an intended change.
-golden: install
+golden: install-test
 	$(PY) -m tests.golden --update
 
 bench: install
@@ -34,6 +48,10 @@ bench: install
 
 bench-quick: install
 	$(PY) -m bench.run --quick
+
+## Compare toolc with OpenClaw's own published code (needs node and npm; not part of `test`).
+conformance: install-test
+	$(PY) -m conformance
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

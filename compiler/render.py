@@ -74,7 +74,8 @@ def render(resolved: Resolved, tables: Tables, bundles: Bundles, models: str | N
     data = {"catalog.json": dump_json(catalog_json(resolved)),
             "tables.json": dump_compact(tables.data),
             "bundles.json": dump_compact(bundles.data)}
-    hashes = sorted((name, sha256(text)) for name, text in data.items())
+    checked = {**data, **({"models.py": models} if models is not None else {})}
+    hashes = sorted((name, sha256(text)) for name, text in checked.items())
     runtime = environment().get_template("runtime.py.jinja").render(
         package_name=package, toolc_version=__version__, hashes=hashes,
         normalize_call_args_source=inspect.getsource(normalize_call_args).rstrip())
