@@ -305,7 +305,7 @@ class _Builder:
 
     def group(self, gid: str, value: dict[str, Any], path: JsonPath) -> GroupConfig:
         senders = tuple(self.sender(key, block, (*path, "toolsBySender", key))
-                        for key, block in value.get("toolsBySender", {}).items())
+                        for key, block in js_key_order(value.get("toolsBySender", {})))
         tools = value.get("tools")
         return GroupConfig(id=gid, pos=self.src.kpos(path), senders=senders,
                            tools=None if tools is None else self.policy(tools, (*path, "tools")))
@@ -325,6 +325,21 @@ class _Builder:
         return ChannelDef(name=normalize_key(name), pos=self.src.kpos(path), accounts=accounts,
                           groups=None if groups is None
                           else self.group_map(groups, (*path, "groups")))
+
+
+def js_key_order(mapping: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Items in the order OpenClaw sees them: a JavaScript object lists integer-like keys
+    (array indices such as ``"42"``) first, ascending, then the others in source order. It
+    decides which of two keys that normalize equal wins (``42`` before ``id:42``)."""
+    def index(key: str) -> int | None:
+        if key.isascii() and key.isdigit() and (key == "0" or key[0] != "0"):
+            number = int(key)
+            return number if number < 2**32 - 1 else None
+        return None
+
+    numbered = sorted((index(k), k) for k in mapping if index(k) is not None)
+    ordered = [k for _, k in numbered] + [k for k in mapping if index(k) is None]
+    return [(k, mapping[k]) for k in ordered]
 
 
 def parse_sender_key(key: str) -> tuple[SenderKind, str]:

@@ -262,3 +262,15 @@ def test_cli_spawned_by_flag(tmp_path: Path) -> None:
         result = CliRunner().invoke(main, ["resolve", *engine, *flags])
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout) == {"tools": ["read"]}
+
+
+def test_integer_like_sender_keys_come_first_like_a_javascript_object(tmp_path: Path) -> None:
+    """OpenClaw iterates a JSON object: integer-like keys ("42") before the others, so of two
+    keys for one sender the untyped "42" wins over an earlier "id:42"."""
+    e = make(tmp_path, channels={"telegram": {"groups": {"g": {"toolsBySender": {
+        "id:42": {"deny": ["read"]}, "42": {"allow": ["read"]}, "id:7": {"allow": ["exec"]},
+        "007": {"allow": ["write"]}}}}}})
+    ctx: dict[str, Any] = {"message_provider": "telegram", "group_id": "g"}
+    assert e.both(**ctx, sender_id="42") == ("read",)
+    assert e.both(**ctx, sender_id="7") == ("exec",)
+    assert e.both(**ctx, sender_id="007") == ("write",)

@@ -1,0 +1,65 @@
+"""Documented decisions: where toolc deliberately answers differently from OpenClaw 2026.3.2.
+
+Each entry names the README decision it stands for and says exactly which differences it
+covers; a difference no entry covers fails ``make conformance``. Keep this list short: a new
+entry needs a new line in the README's decision list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+LEAF_ONLY = {"sessions_list", "sessions_history", "sessions_spawn"}
+
+
+class Asker(Protocol):
+    def resolve(self, cfg: Mapping[str, Any], plugins: Any, ctxs: list[dict[str, Any]]
+                ) -> list[list[str]]: ...
+
+
+Check = Callable[[Asker, Mapping[str, Any], Any, dict[str, Any], list[str], list[str]], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    name: str
+    readme: str  # the README entry under "Decisions"
+    covers: Check
+
+
+def _blank_values(oracle: Asker, cfg: Mapping[str, Any], plugins: Any, ctx: dict[str, Any],
+                  ours: list[str], theirs: list[str]) -> bool:
+    """toolc treats a blank string as absent; OpenClaw may take an explicit "" as "none"."""
+    blank = {k for k, v in ctx.items() if isinstance(v, str) and not v.strip()}
+    if not blank:
+        return False
+    trimmed = {k: v for k, v in ctx.items() if k not in blank}
+    return oracle.resolve(cfg, plugins, [trimmed])[0] == ours
+
+
+def _subagent_depth(oracle: Asker, cfg: Mapping[str, Any], plugins: Any,
+                    ctx: dict[str, Any], ours: list[str], theirs: list[str]) -> bool:
+    """A subagent key without `:subagent:` markers (`subagent:x`) has depth 0 in OpenClaw,
+    which makes it an orchestrator; toolc makes every subagent at least depth 1 (a leaf under
+    the default maxSpawnDepth): it may only lose the leaf-denied tools."""
+    key = (ctx.get("session_key") or "").strip().lower()
+    if not key.startswith("subagent:") or ":subagent:" in key:
+        return False
+    return set(ours) <= set(theirs) and set(theirs) - set(ours) <= LEAF_ONLY
+
+
+DECISIONS = (
+    Decision("blank-values-are-absent", "Blank and ill-typed request values", _blank_values),
+    Decision("subagent-depth-at-least-1", "D7 subagents", _subagent_depth),
+)
+
+
+def explain(oracle: Asker, cfg: Mapping[str, Any], plugins: Any, ctx: dict[str, Any],
+            ours: list[str], theirs: list[str]) -> str | None:
+    """The decision that covers this difference, if any."""
+    for decision in DECISIONS:
+        if decision.covers(oracle, cfg, plugins, ctx, ours, theirs):
+            return decision.name
+    return None

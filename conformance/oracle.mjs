@@ -1,0 +1,181 @@
+// The oracle: OpenClaw's own compiled tool-policy functions, chained as
+// createOpenClawCodingTools chains them (openclaw@2026.3.2), over name-only tool stand-ins.
+// Protocol: one JSON request per stdin line, one JSON answer per stdout line.
+//   {"op": "catalog"} -> core tool groups, built-in profiles, owner-only names
+//   {"op": "resolve", "config": {...}, "plugins": [{"id", "tools": [{"name", "optional"}]}],
+//    "contexts": [{...toolc keywords...}]} -> {"results": [{"tools": [...], "warnings": [...]}]}
+//   {"op": "selfcheck", "config": {...}, "contexts": [...]} -> the real
+//    createOpenClawCodingTools beside this chaining, for plugin-free contexts
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import readline from "node:readline";
+import { register } from "node:module";
+import { pathToFileURL } from "node:url";
+
+const pkg = process.argv[2];
+const dist = path.join(pkg, "dist");
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "toolc-oracle-"));
+process.env.OPENCLAW_STATE_DIR = path.join(scratch, "state");
+process.env.OPENCLAW_CONFIG_PATH = path.join(scratch, "openclaw.json");
+process.env.HOME = scratch;
+fs.mkdirSync(process.env.OPENCLAW_STATE_DIR, { recursive: true });
+fs.writeFileSync(process.env.OPENCLAW_CONFIG_PATH, "{}\n");
+
+// The chunk extensionAPI.js re-exports runEmbeddedPiAgent from, and the helpers chunk it imports.
+const api = fs.readFileSync(path.join(dist, "extensionAPI.js"), "utf8");
+const embedded = api.match(/pi-embedded-(?!helpers)[A-Za-z0-9_-]+\.js/)[0];
+const embeddedSource = fs.readFileSync(path.join(dist, embedded), "utf8");
+const helpers = embeddedSource.match(/pi-embedded-helpers-[A-Za-z0-9_-]+\.js/)[0];
+const WANTED = {
+  [embedded]: ["resolveEffectiveToolPolicy", "resolveGroupToolPolicy", "resolveSubagentToolPolicy",
+    "resolveToolProfilePolicy", "mergeAlsoAllowPolicy", "collectExplicitAllowlist",
+    "applyOwnerOnlyToolPolicy", "applyToolPolicyPipeline", "buildDefaultToolPolicyPipelineSteps",
+    "isSubagentSessionKey", "getSubagentDepthFromSessionStore", "normalizeToolName",
+    "isOpenAIProvider", "isApplyPatchAllowedForModel", "applyMessageProviderToolPolicy",
+    "resolveExecConfig", "isOptionalToolAllowed", "normalizeAllowlist",
+    "createOpenClawCodingTools"],
+  [helpers]: ["resolveSandboxToolPolicyForAgent", "isOwnerOnlyToolName", "CORE_TOOL_GROUPS"],
+};
+const targets = {};
+for (const [file, names] of Object.entries(WANTED)) {
+  targets[pathToFileURL(path.join(dist, file)).href] = names;
+}
+register(new URL("./hooks.mjs", import.meta.url), { data: { targets } });
+const oc = {};
+for (const url of Object.keys(targets)) {
+  const mod = await import(url);
+  for (const [key, value] of Object.entries(mod)) {
+    if (key.startsWith("__toolc_")) oc[key.slice(8)] = value;
+  }
+}
+for (const names of Object.values(WANTED)) {
+  for (const n of names) if (!(n in oc)) throw new Error(`oracle: ${n} not found in ${dist}`);
+}
+
+// Core tools as createOpenClawCodingTools builds them (names only), in its order. Tools whose
+// construction depends on runtime state (image/pdf models, web API keys, the message tool
+// switch, read-only sandboxes) are taken as present, as toolc does: policy decides.
+const CODING = ["read", "write", "edit"];
+const OPENCLAW_TOOLS = ["browser", "canvas", "nodes", "cron", "message", "tts", "gateway",
+  "agents_list", "sessions_list", "sessions_history", "sessions_send", "sessions_spawn",
+  "subagents", "session_status", "web_search", "web_fetch", "image", "pdf"];
+const MEMORY_CORE = { id: "memory-core", tools: [{ name: "memory_search" }, { name: "memory_get" }] };
+
+
+function pluginsEnabled(config, id) {
+  const plugins = config.plugins ?? {};
+  if (plugins.enabled === false) return false;
+  return plugins.entries?.[id]?.enabled !== false;
+}
+
+function resolveOne(config, plugins, ctx) {
+  const sessionKey = ctx.session_key;
+  const eff = oc.resolveEffectiveToolPolicy({ config, sessionKey, agentId: ctx.agent_id,
+    modelProvider: ctx.model_provider, modelId: ctx.model_id });
+  const groupPolicy = oc.resolveGroupToolPolicy({ config, sessionKey,
+    spawnedBy: ctx.spawned_by, messageProvider: ctx.message_provider,
+    groupId: ctx.group_id, accountId: ctx.account_id, senderId: ctx.sender_id,
+    senderName: ctx.sender_name, senderUsername: ctx.sender_username,
+    senderE164: ctx.sender_e164 });
+  const profilePolicy = oc.resolveToolProfilePolicy(eff.profile);
+  const providerProfilePolicy = oc.resolveToolProfilePolicy(eff.providerProfile);
+  const profileWith = oc.mergeAlsoAllowPolicy(profilePolicy, eff.profileAlsoAllow);
+  const providerProfileWith = oc.mergeAlsoAllowPolicy(providerProfilePolicy,
+    eff.providerProfileAlsoAllow);
+  const subagentPolicy = oc.isSubagentSessionKey(sessionKey) && sessionKey
+    ? oc.resolveSubagentToolPolicy(config, oc.getSubagentDepthFromSessionStore(sessionKey,
+      { cfg: config }))
+    : undefined;
+  const sandboxTools = ctx.sandboxed === true
+    ? oc.resolveSandboxToolPolicyForAgent(config, eff.agentId) : undefined;
+  const execConfig = oc.resolveExecConfig({ cfg: config, agentId: eff.agentId });
+  const applyPatch = execConfig.applyPatch;
+  const modelProvider = ctx.model_provider;
+  const applyPatchEnabled = !!applyPatch?.enabled && oc.isOpenAIProvider(modelProvider)
+    && oc.isApplyPatchAllowedForModel({ modelProvider, modelId: ctx.model_id,
+      allowModels: applyPatch?.allowModels });
+  const tools = [...CODING, ...(applyPatchEnabled ? ["apply_patch"] : []), "exec", "process"]
+    .map((name) => ({ name }));
+  if (config.channels?.whatsapp) tools.push({ name: "whatsapp_login" });
+  const coreTools = OPENCLAW_TOOLS.map((name) => ({ name }));
+  tools.push(...coreTools);
+  // resolvePluginTools, with stand-ins for the plugin registry
+  const meta = new Map();
+  if (config.plugins?.enabled !== false) {
+    const allowlist = oc.normalizeAllowlist(oc.collectExplicitAllowlist([profilePolicy,
+      providerProfilePolicy, eff.globalPolicy, eff.globalProviderPolicy, eff.agentPolicy,
+      eff.agentProviderPolicy, groupPolicy, sandboxTools, subagentPolicy]));
+    const existing = new Set(coreTools.map((t) => t.name));
+    const existingNormalized = new Set([...existing].map((n) => oc.normalizeToolName(n)));
+    for (const plugin of [MEMORY_CORE, ...plugins]) {
+      if (!pluginsEnabled(config, plugin.id)) continue;
+      if (existingNormalized.has(oc.normalizeToolName(plugin.id))) continue;
+      for (const t of plugin.tools) {
+        if (t.optional && !oc.isOptionalToolAllowed({ toolName: t.name, pluginId: plugin.id,
+          allowlist })) continue;
+        if (existing.has(t.name)) continue;
+        existing.add(t.name);
+        const tool = { name: t.name };
+        meta.set(tool, { pluginId: plugin.id, optional: !!t.optional });
+        tools.push(tool);
+      }
+    }
+  }
+  const warnings = [];
+  const filtered = oc.applyOwnerOnlyToolPolicy(
+    oc.applyMessageProviderToolPolicy(tools, ctx.message_provider),
+    ctx.sender_is_owner === true);
+  const result = oc.applyToolPolicyPipeline({
+    tools: filtered, toolMeta: (tool) => meta.get(tool), warn: (m) => warnings.push(m),
+    steps: [...oc.buildDefaultToolPolicyPipelineSteps({ profilePolicy: profileWith,
+      profile: eff.profile, providerProfilePolicy: providerProfileWith,
+      providerProfile: eff.providerProfile, globalPolicy: eff.globalPolicy,
+      globalProviderPolicy: eff.globalProviderPolicy, agentPolicy: eff.agentPolicy,
+      agentProviderPolicy: eff.agentProviderPolicy, groupPolicy, agentId: eff.agentId }),
+    { policy: sandboxTools, label: "sandbox tools.allow" },
+    { policy: subagentPolicy, label: "subagent tools.allow" }],
+  });
+  return { tools: result.map((t) => t.name), warnings };
+}
+
+function catalog() {
+  const profiles = {};
+  for (const name of ["minimal", "coding", "messaging", "full"]) {
+    profiles[name] = oc.resolveToolProfilePolicy(name) ?? {};
+  }
+  const names = new Set([...CODING, "apply_patch", "exec", "process", ...OPENCLAW_TOOLS,
+    "whatsapp_login", ...Object.values(oc.CORE_TOOL_GROUPS).flat()]);
+  return { groups: oc.CORE_TOOL_GROUPS, profiles,
+    ownerOnly: [...names].filter((n) => oc.isOwnerOnlyToolName(n)).sort() };
+}
+
+async function selfcheck(config, contexts) {
+  const out = [];
+  for (const ctx of contexts) {
+    const mine = resolveOne(config, [], ctx).tools;
+    const dir = fs.mkdtempSync(path.join(scratch, "agent-"));
+    const real = oc.createOpenClawCodingTools({ config, sessionKey: ctx.session_key,
+      agentId: ctx.agent_id, modelProvider: ctx.model_provider,
+      modelId: ctx.model_id, messageProvider: ctx.message_provider,
+      groupId: ctx.group_id, senderId: ctx.sender_id, senderIsOwner: ctx.sender_is_owner,
+      agentDir: dir, workspaceDir: dir }).map((t) => t.name);
+    out.push({ mine, real });
+  }
+  return out;
+}
+
+const rl = readline.createInterface({ input: process.stdin, terminal: false });
+for await (const line of rl) {
+  if (!line.trim()) continue;
+  let answer;
+  try {
+    const req = JSON.parse(line);
+    if (req.op === "catalog") answer = catalog();
+    else if (req.op === "selfcheck") answer = { results: await selfcheck(req.config, req.contexts) };
+    else answer = { results: req.contexts.map((c) => resolveOne(req.config, req.plugins ?? [], c)) };
+  } catch (err) {
+    answer = { error: String(err?.stack ?? err) };
+  }
+  process.stdout.write(JSON.stringify(answer) + "\n");
+}
