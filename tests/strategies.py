@@ -44,7 +44,8 @@ def policy_block(draw: st.DrawFn, *, profile: bool = False) -> dict[str, Any]:
 
 @st.composite
 def by_provider(draw: st.DrawFn) -> dict[str, Any]:
-    keys = draw(st.lists(st.sampled_from(BP_KEYS), max_size=3, unique=True))
+    # keys that differ only in case are an error (TC126), so draw them unique by case
+    keys = draw(st.lists(st.sampled_from(BP_KEYS), max_size=3, unique_by=str.lower))
     return {k: draw(policy_block(profile=True)) for k in keys}
 
 
@@ -149,7 +150,7 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
             c["accounts"] = {acc: ({"groups": draw(group_map())} if draw(st.booleans()) else {})
                              for acc in draw(st.lists(
                                  st.sampled_from(["work", "Work", "home", "default"]),
-                                 max_size=2, unique=True))}
+                                 max_size=2, unique_by=str.lower))}
         channels[ch] = c
     plugins = {"entries": {p: {"enabled": draw(st.integers(0, 3)) > 0}
                            for p in PLUGIN_TOOLS if any(t.get("plugin") == p for t in catalog)}}

@@ -703,6 +703,36 @@ class Payload(BaseModel):
     text: str | None = None
 
 
+class PdfParams(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    prompt: str | None = None
+    """
+    What to analyze or extract.
+    """
+    pdf: str | None = None
+    """
+    Single PDF path or URL.
+    """
+    pdfs: Annotated[list[str] | None, Field(max_length=10)] = None
+    """
+    Multiple PDF paths or URLs (up to 10).
+    """
+    pages: str | None = None
+    """
+    Page range to process, e.g. "1-5" or "1,3,5-7". Defaults to all pages.
+    """
+    model: str | None = None
+    """
+    PDF model override, as provider/model.
+    """
+    maxBytesMb: Annotated[float | None, Field(gt=0.0)] = None
+    """
+    Refuse PDFs larger than this many megabytes.
+    """
+
+
 class ProcessParams(BaseModel):
     model_config = ConfigDict(
         extra="forbid",

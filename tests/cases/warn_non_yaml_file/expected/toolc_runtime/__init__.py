@@ -13,6 +13,9 @@ import importlib
 import json
 import os
 import re
+import sys
+import threading
+import types
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
@@ -23,12 +26,14 @@ __all__ = [
     "DataMismatchError",
     "ToolDefinition",
     "ToolSet",
+    "UnknownToolError",
     "decode_call",
     "dialect_for",
     "resolve",
     "resolve_uncached",
     "tool_definitions",
     "validate_args",
+    "validated_args",
 ]
 
 PACKAGE_NAME: Final = "toolc_runtime"
@@ -36,6 +41,7 @@ TOOLC_VERSION: Final = "0.1.0"
 _DATA_SHA256: Final[Mapping[str, str]] = {
     "bundles.json": "c2f4b6c1b442678c3e71f1619b88dc6129e2222b91383ac9d2b1466228b6a161",
     "catalog.json": "80744961c153a792a99052342f620ca349271b9827453ee0467f49b555c1098a",
+    "models.py": "2e3e1d7a3e3fa19ddaca3d435652bb653937713152427d97e725db31e247da7e",
     "tables.json": "fc70a61fb8e1162cc11f7e8fedf09483d96f4aa7b938b52d21e6b2bfbfc0d92c",
 }
 _HERE: Final = os.path.dirname(os.path.abspath(__file__))
@@ -845,9 +851,25 @@ def _decode_value(value: Any, at: str, decode: Mapping[str, Any]) -> Any:
     return out
 
 
+_WIRE: dict[str, dict[str, str]] = {}
+
+
+def _wire_names(dialect: str) -> dict[str, str]:
+    """Wire name -> tool name for a dialect (exact: the build refuses colliding names)."""
+    reverse = _WIRE.get(dialect)
+    if reverse is None:
+        wire: dict[str, str] = _bundles()["dialects"][dialect]["wire"]
+        reverse = _WIRE[dialect] = {w: n for n, w in wire.items()}
+    return reverse
+
+
+class UnknownToolError(KeyError):
+    """A tool call names no tool of this build (for the dialect it was sent to)."""
+
+
 def decode_call(  # noqa: PLR0913 - provider and model select the dialect
     wire_name: str,
-    arguments: Mapping[str, Any],
+    arguments: Mapping[str, Any] | str | bytes,
     provider: str | None = None,
     model: str | None = None,
     *,
@@ -855,24 +877,34 @@ def decode_call(  # noqa: PLR0913 - provider and model select the dialect
     toolset: ToolSet | None = None,
     validate: bool = True,
 ) -> tuple[str, dict[str, Any]]:
-    """A provider's tool call -> (canonical tool name, the tool's own arguments).
+    """A provider's tool call -> (canonical tool name, the tool's own validated arguments).
 
-    With ``toolset``, a call to a tool outside it raises PermissionError: a model can only
-    call what this request was given.
+    ``arguments`` is an object or its JSON text (OpenAI's ``function.arguments``). With
+    ``toolset``, a call to a tool outside it raises PermissionError: a model can only call
+    what this request was given.
 
-    Maps the wire name back (case-insensitively, first match, like OpenClaw), reverses Gemini
-    property renames and strict-mode nullables, maps parameter aliases to their canonical
-    names and checks required groups (ValueError with OpenClaw's messages), then validates
-    the arguments with the tool's generated model (``validate_args``; needs pydantic).
+    Maps the wire name back exactly (UnknownToolError, a KeyError, when no tool has it),
+    reverses Gemini property renames and strict-mode nullables, maps parameter aliases to
+    their canonical names and checks required groups (ValueError with OpenClaw's messages),
+    then validates the arguments strictly with the tool's generated model and returns the
+    validated values (``validate_args``; needs pydantic). ``validate=False`` skips that last
+    step and returns the decoded arguments unchecked.
     """
     chosen = dialect or dialect_for(provider, model)
     bundle = _bundles()["dialects"][chosen]
-    wanted = wire_name.strip().lower()
-    name = next((n for n, w in bundle["wire"].items() if w.lower() == wanted), None)
+    name = _wire_names(chosen).get(wire_name)
     if name is None:
-        raise KeyError(f"unknown tool {wire_name!r} for dialect {chosen}")
+        raise UnknownToolError(f"unknown tool {wire_name!r} for dialect {chosen}")
     if toolset is not None and name not in toolset.names:
         raise PermissionError(f"tool {name!r} is not available to this request")
+    if isinstance(arguments, (str, bytes)):
+        try:
+            parsed = json.loads(arguments or "{}")
+        except ValueError as exc:
+            raise ValueError(f"{name}: arguments are not valid JSON ({exc})") from exc
+        if not isinstance(parsed, dict):
+            raise ValueError(f"{name}: arguments must be a JSON object")
+        arguments = parsed
     args = dict(arguments)
     decode = bundle["decode"].get(name)
     if decode is not None:
@@ -882,19 +914,57 @@ def decode_call(  # noqa: PLR0913 - provider and model select the dialect
         groups = [(label, tuple(keys)) for label, keys in shim["groups"]]
         args = normalize_call_args(args, shim["map"], groups, name, allow_empty=shim["allowEmpty"])
     if validate:
-        validate_args(name, args)
+        return name, validated_args(name, args)
     return name, args
 
 
+_MODELS: list[Any] = []
+_MODELS_LOCK: Final = threading.Lock()
+
+
+def _models() -> Any:
+    """``models.py``, executed from the bytes whose sha256 was checked (never re-read)."""
+    if not _MODELS:
+        with _MODELS_LOCK:
+            if not _MODELS:
+                if "models.py" not in _DATA_SHA256:
+                    raise RuntimeError(
+                        f"{PACKAGE_NAME} was built without parameter models; rebuild with "
+                        "`toolc build` to validate arguments"
+                    )
+                try:
+                    importlib.import_module("pydantic")
+                except ImportError as exc:
+                    raise ImportError(
+                        f"{PACKAGE_NAME}: validating tool arguments needs pydantic v2: "
+                        "pip install 'pydantic>=2'"
+                    ) from exc
+                source = _read("models.py")
+                module = types.ModuleType(f"{__name__}.models")
+                module.__file__ = os.path.join(_HERE, "models.py")
+                sys.modules[module.__name__] = module
+                exec(compile(source, module.__file__, "exec"), module.__dict__)
+                _MODELS.append(module)
+    return _MODELS[0]
+
+
 def validate_args(name: str, arguments: Mapping[str, Any]) -> Any:
-    """Validate a tool's own arguments with its pydantic model from ``models.py``.
+    """Validate a tool's own arguments with its pydantic model from ``models.py``, strictly
+    (JSON types as sent: a string is never a boolean or a number).
 
     Returns the model instance; raises pydantic's ValidationError (a ValueError). pydantic is
     imported on first use only: the rest of the runtime needs nothing but the standard library.
     """
-    models = importlib.import_module(f"{__name__}.models")
-    model = getattr(models, _definitions()[name].model)
-    return model.model_validate(dict(arguments))
+    model = getattr(_models(), _definitions()[name].model)
+    return model.model_validate_json(json.dumps(dict(arguments)), strict=True)
+
+
+def validated_args(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """``validate_args``, as the plain values to hand to the tool: exactly the keys that were
+    sent (defaults are the tool's business), under their JSON names."""
+    instance = validate_args(name, arguments)
+    values: dict[str, Any] = instance.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return values
 
 
 # Rendered from toolc.schema.aliases (one implementation for the compiler and the runtime).

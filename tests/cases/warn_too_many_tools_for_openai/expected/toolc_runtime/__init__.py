@@ -13,6 +13,9 @@ import importlib
 import json
 import os
 import re
+import sys
+import threading
+import types
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
@@ -23,12 +26,14 @@ __all__ = [
     "DataMismatchError",
     "ToolDefinition",
     "ToolSet",
+    "UnknownToolError",
     "decode_call",
     "dialect_for",
     "resolve",
     "resolve_uncached",
     "tool_definitions",
     "validate_args",
+    "validated_args",
 ]
 
 PACKAGE_NAME: Final = "toolc_runtime"
@@ -36,7 +41,8 @@ TOOLC_VERSION: Final = "0.1.0"
 _DATA_SHA256: Final[Mapping[str, str]] = {
     "bundles.json": "722a5216d1b8a8001bb15a041fc18e35983774206aab8993701df0bf152ebc46",
     "catalog.json": "ee835ee5f20f18de03fe87a6aef2ea6225177fa07e8868d9825ef9967b6a58f6",
-    "tables.json": "eb729ec7cf542cc35d4b1e1a328030dcf8573b9ee22cb331a375ca684690c200",
+    "models.py": "82cd237cd39943742f6f9464a6bd1a6328c4d93911d1b1cf9221f83594cf9ceb",
+    "tables.json": "3fe31484d24b604fb610ecec300cdc6796640ff968fe8c88b2899faefe2c1695",
 }
 _HERE: Final = os.path.dirname(os.path.abspath(__file__))
 _CACHE_LIMIT: Final = 4096
@@ -175,6 +181,7 @@ class AgentRecord(NamedTuple):
     stack: Stack
     by_provider: dict[str, ProviderEntry]
     sandbox: Stack
+    apply_patch: int  # index into _AP_VARIANTS
 
 
 _T: Final = json.loads(_read("tables.json"))
@@ -233,7 +240,9 @@ def _agent_at(index: int) -> AgentRecord:
     if record is None:
         raw = _RAW_AGENTS[index]
         by_provider = {k: _provider_entry(v) for k, v in raw["bp"].items()}
-        record = AgentRecord(_stack(raw["stack"]), by_provider, _stack(raw["sandbox"]))
+        record = AgentRecord(
+            _stack(raw["stack"]), by_provider, _stack(raw["sandbox"]), int(raw["ap"])
+        )
         _AGENT_RECORDS[index] = record
     return record
 
@@ -242,25 +251,41 @@ _ALWAYS: Final = _bits(_T["masks"]["always"])
 _NON_OPTIONAL: Final = _bits(_T["masks"]["non_optional"])
 _NON_OWNER: Final = _bits(_T["masks"]["non_owner"])
 _AGENTS: Final[dict[str, int]] = _T["agents"]
-_DEFAULT_AGENT: Final = _agent_at(_T["default_agent"])
+_NO_AGENT: Final = _agent_at(0)  # no agent, or an undeclared one: the global policy only
 _GLOBAL_BP: Final = {k: _provider_entry(v) for k, v in _T["global_bp"].items()}
 # [profile][alsoAllow choice + 1] -> stack index, -1 for no step (decoded on use)
 _PROVIDER_PROFILES: Final[list[list[int]]] = _T["provider_profiles"]
-Gate = tuple[int, frozenset[str] | None, tuple[frozenset[str], ...], frozenset[str] | None]
+# (bits, providers, models, channels, excluded channels); None = no condition
+_Keys = frozenset[str] | None
+Gate = tuple[int, _Keys, _Keys, _Keys, _Keys]
+
+
+def _keyset(values: list[str] | None) -> frozenset[str] | None:
+    return None if values is None else frozenset(values)
+
+
 _GATES: Final[list[Gate]] = [
     (
         _bits(g["bits"]),
-        None if g["providers"] is None else frozenset(g["providers"]),
-        tuple(frozenset(m) for m in g["models"]),
-        None if g["channels"] is None else frozenset(g["channels"]),
+        _keyset(g["providers"]),
+        _keyset(g["models"]),
+        _keyset(g["channels"]),
+        _keyset(g["exclude_channels"]),
     )
     for g in _T["gates"]
 ]
+# apply_patch also needs its agent's tools.exec.applyPatch: [enabled, allowModels | None]
+_AP_BIT: Final = 0 if _T["apply_patch"]["bit"] < 0 else 1 << int(_T["apply_patch"]["bit"])
+_AP_VARIANTS: Final[list[tuple[bool, tuple[str, ...] | None]]] = [
+    (bool(enabled), None if models is None else tuple(models))
+    for enabled, models in _T["apply_patch"]["variants"]
+]
 _MISSING: Final = object()
-# channel -> JSON text (parsed on first use) of
-# {"groups": GROUP_MAP | None, "accounts": {id: GROUP_MAP | None}, "accounts_folded": ...}
-# GROUP_MAP = {"exact": {id: ENTRY}, "folded": {lowercased id: ENTRY}} where "folded" holds
-# only ids whose first definition is not already lowercase; ENTRY = [tools stack] or
+# channel -> JSON text (parsed on first use) of {"groups": GROUP_MAP | None,
+# "accounts": {id: GROUP_MAP | None}, "accounts_folded": {lowercased id: ...},
+# "topics": bool (Telegram chat:topic ids), "e164": bool (e164 sender keys apply)}
+# GROUP_MAP = {"exact": {id: ENTRY}, "folded": {lowercased id: ENTRY}} where "folded" is
+# filled only for channels whose groups ignore case (IRC); ENTRY = [tools stack] or
 # [tools stack, id bucket, e164 bucket, username bucket, name bucket, wildcard stack].
 _RAW_CHANNELS: Final[dict[str, str]] = _T["channels"]
 _CHANNELS: Final[dict[str, dict[str, Any]]] = {}
@@ -281,13 +306,56 @@ _SUBAGENT_LEAF: Final = _stack(_T["subagent"]["stacks"][1])
 _LEAF_DEPTH: Final = max(1, int(_T["subagent"]["max_spawn_depth"]))
 del _T
 
-# -- request parsing ------------------------------------------------------------------------
-_AGENT_ID_OK: Final = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-_AGENT_ID_BAD_RUN: Final = re.compile(r"[^a-z0-9_-]+")
+# -- request checking and parsing -----------------------------------------------------------
+_ID_OK: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+_ID_BAD_RUN: Final = re.compile(r"[^a-z0-9_-]+")
+_TELEGRAM_CHAT: Final = re.compile(r"-?[0-9]+")
+_TELEGRAM_TOPIC: Final = re.compile(r"[0-9]+")
+_CHANNEL_ALIASES: Final = {
+    "imsg": "imessage",
+    "internet-relay-chat": "irc",
+    "google-chat": "googlechat",
+    "gchat": "googlechat",
+}
+_STRING_KEYS: Final = (
+    "agent_id",
+    "session_key",
+    "spawned_by",
+    "model_provider",
+    "model_id",
+    "message_provider",
+    "account_id",
+    "group_id",
+    "sender_id",
+    "sender_e164",
+    "sender_username",
+    "sender_name",
+)
+
+
+def _check(values: Mapping[str, object]) -> None:
+    """Refuse ill-typed context values (TypeError naming the keyword): a malformed value is
+    never read as "allow more". Blank strings are treated as absent by the caller."""
+    for key in _STRING_KEYS:
+        value = values[key]
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{key} must be a str or None, got {type(value).__name__}")
+    for key in ("sender_is_owner", "sandboxed"):
+        value = values[key]
+        if value is not None and not isinstance(value, bool):
+            raise TypeError(f"{key} must be a bool or None, got {type(value).__name__}")
+    depth = values["spawn_depth"]
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
+        raise TypeError(f"spawn_depth must be a non-negative int or None, got {depth!r}")
+
+
+def _text(value: str | None) -> str | None:
+    """A context string, or None when it is absent or blank."""
+    return value if value is not None and value.strip() else None
 
 
 class _Session(NamedTuple):
-    agent: AgentRecord | None
+    agent: str | None  # the agent id of an ``agent:ID:...`` key, normalized
     channel: str | None
     group: str | None
     is_subagent: bool
@@ -299,40 +367,52 @@ _SESSIONS: dict[str, _Session] = {}
 _AGENT_CACHE: dict[str, AgentRecord] = {}
 
 
+def _normalize_id(raw: str) -> str:
+    value = raw.strip().lower()
+    if not _ID_OK.fullmatch(value):
+        value = _ID_BAD_RUN.sub("-", value).strip("-")[:64]
+    return value
+
+
 def _agent_record(raw: str) -> AgentRecord:
+    """The declared agent a normalized id names, else the no-agent record."""
     record = _AGENT_CACHE.get(raw)
     if record is None:
-        value = raw.strip().lower()
-        if not _AGENT_ID_OK.match(value):
-            value = _AGENT_ID_BAD_RUN.sub("-", value).strip("-")[:64]
-        index = _AGENTS.get(value or "main")
-        record = _DEFAULT_AGENT if index is None else _agent_at(index)
+        index = _AGENTS.get(_normalize_id(raw) or "main")
+        record = _NO_AGENT if index is None else _agent_at(index)
         if len(_AGENT_CACHE) >= _CACHE_LIMIT:
             _AGENT_CACHE.clear()
         _AGENT_CACHE[raw] = record
     return record
 
 
+def _group_context(raw: str) -> tuple[str | None, str | None]:
+    """(channel, group id) of a group session key (OpenClaw's case rules)."""
+    lower = raw.lower()
+    cut = max(lower.rfind(":thread:"), lower.rfind(":topic:"))
+    if cut > 0:
+        raw = raw[:cut].strip() or raw
+    parts = [p for p in raw.split(":") if p]
+    body = parts[2:] if parts and parts[0] == "agent" else parts
+    if body and body[0] == "subagent":
+        body = body[1:]
+    if len(body) < 3 or body[1] not in ("group", "channel"):
+        return None, None
+    group = ":".join(body[2:]).strip()
+    if not group:
+        return None, None
+    return body[0].strip().lower(), group
+
+
 def _parse_session(key: str) -> _Session:
     raw = key.strip()
     lower = raw.lower()
-    parts = raw.split(":")
-    agent = None
-    rest = lower
-    if len(parts) >= 3 and parts[0].lower() == "agent":
-        agent = _agent_record(parts[1])
-        rest = ":".join(parts[2:]).lower()
-    is_sub = lower.startswith("subagent:") or (agent is not None and rest.startswith("subagent:"))
-    cut = max(lower.rfind(":thread:"), lower.rfind(":topic:"))
-    base = (raw[:cut] if cut >= 0 else raw).split(":")
-    if len(base) >= 2 and base[0].lower() == "agent":
-        base = base[2:]
-    if base and base[0].lower() == "subagent":
-        base = base[1:]
-    channel = group = None
-    if len(base) >= 3 and base[1].lower() in ("group", "channel"):
-        channel = base[0].strip().lower() or None
-        group = ":".join(base[2:]) or None
+    parts = [p for p in lower.split(":") if p]
+    agent = rest = None
+    if len(parts) >= 3 and parts[0] == "agent" and parts[1].strip():
+        agent, rest = parts[1].strip(), ":".join(parts[2:])
+    is_sub = lower.startswith("subagent:") or (rest is not None and rest.startswith("subagent:"))
+    channel, group = _group_context(raw)
     return _Session(agent, channel, group, is_sub, lower.count(":subagent:"))
 
 
@@ -381,15 +461,34 @@ def _sender_stack(
     return False if entry[5] is None else _maybe_stack(entry[5])
 
 
-def _group_entry(gmap: dict[str, Any], group: str) -> list[Any] | None:
-    exact: dict[str, list[Any]] = gmap["exact"]
-    entry = exact.get(group)
-    if entry is None:
-        lower = group.lower()
-        entry = gmap["folded"].get(lower)
-        if entry is None and lower != "*":
-            entry = exact.get(lower)
-    return entry
+def _group_ids(group: str, topics: bool) -> tuple[str, ...]:
+    """The ids a channel's resolver tries: a Telegram topic's chat id, then the id itself."""
+    gid = group.strip()
+    if topics:
+        parts = [p for p in gid.split(":") if p]
+        chat = None
+        if (
+            len(parts) >= 3
+            and parts[1] == "topic"
+            and _TELEGRAM_CHAT.fullmatch(parts[0])
+            and _TELEGRAM_TOPIC.fullmatch(parts[2])
+        ) or (
+            len(parts) >= 2
+            and _TELEGRAM_CHAT.fullmatch(parts[0])
+            and _TELEGRAM_TOPIC.fullmatch(parts[1])
+        ):
+            chat = parts[0]
+        if chat is not None and chat != gid:
+            return (chat, gid)
+    return (gid,)
+
+
+def _account_id(raw: str | None) -> str:
+    """OpenClaw's account id normalization; absent or blank is ``default``."""
+    value = _normalize_id(raw) if raw is not None and raw.strip() else ""
+    if not value or value in ("__proto__", "prototype", "constructor"):
+        return "default"
+    return value
 
 
 def _group_stack(
@@ -402,23 +501,31 @@ def _group_stack(
     if ch is None:
         return None
     gmap = ch["groups"]
-    if account_id is not None:
-        acc = ch["accounts"].get(account_id, _MISSING)
-        if acc is _MISSING:
-            acc = ch["accounts_folded"].get(account_id.strip().lower(), _MISSING)
-        if acc is not _MISSING and acc is not None:
-            gmap = acc
+    account = _account_id(account_id)
+    acc = ch["accounts"].get(account, _MISSING)
+    if acc is _MISSING:
+        acc = ch["accounts_folded"].get(account, _MISSING)
+    if acc is not _MISSING and acc is not None:
+        gmap = acc
     if gmap is None:
         return None
-    for entry in (_group_entry(gmap, group), gmap["exact"].get("*")):
-        if entry is None:
-            continue
-        if len(entry) > 1:
-            hit = _sender_stack(entry, *sender)
-            if hit is not False:
-                return hit  # type: ignore[return-value]
-        if entry[0] is not None:
-            return _maybe_stack(entry[0])
+    if not ch["e164"]:
+        sender = (sender[0], None, sender[2], sender[3])
+    exact: dict[str, list[Any]] = gmap["exact"]
+    default = exact.get("*")
+    for gid in _group_ids(group, ch["topics"]):
+        specific = exact.get(gid)
+        if specific is None and gmap["folded"]:
+            specific = gmap["folded"].get(gid.lower())
+        for entry in (specific, default):
+            if entry is None:
+                continue
+            if len(entry) > 1:
+                hit = _sender_stack(entry, *sender)
+                if hit is not False:
+                    return hit  # type: ignore[return-value]
+            if entry[0] is not None:
+                return _maybe_stack(entry[0])
     return None
 
 
@@ -441,36 +548,57 @@ def _toolset(bits: int) -> ToolSet:
     return result
 
 
-_PRESENT: dict[str | None, dict[str | None, dict[str | None, int]]] = {}
+_PRESENT: dict[int, dict[str | None, dict[str | None, dict[str | None, int]]]] = {}
 _PRESENT_SIZE: list[int] = [0]
 
 
-def _present(provider: str | None, model: str | None, channel: str | None) -> int:
-    """Tools that exist for this provider, model and channel (cached, nested by input)."""
-    by_model = _PRESENT.get(provider)
-    if by_model is not None:
-        by_channel = by_model.get(model)
-        if by_channel is not None:
-            cached = by_channel.get(channel)
-            if cached is not None:
-                return cached
+def _present(variant: int, provider: str | None, model: str | None, channel: str | None) -> int:
+    """Tools that exist for this apply_patch config, provider, model and message channel
+    (cached, nested by input)."""
+    by_provider = _PRESENT.get(variant)
+    if by_provider is not None:
+        by_model = by_provider.get(provider)
+        if by_model is not None:
+            by_channel = by_model.get(model)
+            if by_channel is not None:
+                cached = by_channel.get(channel)
+                if cached is not None:
+                    return cached
     present = _gates(provider, model, channel)
+    if present & _AP_BIT and not _apply_patch_ok(variant, provider, model):
+        present &= ~_AP_BIT
     if _PRESENT_SIZE[0] >= _CACHE_LIMIT:
         _PRESENT.clear()
         _PRESENT_SIZE[0] = 0
-    _PRESENT.setdefault(provider, {}).setdefault(model, {})[channel] = present
+    level = _PRESENT.setdefault(variant, {}).setdefault(provider, {})
+    level.setdefault(model, {})[channel] = present
     _PRESENT_SIZE[0] += 1
     return present
 
 
+def _apply_patch_ok(variant: int, provider: str | None, model: str | None) -> bool:
+    """``applyPatch.enabled`` is true and the model passes ``allowModels`` (if any)."""
+    enabled, models = _AP_VARIANTS[variant]
+    if not enabled:
+        return False
+    if not models:
+        return True
+    if not model:
+        return False
+    full = model if "/" in model or not provider else f"{provider}/{model}"
+    return any(m and m in (model, full) for m in models)
+
+
 def _gates(provider: str | None, model: str | None, channel: str | None) -> int:
     present: int = _ALWAYS
-    for bits, providers, model_lists, channels in _GATES:
+    for bits, providers, models, channels, excluded in _GATES:
         if providers is not None and provider not in providers:
             continue
         if channels is not None and channel not in channels:
             continue
-        if all(_model_in(m, provider, model) for m in model_lists):
+        if excluded is not None and channel in excluded:
+            continue
+        if models is None or _model_in(models, provider, model):
             present |= bits
     return present
 
@@ -501,6 +629,7 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     *,
     agent_id: str | None = None,
     session_key: str | None = None,
+    spawned_by: str | None = None,
     model_provider: str | None = None,
     model_id: str | None = None,
     message_provider: str | None = None,
@@ -514,23 +643,35 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     sandboxed: bool | None = None,
     spawn_depth: int | None = None,
 ) -> ToolSet:
-    """Evaluate the precomputed tables for one request (no memo)."""
+    """Evaluate the precomputed tables for one request (no memo). Raises TypeError for an
+    ill-typed value; blank strings count as absent."""
+    _check(locals())
+    session_key = _text(session_key)
     session = _session(session_key) if session_key else _NO_SESSION
-    record = _agent_record(agent_id) if agent_id is not None else session.agent or _DEFAULT_AGENT
+    agent_id = _text(agent_id)
+    if agent_id is not None:
+        record = _agent_record(agent_id)
+    elif session_key is not None:
+        record = _agent_record(session.agent or "main")
+    else:
+        record = _NO_AGENT
     provider = model_provider.strip().lower() or None if model_provider else None
     model = model_id.strip().lower() or None if model_id else None
-    if message_provider is not None:
-        channel = message_provider.strip().lower() or None
-    else:
-        channel = session.channel
-    present = _present(provider, model, channel)
+    explicit_channel = _text(message_provider)
+    message = explicit_channel.strip().lower() if explicit_channel else None
+    present = _present(record.apply_patch, provider, model, message)
     if sender_is_owner is not True:
         present &= _NON_OWNER
 
     stacks = [record.stack]
     if provider is not None:
         _provider_stacks(record, provider, model, stacks)
-    group = group_id if group_id is not None else session.group
+    spawned_key = _text(spawned_by)
+    spawned = _session(spawned_key) if spawned_key else _NO_SESSION
+    group = _text(group_id) or session.group or spawned.group
+    channel = message if explicit_channel else session.channel or spawned.channel
+    if channel:
+        channel = _CHANNEL_ALIASES.get(channel, channel)
     if channel and group:
         sender = (sender_id, sender_e164, sender_username, sender_name)
         found = _group_stack(channel, group, account_id, sender)
@@ -561,6 +702,7 @@ def resolve(  # noqa: PLR0913 - one keyword per context input: the stable interf
     *,
     agent_id: str | None = None,
     session_key: str | None = None,
+    spawned_by: str | None = None,
     model_provider: str | None = None,
     model_id: str | None = None,
     message_provider: str | None = None,
@@ -576,14 +718,17 @@ def resolve(  # noqa: PLR0913 - one keyword per context input: the stable interf
 ) -> ToolSet:
     """The tools a request sees, exactly as the layered policy semantics decide.
 
-    Results are memoized per request (bounded). The key holds ``sender_is_owner is True`` and
-    ``sandboxed is True``, not the raw values, because ``1 == True``: only an exact ``True``
-    may ever see owner-only tools. One tuple hash (strings cache their hashes) is cheaper than
-    fourteen nested lookups.
+    Results are memoized per request (bounded); values are checked on a memo miss, so an
+    ill-typed value raises TypeError and is never stored. The key holds ``sender_is_owner is
+    True`` (anything but an exact ``True`` may only ever hit a non-owner entry) and
+    ``sandboxed not in (None, False)`` (anything but absent or ``False`` may only hit a
+    sandboxed entry): a malformed value can never reach a wider cached result. One tuple hash
+    (strings cache their hashes) is cheaper than fifteen nested lookups.
     """
     key = (
         agent_id,
         session_key,
+        spawned_by,
         model_provider,
         model_id,
         message_provider,
@@ -594,14 +739,18 @@ def resolve(  # noqa: PLR0913 - one keyword per context input: the stable interf
         sender_username,
         sender_name,
         sender_is_owner is True,
-        sandboxed is True,
+        sandboxed is not None and sandboxed is not False,
         spawn_depth,
     )
-    result = _MEMO.get(key)
+    try:
+        result = _MEMO.get(key)
+    except TypeError:  # an unhashable value: let the checks name the keyword
+        result = None
     if result is None:
         result = resolve_uncached(
             agent_id=agent_id,
             session_key=session_key,
+            spawned_by=spawned_by,
             model_provider=model_provider,
             model_id=model_id,
             message_provider=message_provider,
@@ -611,8 +760,8 @@ def resolve(  # noqa: PLR0913 - one keyword per context input: the stable interf
             sender_e164=sender_e164,
             sender_username=sender_username,
             sender_name=sender_name,
-            sender_is_owner=sender_is_owner is True,
-            sandboxed=sandboxed is True,
+            sender_is_owner=sender_is_owner,
+            sandboxed=sandboxed,
             spawn_depth=spawn_depth,
         )
         if len(_MEMO) >= _MEMO_LIMIT:
@@ -702,9 +851,25 @@ def _decode_value(value: Any, at: str, decode: Mapping[str, Any]) -> Any:
     return out
 
 
+_WIRE: dict[str, dict[str, str]] = {}
+
+
+def _wire_names(dialect: str) -> dict[str, str]:
+    """Wire name -> tool name for a dialect (exact: the build refuses colliding names)."""
+    reverse = _WIRE.get(dialect)
+    if reverse is None:
+        wire: dict[str, str] = _bundles()["dialects"][dialect]["wire"]
+        reverse = _WIRE[dialect] = {w: n for n, w in wire.items()}
+    return reverse
+
+
+class UnknownToolError(KeyError):
+    """A tool call names no tool of this build (for the dialect it was sent to)."""
+
+
 def decode_call(  # noqa: PLR0913 - provider and model select the dialect
     wire_name: str,
-    arguments: Mapping[str, Any],
+    arguments: Mapping[str, Any] | str | bytes,
     provider: str | None = None,
     model: str | None = None,
     *,
@@ -712,24 +877,34 @@ def decode_call(  # noqa: PLR0913 - provider and model select the dialect
     toolset: ToolSet | None = None,
     validate: bool = True,
 ) -> tuple[str, dict[str, Any]]:
-    """A provider's tool call -> (canonical tool name, the tool's own arguments).
+    """A provider's tool call -> (canonical tool name, the tool's own validated arguments).
 
-    With ``toolset``, a call to a tool outside it raises PermissionError: a model can only
-    call what this request was given.
+    ``arguments`` is an object or its JSON text (OpenAI's ``function.arguments``). With
+    ``toolset``, a call to a tool outside it raises PermissionError: a model can only call
+    what this request was given.
 
-    Maps the wire name back (case-insensitively, first match, like OpenClaw), reverses Gemini
-    property renames and strict-mode nullables, maps parameter aliases to their canonical
-    names and checks required groups (ValueError with OpenClaw's messages), then validates
-    the arguments with the tool's generated model (``validate_args``; needs pydantic).
+    Maps the wire name back exactly (UnknownToolError, a KeyError, when no tool has it),
+    reverses Gemini property renames and strict-mode nullables, maps parameter aliases to
+    their canonical names and checks required groups (ValueError with OpenClaw's messages),
+    then validates the arguments strictly with the tool's generated model and returns the
+    validated values (``validate_args``; needs pydantic). ``validate=False`` skips that last
+    step and returns the decoded arguments unchecked.
     """
     chosen = dialect or dialect_for(provider, model)
     bundle = _bundles()["dialects"][chosen]
-    wanted = wire_name.strip().lower()
-    name = next((n for n, w in bundle["wire"].items() if w.lower() == wanted), None)
+    name = _wire_names(chosen).get(wire_name)
     if name is None:
-        raise KeyError(f"unknown tool {wire_name!r} for dialect {chosen}")
+        raise UnknownToolError(f"unknown tool {wire_name!r} for dialect {chosen}")
     if toolset is not None and name not in toolset.names:
         raise PermissionError(f"tool {name!r} is not available to this request")
+    if isinstance(arguments, (str, bytes)):
+        try:
+            parsed = json.loads(arguments or "{}")
+        except ValueError as exc:
+            raise ValueError(f"{name}: arguments are not valid JSON ({exc})") from exc
+        if not isinstance(parsed, dict):
+            raise ValueError(f"{name}: arguments must be a JSON object")
+        arguments = parsed
     args = dict(arguments)
     decode = bundle["decode"].get(name)
     if decode is not None:
@@ -739,19 +914,57 @@ def decode_call(  # noqa: PLR0913 - provider and model select the dialect
         groups = [(label, tuple(keys)) for label, keys in shim["groups"]]
         args = normalize_call_args(args, shim["map"], groups, name, allow_empty=shim["allowEmpty"])
     if validate:
-        validate_args(name, args)
+        return name, validated_args(name, args)
     return name, args
 
 
+_MODELS: list[Any] = []
+_MODELS_LOCK: Final = threading.Lock()
+
+
+def _models() -> Any:
+    """``models.py``, executed from the bytes whose sha256 was checked (never re-read)."""
+    if not _MODELS:
+        with _MODELS_LOCK:
+            if not _MODELS:
+                if "models.py" not in _DATA_SHA256:
+                    raise RuntimeError(
+                        f"{PACKAGE_NAME} was built without parameter models; rebuild with "
+                        "`toolc build` to validate arguments"
+                    )
+                try:
+                    importlib.import_module("pydantic")
+                except ImportError as exc:
+                    raise ImportError(
+                        f"{PACKAGE_NAME}: validating tool arguments needs pydantic v2: "
+                        "pip install 'pydantic>=2'"
+                    ) from exc
+                source = _read("models.py")
+                module = types.ModuleType(f"{__name__}.models")
+                module.__file__ = os.path.join(_HERE, "models.py")
+                sys.modules[module.__name__] = module
+                exec(compile(source, module.__file__, "exec"), module.__dict__)
+                _MODELS.append(module)
+    return _MODELS[0]
+
+
 def validate_args(name: str, arguments: Mapping[str, Any]) -> Any:
-    """Validate a tool's own arguments with its pydantic model from ``models.py``.
+    """Validate a tool's own arguments with its pydantic model from ``models.py``, strictly
+    (JSON types as sent: a string is never a boolean or a number).
 
     Returns the model instance; raises pydantic's ValidationError (a ValueError). pydantic is
     imported on first use only: the rest of the runtime needs nothing but the standard library.
     """
-    models = importlib.import_module(f"{__name__}.models")
-    model = getattr(models, _definitions()[name].model)
-    return model.model_validate(dict(arguments))
+    model = getattr(_models(), _definitions()[name].model)
+    return model.model_validate_json(json.dumps(dict(arguments)), strict=True)
+
+
+def validated_args(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """``validate_args``, as the plain values to hand to the tool: exactly the keys that were
+    sent (defaults are the tool's business), under their JSON names."""
+    instance = validate_args(name, arguments)
+    values: dict[str, Any] = instance.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return values
 
 
 # Rendered from toolc.schema.aliases (one implementation for the compiler and the runtime).
