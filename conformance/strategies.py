@@ -10,6 +10,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from tests import strategies as shared
+
 # Plugin stand-ins: `lobster` names one of its tools after itself (OpenClaw's own plugin does).
 PLUGINS: dict[str, list[str]] = {"lobster": ["lobster", "lobster_status"],
                                  "voice_pack": ["voice_call", "voice_admin"],
@@ -29,57 +31,25 @@ BP_KEYS = ["openai", "anthropic", "google", "openai-codex", "openai/gpt-5", "gpt
            "anthropic/claude-x", "openrouter"]
 CHANNELS = ["telegram", "whatsapp", "irc", "signal"]
 GROUP_IDS = ["-100", "-100:topic:7", "g1", "G1", "*"]
-SENDER_KEYS = ["id:42", "42", "@42", "ID:42", "username:@alice", "username:42", "name:Bob",
-               "name:42", "e164:+1555", "*"]
 MODELS = ["gpt-5", "GPT-5", "openai/gpt-5", "o3", "claude-x", "anthropic/claude-x"]
 
 entries = st.lists(st.sampled_from(ENTRY_POOL), max_size=4)
 
 
-def _maybe(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    return st.one_of(st.none(), strategy)
+def policy_block(*, profile: bool = False) -> st.SearchStrategy[dict[str, Any]]:
+    return shared.policy_block(profile=profile, pool=ENTRY_POOL, profiles=PROFILES)
 
 
-@st.composite
-def policy_block(draw: st.DrawFn, *, profile: bool = False) -> dict[str, Any]:
-    block: dict[str, Any] = {}
-    for key in ("allow", "alsoAllow", "deny"):
-        value = draw(_maybe(entries))
-        if value is not None:
-            block[key] = value
-    if profile and draw(st.booleans()):
-        block["profile"] = draw(st.sampled_from(PROFILES))
-    return block
+def by_provider() -> st.SearchStrategy[dict[str, Any]]:
+    return shared.by_provider(keys=BP_KEYS, pool=ENTRY_POOL, profiles=PROFILES)
 
 
-@st.composite
-def by_provider(draw: st.DrawFn) -> dict[str, Any]:
-    keys = draw(st.lists(st.sampled_from(BP_KEYS), max_size=3, unique=True))
-    return {k: draw(policy_block(profile=True)) for k in keys}
+def apply_patch() -> st.SearchStrategy[dict[str, Any]]:
+    return shared.apply_patch(models=MODELS)
 
 
-@st.composite
-def apply_patch(draw: st.DrawFn) -> dict[str, Any]:
-    ap: dict[str, Any] = {}
-    if draw(st.integers(0, 3)) > 0:
-        ap["enabled"] = draw(st.integers(0, 3)) > 0
-    if draw(st.booleans()):
-        ap["allowModels"] = draw(st.lists(st.sampled_from([*MODELS, " "]), max_size=2))
-    return ap
-
-
-@st.composite
-def group_map(draw: st.DrawFn) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for gid in draw(st.lists(st.sampled_from(GROUP_IDS), max_size=3, unique=True)):
-        g: dict[str, Any] = {}
-        if draw(st.booleans()):
-            g["tools"] = draw(policy_block())
-        senders = draw(st.lists(st.sampled_from(SENDER_KEYS), max_size=3, unique=True))
-        if senders:
-            g["toolsBySender"] = {k: draw(policy_block()) for k in senders}
-        out[gid] = g
-    return out
+def group_map() -> st.SearchStrategy[dict[str, Any]]:
+    return shared.group_map(ids=GROUP_IDS, pool=ENTRY_POOL)
 
 
 @st.composite

@@ -23,6 +23,10 @@ PROFILES = ["minimal", "coding", "messaging", "full", "custom"]
 BP_KEYS = ["openai", "anthropic", "openai/gpt-5", "anthropic/claude", "OpenAI", "gpt-5",
            "openai/o3"]
 
+GROUP_IDS = ["g1", "G1", "g2", "*", "-100", "-100:topic:7"]
+SENDER_KEYS = ["id:42", "42", "@42", "ID:42", "username:@alice", "username:42", "name:Bob",
+               "name:42", "e164:+1555", "*"]
+
 entries = st.lists(st.sampled_from(ENTRY_POOL), max_size=4)
 
 
@@ -31,22 +35,24 @@ def maybe(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 
 
 @st.composite
-def policy_block(draw: st.DrawFn, *, profile: bool = False) -> dict[str, Any]:
+def policy_block(draw: st.DrawFn, *, profile: bool = False, pool: list[str] = ENTRY_POOL,
+                 profiles: list[str] = PROFILES) -> dict[str, Any]:
     block: dict[str, Any] = {}
     for key in ("allow", "alsoAllow", "deny"):
-        value = draw(maybe(entries))
+        value = draw(maybe(st.lists(st.sampled_from(pool), max_size=4)))
         if value is not None:
             block[key] = value
     if profile and draw(st.booleans()):
-        block["profile"] = draw(st.sampled_from(PROFILES))
+        block["profile"] = draw(st.sampled_from(profiles))
     return block
 
 
 @st.composite
-def by_provider(draw: st.DrawFn) -> dict[str, Any]:
+def by_provider(draw: st.DrawFn, *, keys: list[str] = BP_KEYS, pool: list[str] = ENTRY_POOL,
+                profiles: list[str] = PROFILES) -> dict[str, Any]:
     # keys that differ only in case are an error (TC126), so draw them unique by case
-    keys = draw(st.lists(st.sampled_from(BP_KEYS), max_size=3, unique_by=str.lower))
-    return {k: draw(policy_block(profile=True)) for k in keys}
+    chosen = draw(st.lists(st.sampled_from(keys), max_size=3, unique_by=str.lower))
+    return {k: draw(policy_block(profile=True, pool=pool, profiles=profiles)) for k in chosen}
 
 
 @st.composite
@@ -79,18 +85,16 @@ def tool(draw: st.DrawFn, name: str, plugin: str | None) -> dict[str, Any]:
 
 
 @st.composite
-def group_map(draw: st.DrawFn) -> dict[str, Any]:
+def group_map(draw: st.DrawFn, *, ids: list[str] = GROUP_IDS,
+              pool: list[str] = ENTRY_POOL) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for gid in draw(st.lists(st.sampled_from(["g1", "G1", "g2", "*", "-100", "-100:topic:7"]),
-                             max_size=3, unique=True)):
+    for gid in draw(st.lists(st.sampled_from(ids), max_size=3, unique=True)):
         g: dict[str, Any] = {}
         if draw(st.booleans()):
-            g["tools"] = draw(policy_block())
-        senders = draw(st.lists(st.sampled_from(
-            ["id:42", "42", "@42", "ID:42", "username:@alice", "username:42", "name:Bob",
-             "name:42", "e164:+1555", "*"]), max_size=3, unique=True))
+            g["tools"] = draw(policy_block(pool=pool))
+        senders = draw(st.lists(st.sampled_from(SENDER_KEYS), max_size=3, unique=True))
         if senders:
-            g["toolsBySender"] = {k: draw(policy_block()) for k in senders}
+            g["toolsBySender"] = {k: draw(policy_block(pool=pool)) for k in senders}
         out[gid] = g
     return out
 
@@ -162,12 +166,12 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
-def apply_patch(draw: st.DrawFn) -> dict[str, Any]:
+def apply_patch(draw: st.DrawFn, *, models: list[str] = MODELS) -> dict[str, Any]:
     ap: dict[str, Any] = {}
     if draw(st.integers(0, 3)) > 0:
         ap["enabled"] = draw(st.integers(0, 3)) > 0
     if draw(st.booleans()):
-        ap["allowModels"] = draw(st.lists(st.sampled_from([*MODELS, " ", "GPT-5"]),
+        ap["allowModels"] = draw(st.lists(st.sampled_from([*models, " ", "GPT-5"]),
                                           max_size=2))
     return ap
 
