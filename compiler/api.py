@@ -74,7 +74,8 @@ def compile_files(definitions_dir: Path, *, package: str = DEFAULT_PACKAGE,
         raise DefinitionsError(diags.sorted(strict=strict))
     models = (generate_models({t.name: dict(t.parameters) for t in resolved.tools})
               if with_models else None)
-    files = render(resolved, tables, bundles, models, package=package)
+    warnings = [d for d in diags.sorted() if d.severity == "warning"]
+    files = render(resolved, tables, bundles, models, package=package, warnings=warnings)
     return files, diags.sorted(), tables.counts
 
 

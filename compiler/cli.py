@@ -1,7 +1,9 @@
 """The ``toolc`` command line: build, validate, resolve, explain, schema.
 
 Exit codes: 0 ok; 1 errors in the definitions (or a stale build under --check); 2 usage
-errors; 3 internal failure (a bug in toolc: please report it with the traceback it prints).
+errors; 4 internal failure (a bug in toolc: please report it with the traceback it prints).
+``toolc diff`` has its own: 0 no access change, 2 access changed, 3 widened under
+``--fail-on widen``, 1 errors.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -24,12 +27,14 @@ from .api import validate as api_validate
 from .bundles import build_bundles
 from .context import CONTEXT_KEYS
 from .diagnostics import DefinitionsError, Diagnostic, Diagnostics
+from .diff import DiffInputError, compute_diff, load_side, render_diff, side_from_revision
 from .reference import ReferenceInterpreter
 from .render import DEFAULT_PACKAGE
 from .schema import DIALECTS
 from .writer import OutputDirError, check_output_dir, diff_disk
 
-EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 4
+EXIT_CHANGED, EXIT_WIDENED = 2, 3  # toolc diff
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -51,6 +56,9 @@ def _guard(fn: F) -> F:
             return fn(*args, **kwargs)
         except DefinitionsError as exc:
             _print_diagnostics(exc.diagnostics)
+            sys.exit(EXIT_INPUT)
+        except DiffInputError as exc:
+            click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_INPUT)
         except click.exceptions.Exit:
             raise
@@ -274,6 +282,58 @@ def schema(tool: str, dialect: str, defs: Path | None, build_dir: Path | None,
         lossy = " [lossy: kept in the description]" if note["lossy"] else ""
         click.echo(f"{note['severity']}[{note['code']}] at {where}: {note['message']}{lossy}",
                    err=True)
+
+
+def use_color(stream: Any = None) -> bool:
+    """Colour on a terminal, unless NO_COLOR is set (https://no-color.org)."""
+    stream = stream or sys.stdout
+    return not os.environ.get("NO_COLOR") and hasattr(stream, "isatty") and stream.isatty()
+
+
+@main.command()
+@click.argument("sides", nargs=-1, metavar="[BASE] [HEAD]")
+@click.option("--base-rev", metavar="REV", default=None,
+              help="Use the definitions at git revision REV as BASE (compiled in a temporary "
+              "worktree that is removed afterwards); then the only argument is HEAD.")
+@click.option("--definitions", "defs", default="definitions", show_default=True,
+              type=click.Path(path_type=Path),
+              help="Where the definitions live inside the repository (for --base-rev and "
+              "revision arguments), and HEAD's default.")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]),
+              default="text", show_default=True,
+              help="text (colour on a terminal), markdown (a pull-request comment) or json "
+              "(stable, format 1).")
+@click.option("--fail-on", type=click.Choice(["widen"]), default=None,
+              help="widen: exit 3 when any tool becomes visible in any class where it was not.")
+@_guard
+def diff(sides: tuple[str, ...], base_rev: str | None, defs: Path, fmt: str,
+         fail_on: str | None) -> None:
+    """Show exactly who gains or loses which tool between BASE and HEAD.
+
+    Each side is a build directory, a definitions directory or a git revision of this
+    repository. Exit codes: 0 no access change, 2 access changed, 3 widened (with
+    --fail-on widen), 1 errors.
+
+    \b
+    Examples:
+      toolc diff build-old build
+      toolc diff --base-rev origin/main --format markdown
+      toolc diff HEAD~1 definitions --fail-on widen
+    """
+    limit = 1 if base_rev is not None else 2
+    if len(sides) > limit or (base_rev is None and not sides):
+        raise click.UsageError("give BASE and HEAD, or --base-rev REV and at most HEAD")
+    if base_rev is not None:
+        base = side_from_revision(base_rev, defs)
+        head = load_side(sides[0] if sides else str(defs), definitions=defs)
+    else:
+        base = load_side(sides[0], definitions=defs)
+        head = load_side(sides[1] if len(sides) > 1 else str(defs), definitions=defs)
+    result = compute_diff(base, head)
+    click.echo(render_diff(result, fmt, color=fmt == "text" and use_color()), nl=False)
+    if fail_on == "widen" and result.widened:
+        sys.exit(EXIT_WIDENED)
+    sys.exit(EXIT_CHANGED if result.access_changed else EXIT_OK)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -14,6 +14,7 @@ import jinja2
 from . import __version__
 from .analyze import Resolved
 from .bundles import Bundles
+from .diagnostics import Diagnostic
 from .schema.aliases import normalize_call_args
 from .schema.models import model_class_name
 from .tables import Tables
@@ -69,7 +70,8 @@ def sha256(text: str) -> str:
 
 
 def render(resolved: Resolved, tables: Tables, bundles: Bundles, models: str | None, *,
-           package: str = DEFAULT_PACKAGE) -> dict[str, str]:
+           package: str = DEFAULT_PACKAGE,
+           warnings: Sequence[Diagnostic] = ()) -> dict[str, str]:
     """Every file of ``build/`` as text, keyed by path relative to the output directory."""
     data = {"catalog.json": dump_json(catalog_json(resolved)),
             "tables.json": dump_compact(tables.data),
@@ -90,5 +92,8 @@ def render(resolved: Resolved, tables: Tables, bundles: Bundles, models: str | N
         "sources": list(resolved.defs.files),
         "files": {path: sha256(text) for path, text in sorted(files.items())},
         "tables": tables.counts,
+        # Without positions: `toolc diff` compares them, and unrelated edits move lines.
+        "warnings": [{"code": c, "message": m}
+                     for c, m in sorted({(d.code, d.message) for d in warnings})],
     })
     return files

@@ -1,0 +1,404 @@
+"""``toolc diff``: exactly who gains or loses which tool between two builds.
+
+Each side is a build directory, a definitions directory (compiled in memory) or a git
+revision (its definitions compiled from a temporary worktree that is removed afterwards).
+Access changes are computed on the factored tables over the common refinement of both
+sides' context classes (``access.ClassSpace``), never by enumerating the product.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .access import (
+    DIMS,
+    Analysis,
+    ClassSpace,
+    Cube,
+    Klass,
+    TablesView,
+    change_mask,
+    summarize,
+)
+from .api import compile_files
+from .render import dump_json
+
+DIFF_FORMAT = 1
+
+
+class DiffInputError(Exception):
+    """A side that is neither a build, a definitions directory nor a git revision."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Side:
+    label: str
+    tables: dict[str, Any]
+    catalog: dict[str, Any]
+    bundles: dict[str, Any]
+    warnings: tuple[tuple[str, str], ...]  # (code, message), positions left out
+
+
+# -- loading ---------------------------------------------------------------------------------
+def side_from_build(out: Path, label: str | None = None) -> Side:
+    try:
+        manifest = json.loads((out / "manifest.json").read_text("utf-8"))
+        package = out / manifest["package"]
+        tables = json.loads((package / "tables.json").read_text("utf-8"))
+        catalog = json.loads((package / "catalog.json").read_text("utf-8"))
+        bundles = json.loads((package / "bundles.json").read_text("utf-8"))
+    except (OSError, ValueError, KeyError) as exc:
+        raise DiffInputError(f"{out}: not a readable toolc build ({exc})") from exc
+    return Side(label=label or out.as_posix(), tables=tables, catalog=catalog, bundles=bundles,
+                warnings=_warnings(manifest.get("warnings", [])))
+
+
+def side_from_definitions(defs: Path, label: str | None = None) -> Side:
+    """Compile in memory; raises DefinitionsError when the definitions have errors."""
+    files, _, _ = compile_files(defs, with_models=False)
+    manifest = json.loads(files["manifest.json"])
+    package = manifest["package"]
+    return Side(label=label or defs.as_posix(),
+                tables=json.loads(files[f"{package}/tables.json"]),
+                catalog=json.loads(files[f"{package}/catalog.json"]),
+                bundles=json.loads(files[f"{package}/bundles.json"]),
+                warnings=_warnings(manifest.get("warnings", [])))
+
+
+def side_from_revision(rev: str, defs: Path, label: str | None = None) -> Side:
+    """The definitions at ``rev`` (same path inside the repository as ``defs``), compiled
+    from a temporary git worktree that is removed afterwards, whatever happens."""
+    top = _git(["rev-parse", "--show-toplevel"], cwd=defs if defs.is_dir() else Path.cwd())
+    root = Path(top)
+    commit = _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=root)
+    rel = defs.resolve().relative_to(root.resolve())
+    tmp = Path(tempfile.mkdtemp(prefix="toolc-diff-"))
+    tree = tmp / "tree"
+    try:
+        _git(["worktree", "add", "--detach", "--quiet", str(tree), commit], cwd=root)
+        try:
+            where = tree / rel
+            if not where.is_dir():
+                raise DiffInputError(f"{rev}: has no {rel.as_posix()}/ directory")
+            return side_from_definitions(where, label=label or f"{rev}:{rel.as_posix()}")
+        finally:
+            _git(["worktree", "remove", "--force", str(tree)], cwd=root)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        _git(["worktree", "prune"], cwd=root, check=False)
+
+
+def _git(args: list[str], *, cwd: Path, check: bool = True) -> str:
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                              check=False)
+    except OSError as exc:
+        raise DiffInputError(f"git is not available: {exc}") from exc
+    if check and proc.returncode != 0:
+        message = proc.stderr.strip() or f"git {' '.join(args)} failed"
+        raise DiffInputError(message)
+    return proc.stdout.strip()
+
+
+def load_side(spec: str, *, definitions: Path = Path("definitions")) -> Side:
+    """A build directory, a definitions directory, or a git revision."""
+    path = Path(spec)
+    if path.is_dir():
+        if (path / "manifest.json").is_file():
+            return side_from_build(path)
+        return side_from_definitions(path)
+    if path.exists():
+        raise DiffInputError(f"{spec}: a file; expected a build directory, a definitions "
+                             "directory or a git revision")
+    try:
+        return side_from_revision(spec, definitions)
+    except DiffInputError as exc:
+        raise DiffInputError(f"{spec}: not a directory, and not a git revision of this "
+                             f"repository ({exc})") from exc
+
+
+def _warnings(raw: Iterable[dict[str, str]]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted({(w["code"], w["message"]) for w in raw}))
+
+
+# -- computing -------------------------------------------------------------------------------
+@dataclass(slots=True)
+class ToolChange:
+    """Where one tool is gained and lost: merged cubes with the number of classes each holds.
+
+    A cube may also cover classes where neither side shows the tool (so that one line can say
+    "agent viewer"); its count is only the classes that changed."""
+
+    tool: str
+    gained: list[tuple[Cube, int]] = field(default_factory=list)
+    lost: list[tuple[Cube, int]] = field(default_factory=list)
+
+    @property
+    def gained_count(self) -> int:
+        return sum(n for _, n in self.gained)
+
+    @property
+    def lost_count(self) -> int:
+        return sum(n for _, n in self.lost)
+
+
+@dataclass(slots=True, kw_only=True)
+class DiffResult:
+    base: str
+    head: str
+    space: ClassSpace
+    tools: list[str]
+    changes: list[ToolChange]
+    added: list[str]
+    removed: list[str]
+    schema_changed: dict[str, list[str]]  # tool -> dialects
+    warnings_added: list[tuple[str, str]]
+    warnings_removed: list[tuple[str, str]]
+
+    @property
+    def access_changed(self) -> bool:
+        return bool(self.changes)
+
+    @property
+    def widened(self) -> bool:
+        return any(c.gained for c in self.changes)
+
+
+def compute_diff(base: Side, head: Side) -> DiffResult:
+    head_tools = list(head.tables["tools"])
+    tools = head_tools + [t for t in base.tables["tools"] if t not in set(head_tools)]
+    views = [TablesView(base.tables, tools), TablesView(head.tables, tools)]
+    space = ClassSpace(views)
+    analysis = Analysis(space, restrict=change_mask(space))
+    blocks = list(analysis.blocks())
+    changed = 0
+    for block in blocks:
+        changed |= block.results[0] ^ block.results[1]
+    gained: dict[int, list[Cube]] = {}
+    lost: dict[int, list[Cube]] = {}
+    filler: dict[int, list[Cube]] = {}
+    for block in blocks:
+        b, h = block.results
+        touched = changed & ~(b & h)  # changed tools this block gains, loses or lacks
+        if not touched:
+            continue
+        cubes = analysis.cubes(block)
+        for bits, into in ((h & ~b, gained), (b & ~h, lost), (touched & ~(b | h), filler)):
+            for i in _bit_indices(bits):
+                into.setdefault(i, []).extend(cubes)
+    sizes = [len(d) for d in space.dims()]
+    changes = []
+    for i in _bit_indices(changed):
+        fill = filler.get(i, [])
+        changes.append(ToolChange(tool=tools[i],
+                                  gained=summarize(gained.get(i, []), fill, sizes),
+                                  lost=summarize(lost.get(i, []), fill, sizes)))
+    base_names = {t["name"] for t in base.catalog["tools"]}
+    head_names = {t["name"] for t in head.catalog["tools"]}
+    schema_changed: dict[str, list[str]] = {}
+    for name in sorted(base_names & head_names):
+        dialects = sorted(d for d in set(base.bundles["dialects"]) | set(head.bundles["dialects"])
+                          if _envelope(base, d, name) != _envelope(head, d, name))
+        if dialects:
+            schema_changed[name] = dialects
+    return DiffResult(
+        base=base.label, head=head.label, space=space, tools=tools, changes=changes,
+        added=sorted(head_names - base_names), removed=sorted(base_names - head_names),
+        schema_changed=schema_changed,
+        warnings_added=sorted(set(head.warnings) - set(base.warnings)),
+        warnings_removed=sorted(set(base.warnings) - set(head.warnings)))
+
+
+def _bit_indices(bits: int) -> list[int]:
+    out = []
+    digits = bin(bits)[:1:-1]
+    i = digits.find("1")
+    while i >= 0:
+        out.append(i)
+        i = digits.find("1", i + 1)
+    return out
+
+
+def _envelope(side: Side, dialect: str, tool: str) -> Any:
+    return side.bundles["dialects"].get(dialect, {}).get("tools", {}).get(tool)
+
+
+# -- words -----------------------------------------------------------------------------------
+def describe(space: ClassSpace, cube: Cube) -> str:
+    """A cube in the user's words; dimensions it covers entirely are left out."""
+    parts: list[str] = []
+    for dim, values, chosen in zip(DIMS, space.dims(), cube, strict=True):
+        if len(chosen) == len(values):
+            continue
+        parts.append(_describe_dim(dim, values, chosen))
+    return ", ".join(parts) if parts else "every context"
+
+
+def _describe_dim(dim: str, values: Sequence[Klass], chosen: frozenset[int]) -> str:
+    if dim in ("agent", "owner", "sandbox", "subagent"):
+        labels = [values[i].label for i in sorted(chosen)]
+        if dim == "agent" and len(labels) > 1:
+            ids = [lb.removeprefix("agent ") for lb in labels]
+            return "agents " + _join(ids)
+        return " or ".join(labels)
+    if dim == "provider":
+        return _join(_fold(values, chosen, depth=1))
+    return _join(_fold(values, chosen, depth=3))
+
+
+def _fold(values: Sequence[Klass], chosen: frozenset[int], depth: int) -> list[str]:
+    """Labels, folding a whole channel / account / group (or provider) into its prefix."""
+    out: list[str] = []
+    done: set[int] = set()
+    for level in range(1, depth + 1):
+        groups: dict[tuple[str, ...], list[int]] = {}
+        for i, k in enumerate(values):
+            if k.group and len(k.group) >= level:
+                groups.setdefault(k.group[:level], []).append(i)
+        for prefix, members in groups.items():
+            if len(members) > 1 and all(m in chosen for m in members) and \
+                    not any(m in done for m in members):
+                out.append(_prefix_label(values[members[0]], prefix, level))
+                done.update(members)
+    out += [values[i].label for i in sorted(chosen) if i not in done]
+    return out
+
+
+def _prefix_label(k: Klass, prefix: tuple[str, ...], level: int) -> str:
+    if len(k.group) == 1:  # a provider, or "no group"
+        return prefix[0] if prefix[0] == "no group" else f"{prefix[0]} (any model)"
+    label = ", ".join(p for p in prefix if p)
+    return label + " (any " + ("account, group or sender" if level == 1 else
+                               "group or sender" if level == 2 else "sender") + ")"
+
+
+def _join(items: Sequence[str], limit: int = 6) -> str:
+    if len(items) > limit:
+        return "; ".join(items[:limit]) + f"; and {len(items) - limit} more"
+    return "; ".join(items)
+
+
+def _n(count: int) -> str:
+    return f"{count:,} class" + ("" if count == 1 else "es")
+
+
+# -- output formats --------------------------------------------------------------------------
+def to_json(result: DiffResult) -> dict[str, Any]:
+    """The stable JSON form (``format`` 1), documented in the README."""
+    space = result.space
+    names = [[k.label for k in dim] for dim in space.dims()]
+
+    def cube(cw: tuple[Cube, int]) -> dict[str, Any]:
+        c, n = cw
+        out: dict[str, Any] = {"count": n, "words": describe(space, c)}
+        for dim, labels, chosen in zip(DIMS, names, c, strict=True):
+            out[dim] = None if len(chosen) == len(labels) else [labels[i] for i in sorted(chosen)]
+        return out
+
+    return {
+        "format": DIFF_FORMAT, "base": result.base, "head": result.head,
+        "classes": space.size(), "access_changed": result.access_changed,
+        "widened": result.widened,
+        "dimensions": dict(zip(DIMS, names, strict=True)),
+        "access": [{"tool": c.tool,
+                    "gained": {"count": c.gained_count, "classes": [cube(x) for x in c.gained]},
+                    "lost": {"count": c.lost_count, "classes": [cube(x) for x in c.lost]}}
+                   for c in result.changes],
+        "catalog": {"added": result.added, "removed": result.removed,
+                    "schema_changed": result.schema_changed},
+        "warnings": {"added": [{"code": c, "message": m} for c, m in result.warnings_added],
+                     "removed": [{"code": c, "message": m} for c, m in result.warnings_removed]},
+    }
+
+
+def to_text(result: DiffResult, *, color: bool = False, limit: int = 12) -> str:
+    def paint(text: str, code: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if color else text
+
+    space = result.space
+    lines = [f"toolc diff {result.base} -> {result.head} ({_n(space.size())})"]
+    if not result.changes:
+        lines.append("access: no tool is gained or lost in any class")
+    for c in result.changes:
+        for sign, cubes, verb, code in (("+", c.gained, "gained", "32"),
+                                        ("-", c.lost, "lost", "31")):
+            if not cubes:
+                continue
+            total = sum(n for _, n in cubes)
+            if len(cubes) == 1:
+                words = describe(space, cubes[0][0])
+                where = "in every context" if words == "every context" else f"by {words}"
+                lines.append(paint(f"{sign} {c.tool}: {verb} {where} ({_n(total)})", code))
+                continue
+            lines.append(paint(f"{sign} {c.tool}: {verb} in {_n(total)}", code))
+            lines += [paint(f"    {describe(space, x)} ({_n(n)})", code)
+                      for x, n in cubes[:limit]]
+            if len(cubes) > limit:
+                lines.append(f"    ... and {len(cubes) - limit} more groups of classes "
+                             "(--format json lists all)")
+    lines += [paint(f"+ catalog: tool {t} added", "32") for t in result.added]
+    lines += [paint(f"- catalog: tool {t} removed", "31") for t in result.removed]
+    lines += [f"~ catalog: schema of {t} changed ({', '.join(d)})"
+              for t, d in result.schema_changed.items()]
+    lines += [f"+ warning[{code}]: {msg}" for code, msg in result.warnings_added]
+    lines += [f"- warning[{code}]: {msg}" for code, msg in result.warnings_removed]
+    return "\n".join(lines) + "\n"
+
+
+def to_markdown(result: DiffResult, *, limit: int = 30) -> str:
+    space = result.space
+    out = [f"### toolc diff: `{result.base}` → `{result.head}`", ""]
+    if not result.changes:
+        out.append(f"No access change in any of the {_n(space.size())}.")
+    else:
+        gained = sum(1 for c in result.changes if c.gained)
+        lost = sum(1 for c in result.changes if c.lost)
+        out += [f"**{len(result.changes)} tool(s) change access** ({gained} gained somewhere, "
+                f"{lost} lost somewhere) across {_n(space.size())}.", "",
+                "| tool | gained in | lost in |", "|---|---:|---:|"]
+        out += [f"| `{c.tool}` | {c.gained_count:,} | {c.lost_count:,} |"
+                for c in result.changes]
+    if result.added or result.removed or result.schema_changed:
+        out += ["", "| catalog | tools |", "|---|---|"]
+        if result.added:
+            out.append("| added | " + ", ".join(f"`{t}`" for t in result.added) + " |")
+        if result.removed:
+            out.append("| removed | " + ", ".join(f"`{t}`" for t in result.removed) + " |")
+        for t, d in result.schema_changed.items():
+            out.append(f"| schema changed | `{t}` ({', '.join(d)}) |")
+    if result.changes:
+        out += ["", "<details><summary>Who gains and loses what</summary>", ""]
+        for c in result.changes:
+            for verb, cubes in (("gained", c.gained), ("lost", c.lost)):
+                if cubes:
+                    out.append(f"- `{c.tool}` {verb} in {_n(sum(n for _, n in cubes))}:")
+                    out += [f"  - {_md(describe(space, x))} ({_n(n)})"
+                            for x, n in cubes[:limit]]
+                    if len(cubes) > limit:
+                        out.append(f"  - … and {len(cubes) - limit} more")
+        out += ["", "</details>"]
+    if result.warnings_added or result.warnings_removed:
+        out += ["", "<details><summary>Warnings</summary>", ""]
+        out += [f"- new: `{c}` {_md(m)}" for c, m in result.warnings_added]
+        out += [f"- gone: `{c}` {_md(m)}" for c, m in result.warnings_removed]
+        out += ["", "</details>"]
+    return "\n".join(out) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+
+
+def render_diff(result: DiffResult, fmt: str, *, color: bool = False) -> str:
+    if fmt == "json":
+        return dump_json(to_json(result))
+    if fmt == "markdown":
+        return to_markdown(result)
+    return to_text(result, color=color)
