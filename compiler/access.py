@@ -26,11 +26,18 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from .names import group_candidates, normalize_account_id
+from .context import Context, SessionInfo, group_context, parse_session_key
+from .names import (
+    group_candidates,
+    normalize_account_id,
+    normalize_agent_id,
+    normalize_channel,
+    normalize_key,
+)
 
 DIMS = ("agent", "provider", "channel", "owner", "sandbox", "subagent")
 OTHER = "toolc-other"  # the stem of fresh values that no definition declares
@@ -78,7 +85,7 @@ class TablesView:
                        _keyset(g["channels"]), _keyset(g["exclude_channels"]))
                       for g in data["gates"]]
         ap = data["apply_patch"]
-        self.ap_bit = 0 if ap["bit"] < 0 else self._map(1 << int(ap["bit"]))
+        self.ap_bit = 0 if ap["bit"] < 0 else self.map_bits(1 << int(ap["bit"]))
         self.ap_variants = [(bool(e), None if m is None else tuple(m))
                             for e, m in ap["variants"]]
         self.channels: dict[str, dict[str, Any]] = {
@@ -87,9 +94,12 @@ class TablesView:
         self.subagent: tuple[int, int] = (int(sub["stacks"][0]), int(sub["stacks"][1]))
         self.leaf_depth = max(1, int(sub["max_spawn_depth"]))
         self._present: dict[tuple[Any, ...], int] = {}
+        self._witnesses: int | None = None
+        self._bp_index: dict[str, frozenset[int]] | None = None
 
     # -- decoding ----------------------------------------------------------------------------
-    def _map(self, bits: int) -> int:
+    def map_bits(self, bits: int) -> int:
+        """A bitset over this build's tools, re-indexed into the shared tool index."""
         if self._pos is None:
             return bits
         out, i = 0, 0
@@ -108,7 +118,7 @@ class TablesView:
             bits = 0
             for k in range(0, len(runs), 2):
                 bits |= ((1 << runs[k + 1]) - 1) << runs[k]
-            bits = self._bits[index] = self._map(bits)
+            bits = self._bits[index] = self.map_bits(bits)
         return bits
 
     def stack(self, index: int) -> Stack:
@@ -125,6 +135,29 @@ class TablesView:
             stack = self._stacks[index] = Stack(self.bits(raw[0]), self.bits(raw[1]),
                                                 tuple(layers))
         return stack
+
+    def bp_index(self) -> dict[str, frozenset[int]]:
+        """byProvider key -> the agent records that have an entry for it."""
+        if self._bp_index is None:
+            index: dict[str, set[int]] = defaultdict(set)
+            for i, rec in enumerate(self.records):
+                for key in rec.bp:
+                    index[key].add(i)
+            self._bp_index = {k: frozenset(v) for k, v in index.items()}
+        return self._bp_index
+
+    def witness_bits(self) -> int:
+        """Every tool some stripping layer's witness names (what a present set is tested on)."""
+        if self._witnesses is None:
+            self._witnesses = 0
+            for w in {raw.split(".", 1)[0] for raw in self._raw_layers}:
+                if int(w) >= 0:
+                    self._witnesses |= self.bits(int(w))
+        return self._witnesses
+
+    @property
+    def stack_count(self) -> int:
+        return len(self._raw_stacks)
 
     # -- the runtime's lookups (same rules as the generated runtime) -------------------------
     def record(self, agent: str | None) -> tuple[int, Record]:
@@ -196,11 +229,16 @@ class TablesView:
         return tuple(out)
 
     def group(self, channel: str, group: str, account: str | None,
-              sender: tuple[str, str] | None) -> tuple[Any, int | None]:
-        """(decision, stack index or None) of the group layer: which map, entry and rule."""
+              senders: Sequence[tuple[str, str]] = ()) -> tuple[Any, int | None]:
+        """(decision, stack index or None) of the group layer: which map, entry and rule.
+        ``senders``: the sender's candidate keys in the runtime's order (``sender_keys``)."""
+        return self.decide(channel, self.group_map(channel, account), group, senders)
+
+    def group_map(self, channel: str, account: str | None) -> tuple[str, Any] | None:
+        """The group map an account uses on a channel (the account's, else the channel's)."""
         ch = self.channels.get(channel)
         if ch is None:
-            return None, None
+            return None
         gmap, where = ch["groups"], "channel"
         acc_id = normalize_account_id(account)
         acc = ch["accounts"].get(acc_id, _MISSING)
@@ -211,10 +249,15 @@ class TablesView:
             key = acc_id
         if acc is not _MISSING and acc is not None:
             gmap, where = acc, f"account:{key}"
-        if gmap is None:
+        return None if gmap is None else (where, gmap)
+
+    def decide(self, channel: str, found: tuple[str, Any] | None, group: str,
+               senders: Sequence[tuple[str, str]]) -> tuple[Any, int | None]:
+        if found is None:
             return None, None
-        if sender is not None and sender[0] == "e164" and not ch["e164"]:
-            sender = None
+        where, gmap = found
+        if not self.channels[channel]["e164"]:
+            senders = [s for s in senders if s[0] != "e164"]
         exact = gmap["exact"]
         for gid in group_candidates(channel, group):
             specific, sid = exact.get(gid), gid
@@ -225,7 +268,7 @@ class TablesView:
                 if entry is None:
                     continue
                 if len(entry) > 1:
-                    hit = _sender_hit(entry, sender)
+                    hit = _sender_hit(entry, senders)
                     if hit is not None:
                         return (where, eid, hit[0]), hit[1]
                 if entry[0] is not None:
@@ -242,14 +285,31 @@ _MISSING: Any = object()
 _BUCKETS = {"id": 1, "e164": 2, "username": 3, "name": 4}
 
 
-def _sender_hit(entry: list[Any], sender: tuple[str, str] | None
+def _sender_hit(entry: list[Any], senders: Sequence[tuple[str, str]]
                 ) -> tuple[tuple[str, str] | str, int] | None:
-    if sender is not None:
-        kind, value = sender
+    for kind, value in senders:
         hit = entry[_BUCKETS[kind]].get(value)
         if hit is not None:
             return (kind, value), hit
     return None if entry[5] is None else ("*", entry[5])
+
+
+def sender_keys(sender_id: str | None = None, sender_e164: str | None = None,
+                sender_username: str | None = None, sender_name: str | None = None
+                ) -> list[tuple[str, str]]:
+    """A sender's candidate toolsBySender keys, in the order the runtime tries them."""
+    out: list[tuple[str, str]] = []
+    if sender_id is not None and sender_id.strip():
+        sid = sender_id.strip().lower()
+        out.append(("id", sid))
+        if sid.startswith("@"):
+            out.append(("id", sid[1:]))
+    for kind, value in (("e164", sender_e164), ("username", sender_username),
+                        ("name", sender_name)):
+        if value is not None and value.strip():
+            norm = value.strip().lower()
+            out.append((kind, norm.removeprefix("@") if kind == "username" else norm))
+    return out
 
 
 def _keyset(values: list[str] | None) -> frozenset[str] | None:
@@ -279,6 +339,7 @@ class Klass:
     flags: tuple[tuple[str, Any], ...] = ()
     key: tuple[Any, ...] = ()  # what the dimension's engine needs (agent id, provider, ...)
     group: tuple[str, ...] = ()  # hierarchy used to fold labels (channel, account, group)
+    fallback: tuple[str, ...] | None = None  # channel classes reaching the "*" group entry
     stacks: tuple[int | None, ...] = ()  # channel classes: the group-layer stack per side
 
 
@@ -294,8 +355,10 @@ def _fresh(taken: Iterable[str], stem: str = OTHER) -> str:
 class ClassSpace:
     """The classes of one build, or the common refinement of two (a diff)."""
 
-    def __init__(self, views: Sequence[TablesView]) -> None:
+    def __init__(self, views: Sequence[TablesView],
+                 tools: Sequence[str] | None = None) -> None:
         self.views = list(views)
+        self.tool_names = list(tools if tools is not None else views[0].tools)
         self.agents = self._agents()
         self.providers = self._providers()
         self.gate_classes, self.gate_of = self._gate_classes()
@@ -322,6 +385,56 @@ class ClassSpace:
         for dim, i in zip(self.dims(), point, strict=True):
             out.update(dim[i].flags)
         return out
+
+    def classify(self, **context: Any) -> tuple[int, ...]:
+        """The class of a request (``resolve`` keywords): every request falls into exactly
+        one class, whose representative (``flags``) gets the same tools on every side."""
+        ctx = Context.of(**context)
+        session = parse_session_key(ctx.session_key)
+        if ctx.agent_id is not None:
+            aid: str | None = normalize_agent_id(ctx.agent_id)
+        elif ctx.session_key is not None:
+            aid = normalize_agent_id(session.agent)
+        else:
+            aid = None
+        agent = next((i for i, k in enumerate(self.agents) if k.key[0] == aid and aid),
+                     len(self.agents) - 1)
+        provider = normalize_key(ctx.model_provider) or None
+        model = normalize_key(ctx.model_id) or None
+        prov = self._provider_index[tuple(self._provider_sig(v, provider, model)
+                                          for v in self.views)]
+        is_sub = session.is_subagent or (ctx.spawn_depth or 0) >= 1
+        depth = ctx.spawn_depth if ctx.spawn_depth is not None else session.depth
+        sub = self._depth_index[min(max(depth, 1), len(self._depth_index) - 1)] if is_sub \
+            else self._depth_index[0]
+        return (agent, prov, self._classify_channel(ctx, session),
+                int(ctx.sender_is_owner is True), int(ctx.sandboxed is True), sub)
+
+    def _classify_channel(self, ctx: Context, session: SessionInfo) -> int:
+        spawned_channel, spawned_group = group_context(ctx.spawned_by)
+        channel = normalize_channel(ctx.message_provider if ctx.message_provider is not None
+                                    else session.channel or spawned_channel)
+        group = ctx.group_id if ctx.group_id is not None else session.group or spawned_group
+        gi = self.gate(normalize_key(ctx.message_provider) or None)
+        if channel is None or channel not in self._chan_index:
+            return self._nogroup[("undeclared", gi)]
+        if group is None:
+            return self._nogroup[("declared", channel)]
+        index = self._chan_index[channel]
+        acc = index["accounts"][tuple(self._map_key(v, channel, ctx.account_id)
+                                      for v in self.views)]
+        senders = sender_keys(ctx.sender_id, ctx.sender_e164, ctx.sender_username,
+                              ctx.sender_name)
+        sig = tuple(v.group(channel, group, ctx.account_id, senders) for v in self.views)
+        # the literal group, then the ids the channel's resolver tries, then any group
+        candidates = [group.strip(), *group_candidates(channel, group)]
+        gids = [g for g in candidates if g in index["gids"]] + [index["other"]]
+        gids += sorted(g for g in index["gids"] if g not in gids)
+        for gid in gids:
+            rows = index["rows"].get((gi, acc, gid), {})
+            if sig in rows:
+                return int(rows[sig])
+        raise LookupError(f"no class holds {ctx}: the class space is incomplete")
 
     # agents ---------------------------------------------------------------------------------
     def _agents(self) -> list[Klass]:
@@ -362,6 +475,7 @@ class ClassSpace:
             candidates += [(prov, m) for m in sorted(models)]
         seen: dict[Any, int] = {}
         out: list[Klass] = []
+        self._provider_index = seen
         for provider, model in candidates:
             sig = tuple(self._provider_sig(v, provider, model) for v in self.views)
             if sig in seen:
@@ -394,7 +508,16 @@ class ClassSpace:
         ap_gate = any(g and bits & v.ap_bit for g, (bits, *_) in zip(gates, v.gates, strict=True))
         ap = tuple(ap_gate and v.apply_patch_ok(i, provider, model)
                    for i in range(len(v.ap_variants)))
-        entries = tuple(v.provider_entries(r, provider, model) for r in _bp_records(v))
+        # which agents' byProvider entries the provider and model select (the full model key
+        # shadows the provider key), without visiting every agent
+        full = (model if "/" in model else f"{provider}/{model}") if (
+            provider is not None and model) else None
+        index = v.bp_index()
+        with_full = index.get(full, frozenset()) if full is not None else frozenset()
+        with_provider = (index.get(provider, frozenset()) - with_full
+                         if provider is not None else frozenset())
+        entries = ((full, with_full) if with_full else None,
+                   (provider, with_provider) if with_provider else None)
         return gates, ap, entries, v.provider_entries(v.records[0], provider, model)[1]
 
     # message channel for availability -------------------------------------------------------
@@ -424,19 +547,45 @@ class ClassSpace:
 
     # channel, account, group, sender --------------------------------------------------------
     def _channels(self) -> list[Klass]:
+        """No-group classes, then each declared channel's (account, group, sender) classes.
+
+        Without a group layer, classes differ only by availability: each declared channel
+        has "channel X, no group"; requests on no channel or an undeclared one fall in one
+        class per availability gate. Group classes exist per gate mode: the channel given
+        explicitly, or (where availability tells them apart) only through the session key
+        or ``spawned_by``, whose channel does not count for availability."""
         out: list[Klass] = []
-        for gi, rep in enumerate(self.gate_classes):
-            label = "no group" if rep is None else f"no group, channel {rep}"
+        self._chan_index: dict[str, Any] = {}
+        self._nogroup: dict[Any, int] = {}
+        declared = sorted({c for v in self.views for c in v.channels})
+        members: dict[int, list[str | None]] = defaultdict(list)
+        for name, gi in sorted(self.gate_of.items(), key=lambda kv: (kv[0] is not None,
+                                                                     kv[0] or "")):
+            members[gi].append(name)
+        for gi in range(len(self.gate_classes)):
+            rep = next((n for n in members[gi] if n not in declared), _MISSING)
+            if rep is _MISSING:
+                continue
+            label = "no declared channel" if rep is None else f"channel {rep} (not declared)"
             flags = () if rep is None else (("message_provider", rep),)
-            out.append(Klass(label=label, flags=flags, key=(gi, None), group=("no group",),
+            self._nogroup[("undeclared", gi)] = len(out)
+            out.append(Klass(label=label, flags=flags, key=(gi, None),
+                             group=("no declared channel",),
                              stacks=tuple(None for _ in self.views)))
-        for name in sorted({c for v in self.views for c in v.channels}):
-            out.extend(self._channel(name))
+        for name in declared:
+            self._nogroup[("declared", name)] = len(out)
+            out.append(Klass(label=f"channel {name}, no group",
+                             flags=(("message_provider", name),), key=(self.gate(name), None),
+                             group=(f"channel {name}",),
+                             stacks=tuple(None for _ in self.views)))
+        for name in declared:
+            self._channel(name, out)
         return out
 
-    def _channel(self, name: str) -> Iterator[Klass]:
+    def _channel(self, name: str, out: list[Klass]) -> None:
         chans = [v.channels.get(name) for v in self.views]
-        maps = [m for ch in chans if ch for m in (ch["groups"], *ch["accounts"].values()) if m]
+        per_view_maps = _maps_per_view(self, name)
+        maps = [m for view_maps in per_view_maps for m in view_maps]
         declared = sorted({a for ch in chans if ch for a in ch["accounts"]})
         accounts: list[str | None] = [None, *declared]
         if "default" in declared:
@@ -452,44 +601,82 @@ class ClassSpace:
         gate_modes = [(gate_explicit, False)]
         if gate_session != gate_explicit:
             gate_modes.append((gate_session, True))
+        rows_index: dict[Any, dict[Any, int]] = {}
+        self._chan_index[name] = {"accounts": acc_sigs, "gids": set(gids), "other": other_group,
+                                  "rows": rows_index}
+        candidates: dict[str, list[list[tuple[str, str]]]] = {}
         for acc in acc_classes:
+            acc_label = self._account_label(acc, acc_classes)
+            found = [v.group_map(name, acc) for v in self.views]
             for gid in [*gids, other_group]:
-                senders = self._sender_candidates(maps, name, gid)
-                seen: dict[Any, int] = {}
-                rows: list[tuple[tuple[str, str] | None, Any]] = []
-                for sender in [None, *senders]:
-                    sig = tuple(v.group(name, gid, acc, sender) for v in self.views)
-                    if sig in seen:
-                        continue
-                    seen[sig] = len(rows)
-                    rows.append((sender, sig))
+                keys = candidates.get(gid)
+                if keys is None:
+                    keys = candidates[gid] = [self._sender_candidates(m, name, gid)
+                                              for m in per_view_maps]
+                rows = self._sender_rows(keys, found, name, gid)
                 group_label = "any other group" if gid == other_group else f"group {gid}"
                 for gi, session_only in gate_modes:
-                    for sender, sig in rows:
-                        parts = [f"channel {name}"]
-                        if session_only:
-                            parts[0] += " (from the session key only)"
-                        acc_label = self._account_label(acc, acc_classes)
-                        if acc_label:
-                            parts.append(acc_label)
-                        parts.append(group_label)
-                        if len(rows) > 1:
-                            parts.append("any other sender" if sender is None
-                                         else f"sender {sender[0]}:{sender[1]}")
-                        flags: list[tuple[str, Any]] = []
-                        if session_only:
-                            flags.append(("spawned_by", f"{name}:group:{gid}"))
-                        else:
-                            flags.append(("message_provider", name))
-                        if acc is not None:
-                            flags.append(("account_id", acc))
-                        flags.append(("group_id", gid))
-                        if sender is not None:
-                            flags.append((_SENDER_FLAGS[sender[0]], sender[1]))
-                        yield Klass(label=", ".join(parts),
-                                    flags=tuple(flags), key=(gi, (name, gid, acc, sender)),
-                                    group=(parts[0], acc_label, group_label),
-                                    stacks=tuple(stack for _, stack in sig))
+                    index = rows_index.setdefault((gi, acc, gid), {})
+                    for senders, sig in rows:
+                        index[sig] = len(out)
+                        out.append(self._group_class(name, gi, session_only, acc, acc_label,
+                                                     gid, group_label, senders, sig,
+                                                     len(rows) > 1))
+
+    def _group_class(self, name: str, gi: int, session_only: bool, acc: str | None,
+                     acc_label: str, gid: str, group_label: str,
+                     senders: tuple[tuple[str, str], ...], sig: Any, several: bool) -> Klass:
+        parts = [f"channel {name}"]
+        if session_only:
+            parts[0] += " (from the session key only)"
+        if acc_label:
+            parts.append(acc_label)
+        parts.append(group_label)
+        sender_label = ""
+        if several:
+            sender_label = ("any other sender" if not senders else
+                            " and ".join(f"sender {k}:{v}" for k, v in senders))
+            parts.append(sender_label)
+        flags: list[tuple[str, Any]] = []
+        if session_only:
+            flags.append(("spawned_by", f"{name}:group:{gid}"))
+        else:
+            flags.append(("message_provider", name))
+        if acc is not None:
+            flags.append(("account_id", acc))
+        flags.append(("group_id", gid))
+        flags += [(_SENDER_FLAGS[k], v) for k, v in senders]
+        # classes that reach the "*" entry on every side fold into one phrase
+        fallback = None
+        if all(d is not None and d[1] == "*" for d, _ in sig):
+            fallback = (parts[0], acc_label, sender_label)
+        return Klass(label=", ".join(parts), flags=tuple(flags),
+                     key=(gi, (name, gid, acc, senders)),
+                     group=(parts[0], acc_label, group_label), fallback=fallback,
+                     stacks=tuple(stack for _, stack in sig))
+
+    def _sender_rows(self, per_view: list[list[tuple[str, str]]], found: list[Any], name: str,
+                     gid: str) -> list[tuple[tuple[tuple[str, str], ...], Any]]:
+        """Senders that the group layer tells apart at one location, one representative
+        each: no sender, each rule's key and, comparing builds, each pair of keys of
+        different kinds (one build may match a sender's id where the other matches its
+        name)."""
+        keys = sorted(set().union(*per_view))
+        reps: list[tuple[tuple[str, str], ...]] = [(), *((k,) for k in keys)]
+        if any(p != per_view[0] for p in per_view[1:]):
+            # with the same keys everywhere every build matches a sender's first key
+            order = list(_BUCKETS)
+            reps += [(a, b) for i, a in enumerate(keys) for b in keys[i + 1:]
+                     if order.index(a[0]) < order.index(b[0])]
+        seen: dict[Any, int] = {}
+        rows: list[tuple[tuple[tuple[str, str], ...], Any]] = []
+        for senders in reps:
+            sig = tuple(v.decide(name, f, gid, senders)
+                        for v, f in zip(self.views, found, strict=True))
+            if sig not in seen:
+                seen[sig] = len(rows)
+                rows.append((senders, sig))
+        return rows
 
     @staticmethod
     def _map_key(v: TablesView, name: str, acc: str | None) -> Any:
@@ -531,12 +718,13 @@ class ClassSpace:
         top = max(v.leaf_depth for v in self.views)
         seen: dict[Any, int] = {}
         out: list[Klass] = []
+        self._depth_index: list[int] = []
         for depth in range(top + 1):
             sig = tuple(v.subagent_stack(depth) is not None and depth >= v.leaf_depth
                         if depth else None for v in self.views)
-            if sig in seen:
+            self._depth_index.append(seen.setdefault(sig, len(out)))
+            if seen[sig] != len(out):
                 continue
-            seen[sig] = len(out)
             out.append(Klass(label="", flags=(("spawn_depth", depth),) if depth else (),
                              key=(depth,)))
         labelled = []
@@ -555,405 +743,13 @@ class ClassSpace:
         return labelled
 
 
-_SENDER_FLAGS = {"id": "sender_id", "e164": "sender_e164", "username": "sender_username",
-                 "name": "sender_name"}
-
-
-def _bp_records(v: TablesView) -> list[Record]:
-    return [r for r in v.records if r.bp]
-
-
-# -- factored evaluation ---------------------------------------------------------------------
-# A stack restricted to the tools of interest R: (mention, fixed, stripping layers), where a
-# layer whose two passes agree on R has been folded into ``fixed``. Restricted contents are
-# interned, so (agent, provider) pairs and group locations that treat R alike share a state.
-Content = tuple[int, int, tuple[tuple[int, int, int], ...]]
-_NEUTRAL: Content = (0, -1, ())
-
-
-def restrict_stack(stack: Stack, r: int) -> Content:
-    fixed = stack.fixed & r
-    layers: list[tuple[int, int, int]] = []
-    for w, allow_pass, deny_pass in stack.layers:
-        a, d = allow_pass & r, deny_pass & r
-        if w == -1 or a == d:
-            fixed &= a
-        else:
-            layers.append((w, a, d))
-    return (stack.mention & r, fixed, tuple(layers))
-
-
-def combine(contents: Iterable[Content]) -> Content:
-    mention, fixed = 0, -1
-    layers: list[tuple[int, int, int]] = []
-    for m, f, ls in contents:
-        mention |= m
-        fixed &= f
-        layers.extend(ls)
-    return (mention, fixed, tuple(layers))
-
-
-def eval_content(c: Content, present: int) -> int:
-    bits = c[1]
-    for w, a, d in c[2]:
-        bits &= a if w & present else d
-    return bits
-
-
-@dataclass(slots=True)
-class APState:
-    """(agent, provider) pairs whose agent, byProvider and provider-profile layers, sandbox
-    layer and apply_patch verdict are alike on R, on every side."""
-
-    inputs: tuple[tuple[Content, Content, bool, tuple[bool, ...]], ...]
-    members: list[tuple[int, int]] = field(default_factory=list)  # (agent, provider)
-
-
-@dataclass(slots=True)
-class XState:
-    """Per side (present, evaluated non-group layers on R, their mentions on R)."""
-
-    values: tuple[tuple[int, int, int], ...]
-    members: list[tuple[APState, int, int, int]] = field(default_factory=list)  # ap, o, s, k
-
-
-@dataclass(slots=True)
-class Block:
-    """The classes x.members x channels, with one result (restricted to R) per side."""
-
-    x: XState
-    channels: list[int]
-    results: tuple[int, ...]
-
-
-class Analysis:
-    """Evaluates every class of a ClassSpace on the tools ``restrict`` (default: all), state
-    by state: never the product of the dimensions."""
-
-    def __init__(self, space: ClassSpace, restrict: int | None = None) -> None:
-        self.space = space
-        self.views = space.views
-        self.r = -1 if restrict is None else restrict
-        self._contents: list[dict[tuple[int, ...], Content]] = [{} for _ in self.views]
-
-    def content(self, side: int, stacks: tuple[int, ...]) -> Content:
-        cache = self._contents[side]
-        c = cache.get(stacks)
-        if c is None:
-            v = self.views[side]
-            c = cache[stacks] = combine(restrict_stack(v.stack(i), self.r) for i in stacks)
-        return c
-
-    def blocks(self) -> Iterator[Block]:
-        space = self.space
-        ap_states = self._ap_states()
-        by_gate: dict[int, list[int]] = defaultdict(list)
-        for ci, k in enumerate(space.channels):
-            by_gate[k.key[0]].append(ci)
-        for gi in sorted(by_gate):
-            lgroups: dict[tuple[Content, ...], list[int]] = {}
-            for ci in by_gate[gi]:
-                stacks = space.channels[ci].stacks
-                key = tuple(_NEUTRAL if s is None else self.content(side, (s,))
-                            for side, s in enumerate(stacks))
-                lgroups.setdefault(key, []).append(ci)
-            for xs in self._x_states(ap_states, gi):
-                for lkey, members in lgroups.items():
-                    yield Block(xs, members, self._final(xs, lkey))
-
-    def _final(self, xs: XState, lkey: tuple[Content, ...]) -> tuple[int, ...]:
-        out = []
-        for v, (present, bits, mention), lc in zip(self.views, xs.values, lkey, strict=True):
-            visible = v.non_optional | mention | lc[0]
-            out.append(present & self.r & visible & bits & eval_content(lc, present))
-        return tuple(out)
-
-    def _ap_states(self) -> list[APState]:
-        space, views = self.space, self.views
-        sigs: list[list[tuple[bool, ...]]] = []
-        for v in views:
-            sigs.append([tuple((providers is None or k.key[0] in providers)
-                               and (models is None or _model_in(models, *k.key))
-                               for _, providers, models, _, _ in v.gates)
-                         for k in space.providers])
-        states: dict[Any, APState] = {}
-        for ai, agent in enumerate(space.agents):
-            recs = [v.record(agent.key[0])[1] for v in views]
-            sandboxes = [self.content(side, (rec.sandbox,)) for side, rec in enumerate(recs)]
-            for pi, prov in enumerate(space.providers):
-                provider, model = prov.key
-                key = []
-                for side, (v, rec) in enumerate(zip(views, recs, strict=True)):
-                    ae, ge = v.provider_entries(rec, provider, model)
-                    stacks = (rec.stack, *v.provider_stacks(rec, ae, ge))
-                    key.append((self.content(side, stacks), sandboxes[side],
-                                v.apply_patch_ok(rec.ap, provider, model), sigs[side][pi]))
-                tkey = tuple(key)
-                state = states.get(tkey)
-                if state is None:
-                    state = states[tkey] = APState(tkey)
-                state.members.append((ai, pi))
-        return list(states.values())
-
-    def _x_states(self, ap_states: list[APState], gi: int) -> list[XState]:
-        views = self.views
-        channel = self.space.gate_classes[gi]
-        chan_ok = [[(channels is None or channel in channels)
-                    and (excluded is None or channel not in excluded)
-                    for _, _, _, channels, excluded in v.gates] for v in views]
-        subs = [[None if (st := v.subagent_stack(k.key[0])) is None
-                 else self.content(side, (st,)) for k in self.space.subagent]
-                for side, v in enumerate(views)]
-        out: dict[Any, XState] = {}
-        for aps in ap_states:
-            for o in (0, 1):
-                presents = []
-                for side, (v, (_, _, ap_ok, sig)) in enumerate(zip(views, aps.inputs,
-                                                                  strict=True)):
-                    present = v.always
-                    for (bits, *_), ok, cok in zip(v.gates, sig, chan_ok[side], strict=True):
-                        if ok and cok:
-                            present |= bits
-                    if not ap_ok:
-                        present &= ~v.ap_bit
-                    presents.append(present if o else present & v.non_owner)
-                for s in (0, 1):
-                    for k in range(len(self.space.subagent)):
-                        values = []
-                        for side, (main, sandbox, _, _) in enumerate(aps.inputs):
-                            present = presents[side]
-                            bits = eval_content(main, present)
-                            mention = main[0]
-                            if s:
-                                bits &= eval_content(sandbox, present)
-                                mention |= sandbox[0]
-                            sub = subs[side][k]
-                            if sub is not None:
-                                bits &= eval_content(sub, present)
-                                mention |= sub[0]
-                            values.append((present, bits, mention))
-                        tkey = tuple(values)
-                        xs = out.get(tkey)
-                        if xs is None:
-                            xs = out[tkey] = XState(tkey)
-                        xs.members.append((aps, o, s, k))
-        return list(out.values())
-
-    # -- cubes: blocks as products of per-dimension sets, for counting and words -------------
-    def cubes(self, block: Block) -> list[Cube]:
-        by_rest: dict[tuple[int, int, int], list[APState]] = defaultdict(list)
-        for aps, o, s, k in block.x.members:
-            by_rest[(o, s, k)].append(aps)
-        channels = frozenset(block.channels)
-        out: list[Cube] = []
-        for (o, s, k), states in by_rest.items():
-            by_agent: dict[int, set[int]] = defaultdict(set)
-            for aps in states:
-                for a, p in aps.members:
-                    by_agent[a].add(p)
-            by_pset: dict[frozenset[int], set[int]] = defaultdict(set)
-            for a, ps in by_agent.items():
-                by_pset[frozenset(ps)].add(a)
-            for pset, agents in by_pset.items():
-                out.append((frozenset(agents), pset, channels, frozenset((o,)), frozenset((s,)),
-                            frozenset((k,))))
-        return out
-
-
-Cube = tuple[frozenset[int], ...]
-
-
-def merge_cubes(cubes: Iterable[Cube]) -> list[Cube]:
-    """Merge disjoint cubes that differ in one dimension only, until nothing merges."""
-    current = list(cubes)
-    changed = True
-    while changed:
-        changed = False
-        for d in range(len(DIMS)):
-            groups: dict[tuple[frozenset[int], ...], set[int]] = {}
-            for c in current:
-                groups.setdefault(c[:d] + c[d + 1:], set()).update(c[d])
-            if len(groups) < len(current):
-                changed = True
-            current = [(*rest[:d], frozenset(values), *rest[d:])
-                       for rest, values in groups.items()]
-    return sorted(current, key=_cube_key)
-
-
-def summarize(cubes: Sequence[Cube], filler: Sequence[Cube], sizes: Sequence[int]
-              ) -> list[tuple[Cube, int]]:
-    """Few cubes, in few words, covering exactly ``cubes`` (disjoint) with their class counts.
-
-    Merged cubes are widened, one dimension at a time, to the whole dimension where the
-    classes added are all in ``cubes`` or ``filler`` (classes where the answer does not
-    matter), so that "agent viewer" stays one line; each count is only the classes of
-    ``cubes`` a line covers (every class is counted once, on the first line that holds it).
-    """
-    merged = merge_cubes(cubes)
-    pool = [*cubes, *filler]
-    widened: list[Cube] = []
-    for cube in sorted(merged, key=cube_size, reverse=True):
-        c = cube
-        for d in range(len(DIMS)):
-            if len(c[d]) == sizes[d]:
-                continue
-            wide = (*c[:d], frozenset(range(sizes[d])), *c[d + 1:])
-            if _covered(wide, pool):
-                c = wide
-        if c not in widened:
-            widened.append(c)
-    counts = [0] * len(widened)
-    for c in cubes:
-        for i, w in enumerate(widened):
-            if all(a <= b for a, b in zip(c, w, strict=True)):
-                counts[i] += cube_size(c)
-                break
-    return sorted(((w, n) for w, n in zip(widened, counts, strict=True) if n),
-                  key=lambda wn: _cube_key(wn[0]))
-
-
-def _covered(region: Cube, pool: Sequence[Cube]) -> bool:
-    """Is every class of ``region`` in one of the (disjoint) ``pool`` cubes?"""
-    total = 0
-    for c in pool:
-        n = 1
-        for a, b in zip(region, c, strict=True):
-            n *= len(a & b)
-            if not n:
-                break
-        total += n
-    return total == cube_size(region)
-
-
-def _cube_key(c: Cube) -> tuple[tuple[int, ...], ...]:
-    return tuple(tuple(sorted(s)) for s in c)
-
-
-def cube_size(c: Cube) -> int:
-    n = 1
-    for s in c:
-        n *= len(s)
-    return n
-
-
-# -- what can differ between two builds ------------------------------------------------------
-def change_mask(space: ClassSpace) -> int:
-    """Tools whose visibility can differ between the two sides in some class: an
-    over-approximation from comparing every table entry a class can select, position by
-    position (0: the two builds grant exactly the same everywhere). Evaluating on these tools
-    only keeps the diff small when the change is."""
-    vb, vh = space.views
-    n = max(len(vb.tools), len(vh.tools), 1)
-    everything = (1 << max(n, _joint_width(vb, vh))) - 1
-    diff = 0
-    own = [_tool_bits(vb), _tool_bits(vh)]
-    diff |= own[0] ^ own[1]
-    for a, b in ((vb.always, vh.always), (vb.non_optional, vh.non_optional),
-                 (vb.non_owner, vh.non_owner)):
-        diff |= (a ^ b) & everything
-    if vb.gates != vh.gates:
-        for v in (vb, vh):
-            for bits, *_ in v.gates:
-                diff |= bits
-    if vb.ap_bit != vh.ap_bit or vb.ap_variants != vh.ap_variants:
-        diff |= vb.ap_bit | vh.ap_bit
-    present_diff = diff
-
-    def touched(v: TablesView, index: int | None) -> int:
-        if index is None or index < 0:
-            return 0
-        st = v.stack(index)
-        bits = (~st.fixed & everything) | st.mention
-        for _, a, d in st.layers:
-            bits |= (~a | ~d) & everything
-        return bits
-
-    def stack_diff(ib: int | None, ih: int | None) -> int:
-        sb = NO_LAYER if ib is None else vb.stack(ib)
-        sh = NO_LAYER if ih is None else vh.stack(ih)
-        if sb == sh:
-            return 0
-        d = ((sb.mention ^ sh.mention) | (sb.fixed ^ sh.fixed)) & everything
-        pad = (-1, everything, everything)
-        lb, lh = list(sb.layers), list(sh.layers)
-        width = max(len(lb), len(lh))
-        for (wb, ab, db), (wh, ah, dh) in zip(lb + [pad] * (width - len(lb)),
-                                              lh + [pad] * (width - len(lh)), strict=True):
-            d |= ((ab ^ ah) | (db ^ dh)) & everything
-            if wb != wh:
-                d |= ((ab ^ db) | (ah ^ dh)) & everything
-        return d
-
-    def profiles(v: TablesView) -> list[list[Stack | None]]:
-        return [[None if i < 0 else v.stack(i) for i in row] for row in v.provider_profiles]
-
-    profiles_differ = profiles(vb) != profiles(vh)
-
-    def profile_touched(v: TablesView, entry: list[int] | None) -> int:
-        if entry is None or entry[1] < 0:
-            return 0
-        return sum_bits(touched(v, i) for i in v.provider_profiles[entry[1]])
-
-    def bp_diff(eb: dict[str, list[int]], eh: dict[str, list[int]]) -> int:
-        d = 0
-        same_keys = set(eb) == set(eh)
-        for key in sorted(set(eb) | set(eh)):
-            b, h = eb.get(key), eh.get(key)
-            if not same_keys or b is None or h is None:
-                d |= touched(vb, None if b is None else b[0])
-                d |= touched(vh, None if h is None else h[0])
-                d |= profile_touched(vb, b) | profile_touched(vh, h)
-                continue
-            d |= stack_diff(b[0], h[0])
-            if profiles_differ or b[1:] != h[1:]:
-                d |= profile_touched(vb, b) | profile_touched(vh, h)
-        return d
-
-    if profiles_differ:
-        d = 0
-        for v, entries in ((vb, vb.global_bp), (vh, vh.global_bp)):
-            for e in entries.values():
-                d |= profile_touched(v, e)
-        diff |= d
-    diff |= bp_diff(vb.global_bp, vh.global_bp)
-    for agent in space.agents:
-        (_, rb), (_, rh) = vb.record(agent.key[0]), vh.record(agent.key[0])
-        diff |= stack_diff(rb.stack, rh.stack) | stack_diff(rb.sandbox, rh.sandbox)
-        ap_b = vb.ap_variants[rb.ap] if vb.ap_variants else None
-        ap_h = vh.ap_variants[rh.ap] if vh.ap_variants else None
-        if ap_b != ap_h:
-            diff |= vb.ap_bit | vh.ap_bit
-        diff |= bp_diff(rb.bp, rh.bp)
-        if profiles_differ:
-            diff |= bp_diff(rb.bp, {}) | bp_diff({}, rh.bp)
-    if vb.leaf_depth != vh.leaf_depth:
-        for v in (vb, vh):
-            diff |= touched(v, v.subagent[0]) | touched(v, v.subagent[1])
-    diff |= stack_diff(vb.subagent[0], vh.subagent[0])
-    diff |= stack_diff(vb.subagent[1], vh.subagent[1])
-    for k in space.channels:
-        if k.key[1] is not None:
-            diff |= stack_diff(*k.stacks)
-    if present_diff:
-        # a changed present set can flip any stripping layer whose witness it touches
-        for v in (vb, vh):
-            for i in range(len(v._raw_stacks)):
-                for w, a, d in v.stack(i).layers:
-                    if w & present_diff:
-                        diff |= (a ^ d) & everything
-    return diff & everything
-
-
-def sum_bits(values: Iterable[int]) -> int:
-    out = 0
-    for v in values:
-        out |= v
+def _maps_per_view(space: ClassSpace, name: str) -> list[list[dict[str, Any]]]:
+    out = []
+    for v in space.views:
+        ch = v.channels.get(name)
+        out.append([m for m in (ch["groups"], *ch["accounts"].values()) if m] if ch else [])
     return out
 
 
-def _tool_bits(v: TablesView) -> int:
-    return v._map((1 << len(v.tools)) - 1)
-
-
-def _joint_width(vb: TablesView, vh: TablesView) -> int:
-    return max(_tool_bits(vb).bit_length(), _tool_bits(vh).bit_length())
+_SENDER_FLAGS = {"id": "sender_id", "e164": "sender_e164", "username": "sender_username",
+                 "name": "sender_name"}

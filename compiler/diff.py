@@ -12,23 +12,17 @@ import json
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .access import (
-    DIMS,
-    Analysis,
-    ClassSpace,
-    Cube,
-    Klass,
-    TablesView,
-    change_mask,
-    summarize,
-)
+from .access import DIMS, ClassSpace, TablesView
 from .api import compile_files
+from .delta import ToolChange, compute_delta
+from .factored import Cube, bit_indices
 from .render import dump_json
+from .words import Words
 
 DIFF_FORMAT = 1
 
@@ -129,26 +123,6 @@ def _warnings(raw: Iterable[dict[str, str]]) -> tuple[tuple[str, str], ...]:
 
 
 # -- computing -------------------------------------------------------------------------------
-@dataclass(slots=True)
-class ToolChange:
-    """Where one tool is gained and lost: merged cubes with the number of classes each holds.
-
-    A cube may also cover classes where neither side shows the tool (so that one line can say
-    "agent viewer"); its count is only the classes that changed."""
-
-    tool: str
-    gained: list[tuple[Cube, int]] = field(default_factory=list)
-    lost: list[tuple[Cube, int]] = field(default_factory=list)
-
-    @property
-    def gained_count(self) -> int:
-        return sum(n for _, n in self.gained)
-
-    @property
-    def lost_count(self) -> int:
-        return sum(n for _, n in self.lost)
-
-
 @dataclass(slots=True, kw_only=True)
 class DiffResult:
     base: str
@@ -161,6 +135,7 @@ class DiffResult:
     schema_changed: dict[str, list[str]]  # tool -> dialects
     warnings_added: list[tuple[str, str]]
     warnings_removed: list[tuple[str, str]]
+    words: Words
 
     @property
     def access_changed(self) -> bool:
@@ -174,32 +149,8 @@ class DiffResult:
 def compute_diff(base: Side, head: Side) -> DiffResult:
     head_tools = list(head.tables["tools"])
     tools = head_tools + [t for t in base.tables["tools"] if t not in set(head_tools)]
-    views = [TablesView(base.tables, tools), TablesView(head.tables, tools)]
-    space = ClassSpace(views)
-    analysis = Analysis(space, restrict=change_mask(space))
-    blocks = list(analysis.blocks())
-    changed = 0
-    for block in blocks:
-        changed |= block.results[0] ^ block.results[1]
-    gained: dict[int, list[Cube]] = {}
-    lost: dict[int, list[Cube]] = {}
-    filler: dict[int, list[Cube]] = {}
-    for block in blocks:
-        b, h = block.results
-        touched = changed & ~(b & h)  # changed tools this block gains, loses or lacks
-        if not touched:
-            continue
-        cubes = analysis.cubes(block)
-        for bits, into in ((h & ~b, gained), (b & ~h, lost), (touched & ~(b | h), filler)):
-            for i in _bit_indices(bits):
-                into.setdefault(i, []).extend(cubes)
-    sizes = [len(d) for d in space.dims()]
-    changes = []
-    for i in _bit_indices(changed):
-        fill = filler.get(i, [])
-        changes.append(ToolChange(tool=tools[i],
-                                  gained=summarize(gained.get(i, []), fill, sizes),
-                                  lost=summarize(lost.get(i, []), fill, sizes)))
+    space = ClassSpace([TablesView(base.tables, tools), TablesView(head.tables, tools)], tools)
+    changes = compute_delta(space)
     base_names = {t["name"] for t in base.catalog["tools"]}
     head_names = {t["name"] for t in head.catalog["tools"]}
     schema_changed: dict[str, list[str]] = {}
@@ -213,76 +164,12 @@ def compute_diff(base: Side, head: Side) -> DiffResult:
         added=sorted(head_names - base_names), removed=sorted(base_names - head_names),
         schema_changed=schema_changed,
         warnings_added=sorted(set(head.warnings) - set(base.warnings)),
-        warnings_removed=sorted(set(base.warnings) - set(head.warnings)))
-
-
-def _bit_indices(bits: int) -> list[int]:
-    out = []
-    digits = bin(bits)[:1:-1]
-    i = digits.find("1")
-    while i >= 0:
-        out.append(i)
-        i = digits.find("1", i + 1)
-    return out
+        warnings_removed=sorted(set(base.warnings) - set(head.warnings)),
+        words=Words(space))
 
 
 def _envelope(side: Side, dialect: str, tool: str) -> Any:
     return side.bundles["dialects"].get(dialect, {}).get("tools", {}).get(tool)
-
-
-# -- words -----------------------------------------------------------------------------------
-def describe(space: ClassSpace, cube: Cube) -> str:
-    """A cube in the user's words; dimensions it covers entirely are left out."""
-    parts: list[str] = []
-    for dim, values, chosen in zip(DIMS, space.dims(), cube, strict=True):
-        if len(chosen) == len(values):
-            continue
-        parts.append(_describe_dim(dim, values, chosen))
-    return ", ".join(parts) if parts else "every context"
-
-
-def _describe_dim(dim: str, values: Sequence[Klass], chosen: frozenset[int]) -> str:
-    if dim in ("agent", "owner", "sandbox", "subagent"):
-        labels = [values[i].label for i in sorted(chosen)]
-        if dim == "agent" and len(labels) > 1:
-            ids = [lb.removeprefix("agent ") for lb in labels]
-            return "agents " + _join(ids)
-        return " or ".join(labels)
-    if dim == "provider":
-        return _join(_fold(values, chosen, depth=1))
-    return _join(_fold(values, chosen, depth=3))
-
-
-def _fold(values: Sequence[Klass], chosen: frozenset[int], depth: int) -> list[str]:
-    """Labels, folding a whole channel / account / group (or provider) into its prefix."""
-    out: list[str] = []
-    done: set[int] = set()
-    for level in range(1, depth + 1):
-        groups: dict[tuple[str, ...], list[int]] = {}
-        for i, k in enumerate(values):
-            if k.group and len(k.group) >= level:
-                groups.setdefault(k.group[:level], []).append(i)
-        for prefix, members in groups.items():
-            if len(members) > 1 and all(m in chosen for m in members) and \
-                    not any(m in done for m in members):
-                out.append(_prefix_label(values[members[0]], prefix, level))
-                done.update(members)
-    out += [values[i].label for i in sorted(chosen) if i not in done]
-    return out
-
-
-def _prefix_label(k: Klass, prefix: tuple[str, ...], level: int) -> str:
-    if len(k.group) == 1:  # a provider, or "no group"
-        return prefix[0] if prefix[0] == "no group" else f"{prefix[0]} (any model)"
-    label = ", ".join(p for p in prefix if p)
-    return label + " (any " + ("account, group or sender" if level == 1 else
-                               "group or sender" if level == 2 else "sender") + ")"
-
-
-def _join(items: Sequence[str], limit: int = 6) -> str:
-    if len(items) > limit:
-        return "; ".join(items[:limit]) + f"; and {len(items) - limit} more"
-    return "; ".join(items)
 
 
 def _n(count: int) -> str:
@@ -293,13 +180,14 @@ def _n(count: int) -> str:
 def to_json(result: DiffResult) -> dict[str, Any]:
     """The stable JSON form (``format`` 1), documented in the README."""
     space = result.space
+    words = result.words
     names = [[k.label for k in dim] for dim in space.dims()]
 
     def cube(cw: tuple[Cube, int]) -> dict[str, Any]:
         c, n = cw
-        out: dict[str, Any] = {"count": n, "words": describe(space, c)}
-        for dim, labels, chosen in zip(DIMS, names, c, strict=True):
-            out[dim] = None if len(chosen) == len(labels) else [labels[i] for i in sorted(chosen)]
+        out: dict[str, Any] = {"count": n, "words": words.cube(c)}
+        for d, (dim, labels) in enumerate(zip(DIMS, names, strict=True)):
+            out[dim] = None if c[d] == words.full[d] else [labels[i] for i in bit_indices(c[d])]
         return out
 
     return {
@@ -333,12 +221,12 @@ def to_text(result: DiffResult, *, color: bool = False, limit: int = 12) -> str:
                 continue
             total = sum(n for _, n in cubes)
             if len(cubes) == 1:
-                words = describe(space, cubes[0][0])
+                words = result.words.cube(cubes[0][0])
                 where = "in every context" if words == "every context" else f"by {words}"
                 lines.append(paint(f"{sign} {c.tool}: {verb} {where} ({_n(total)})", code))
                 continue
             lines.append(paint(f"{sign} {c.tool}: {verb} in {_n(total)}", code))
-            lines += [paint(f"    {describe(space, x)} ({_n(n)})", code)
+            lines += [paint(f"    {result.words.cube(x)} ({_n(n)})", code)
                       for x, n in cubes[:limit]]
             if len(cubes) > limit:
                 lines.append(f"    ... and {len(cubes) - limit} more groups of classes "
@@ -379,7 +267,7 @@ def to_markdown(result: DiffResult, *, limit: int = 30) -> str:
             for verb, cubes in (("gained", c.gained), ("lost", c.lost)):
                 if cubes:
                     out.append(f"- `{c.tool}` {verb} in {_n(sum(n for _, n in cubes))}:")
-                    out += [f"  - {_md(describe(space, x))} ({_n(n)})"
+                    out += [f"  - {_md(result.words.cube(x))} ({_n(n)})"
                             for x, n in cubes[:limit]]
                     if len(cubes) > limit:
                         out.append(f"  - … and {len(cubes) - limit} more")

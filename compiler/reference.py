@@ -6,6 +6,7 @@ with, and the engine behind ``toolc explain`` (it records which rule decided eve
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -83,6 +84,7 @@ class _Step:
     strips: bool
 
 
+@functools.cache
 def _compile(pattern: str) -> re.Pattern[str]:
     # \A...\Z, not ^...$: `$` would also match before a final newline
     return re.compile(r"\A" + ".*".join(re.escape(p) for p in pattern.split("*")) + r"\Z",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
@@ -46,7 +47,9 @@ def _template_source(name: str) -> str:
     return resources.files("toolc.templates").joinpath(name).read_text("utf-8")
 
 
+@functools.cache
 def environment() -> jinja2.Environment:
+    """One environment per process: it caches the parsed templates."""
     env = jinja2.Environment(
         loader=jinja2.FunctionLoader(_template_source),
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,

@@ -12,24 +12,47 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from toolc.access import Analysis, ClassSpace, TablesView
+from toolc.access import ClassSpace, TablesView
 from toolc.api import resolve_definitions
+from toolc.delta import ToolChange
 from toolc.diagnostics import DefinitionsError
 from toolc.diff import compute_diff, side_from_definitions
+from toolc.factored import Evaluator, bit_indices, blocks, gate_channels
 from toolc.reference import ReferenceInterpreter
 
 from tests.helpers import write_definitions
-from tests.strategies import ENTRY_POOL, by_provider, definitions, group_map, split_files
+from tests.strategies import (
+    ENTRY_POOL,
+    by_provider,
+    contexts,
+    definitions,
+    group_map,
+    split_files,
+)
 
 PAIRS = int(os.environ.get("TOOLC_DIFF_PAIRS", "300"))
+PLUGIN_ENTRIES = ["pa_one", "pa_two", "pb_one", "plug_a", "plug_b", "group:plugins"]
 
 
 def _shrink(data: dict[str, Any]) -> dict[str, Any]:
-    """Keep brute force affordable: one channel, two byProvider keys per config."""
+    """Keep brute force affordable: one channel with at most one account, two groups per
+    map and two sender rules per group; two byProvider keys per config; two agents."""
     data = copy.deepcopy(data)
     channels = data["channels"]
     for name in list(channels)[1:]:
         del channels[name]
+    for channel in channels.values():
+        if "accounts" in channel:
+            channel["accounts"] = dict(list(channel["accounts"].items())[:1])
+        maps = [channel.get("groups"), *(a.get("groups") for a in
+                                          channel.get("accounts", {}).values())]
+        for gmap in maps:
+            for gid in list(gmap or {})[2:]:
+                del gmap[gid]
+            for group in (gmap or {}).values():
+                if "toolsBySender" in group:
+                    group["toolsBySender"] = dict(list(group["toolsBySender"].items())[:2])
+    data["agents"]["list"] = data["agents"]["list"][:2]
     configs = [data["tools"], *(a.get("tools", {}) for a in data["agents"]["list"])]
     for cfg in configs:
         if "byProvider" in cfg:
@@ -42,7 +65,7 @@ def pairs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
     """A base and a head that differs from it by a few policy edits (or is redrawn)."""
     base = _shrink(draw(definitions()))
     head = copy.deepcopy(base)
-    edits = draw(st.lists(st.integers(0, 7), min_size=0, max_size=3))
+    edits = draw(st.lists(st.integers(0, 11), min_size=0, max_size=3))
     for edit in edits:
         agents = head["agents"]["list"]
         if edit == 0 and agents:
@@ -67,16 +90,49 @@ def pairs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
         elif edit == 7:
             head["tools"]["sandbox"] = {"tools": {"deny": draw(
                 st.lists(st.sampled_from(ENTRY_POOL), max_size=2))}}
+        elif edit == 8 and agents:
+            # mentions: optional plugin tools become visible through another layer
+            agent = draw(st.sampled_from(agents))
+            agent.setdefault("tools", {})["alsoAllow"] = draw(
+                st.lists(st.sampled_from(PLUGIN_ENTRIES), min_size=1, max_size=2))
+        elif edit == 9 and head["channels"]:
+            name = next(iter(head["channels"]))
+            groups = head["channels"][name].setdefault("groups", {})
+            gid = draw(st.sampled_from(["g1", "*", "-100"]))
+            groups.setdefault(gid, {})["tools"] = {"alsoAllow": draw(
+                st.lists(st.sampled_from(PLUGIN_ENTRIES), min_size=1, max_size=2))}
+        elif edit == 10 and head["catalog"]:
+            # presence: owner-only and optional flags, availability
+            t = draw(st.sampled_from(head["catalog"]))
+            flag = draw(st.sampled_from(["ownerOnly", "optional", "availability"]))
+            if flag == "availability":
+                t["availability"] = {"providers": draw(st.lists(
+                    st.sampled_from(["openai", "anthropic"]), max_size=1))}
+            elif flag == "optional" and t.get("plugin"):
+                t["optional"] = not t.get("optional", False)
+            elif flag == "ownerOnly":
+                t["ownerOnly"] = not t.get("ownerOnly", False)
+        elif edit == 11:
+            head["tools"]["subagents"] = {"tools": {"alsoAllow": draw(
+                st.lists(st.sampled_from([*PLUGIN_ENTRIES, "sessions_send"]), max_size=2))}}
     return base, head
 
 
 def _brute_force(space: ClassSpace, base: ReferenceInterpreter, head: ReferenceInterpreter
-                 ) -> dict[str, tuple[int, int]]:
-    counts: dict[str, list[int]] = {}
+                 ) -> dict[tuple[int, ...], tuple[frozenset[str], frozenset[str]]]:
+    """Every class's tool set on both sides, through the reference interpreter."""
+    out = {}
     for point in itertools.product(*(range(len(d)) for d in space.dims())):
         flags = space.flags(point)
-        before = set(base.resolve(**flags).names)
-        after = set(head.resolve(**flags).names)
+        out[point] = (frozenset(base.resolve(**flags).names),
+                      frozenset(head.resolve(**flags).names))
+    return out
+
+
+def _counts(classes: dict[tuple[int, ...], tuple[frozenset[str], frozenset[str]]]
+            ) -> dict[str, tuple[int, int]]:
+    counts: dict[str, list[int]] = {}
+    for before, after in classes.values():
         for name in after - before:
             counts.setdefault(name, [0, 0])[0] += 1
         for name in before - after:
@@ -84,22 +140,107 @@ def _brute_force(space: ClassSpace, base: ReferenceInterpreter, head: ReferenceI
     return {k: (v[0], v[1]) for k, v in counts.items()}
 
 
+def _check_lines(change: ToolChange, classes: dict[tuple[int, ...], Any]) -> None:
+    """Every class a line covers gains (or loses) the tool, or lacks it on both sides: the
+    words never claim a class where the tool stayed visible or changed the other way."""
+    for lines, gained in ((change.gained, True), (change.lost, False)):
+        for cube, n in lines:
+            hits = 0
+            for point in itertools.product(*(bit_indices(b) for b in cube)):
+                before, after = classes[point]
+                was, now = change.tool in before, change.tool in after
+                assert (not was and not now) or (now and not was if gained else was and not now)
+                hits += was != now
+            assert hits >= n > 0
+
+
+def _check(base: dict[str, Any], head: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    """The diff's per-tool (gained, lost) counts, asserted equal to brute force."""
+    with tempfile.TemporaryDirectory() as tmp:
+        dirs = [write_definitions(Path(tmp) / name, split_files(data, []))
+                for name, data in (("base", base), ("head", head))]
+        try:
+            sides = [side_from_definitions(d) for d in dirs]
+        except DefinitionsError:
+            return {}  # an edit made the definitions invalid: nothing to compare
+        result = compute_diff(*sides)
+        refs = [ReferenceInterpreter(resolve_definitions(d)) for d in dirs]
+        classes = _brute_force(result.space, *refs)
+        got = {c.tool: (c.gained_count, c.lost_count) for c in result.changes}
+        assert got == _counts(classes)
+        for change in result.changes:
+            _check_lines(change, classes)
+        return got
+
+
 @settings(max_examples=PAIRS, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(pair=pairs())
 def test_diff_counts_equal_brute_force(pair: tuple[dict[str, Any], dict[str, Any]]) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        dirs = [write_definitions(Path(tmp) / name, split_files(data, []))
-                for name, data in zip(("base", "head"), pair, strict=True)]
-        try:
-            sides = [side_from_definitions(d) for d in dirs]
-        except DefinitionsError:
-            return  # an edit made the definitions invalid: nothing to compare
-        result = compute_diff(*sides)
-        refs = [ReferenceInterpreter(resolve_definitions(d)) for d in dirs]
-        expected = _brute_force(result.space, *refs)
-        got = {c.tool: (c.gained_count, c.lost_count) for c in result.changes}
-        assert got == expected
+    _check(*pair)
+
+
+def _deployment(**extra: Any) -> dict[str, Any]:
+    """A small fixed deployment: core tools, an optional plugin tool, one channel."""
+    tool = {"description": "A tool.", "parameters": {"type": "object"}}
+    data: dict[str, Any] = {
+        "catalog": [{"name": "read", **tool}, {"name": "exec", **tool},
+                    {"name": "cron", "ownerOnly": True, **tool},
+                    {"name": "pa_one", "plugin": "plug_a", "optional": True, **tool},
+                    {"name": "pa_two", "plugin": "plug_a", **tool}],
+        "profiles": {"coding": {"allow": ["read", "exec"]}, "full": {}},
+        "tools": {},
+        "agents": {"list": [{"id": "main"}, {"id": "viewer"}]},
+        "channels": {"telegram": {"groups": {
+            "g1": {"tools": {"allow": ["read", "pa_one"]}},
+            "g2": {"toolsBySender": {"id:42": {"deny": ["exec"]}}}}}},
+    }
+    data.update(extra)
+    return data
+
+
+def test_mention_moves_from_a_group_to_the_agent() -> None:
+    """Base: pa_one is visible only in group g1 (its allow list names it); head: the agent
+    names it too, so it appears everywhere else for main, and g1 changes nothing."""
+    base = _deployment()
+    head = copy.deepcopy(base)
+    head["agents"]["list"][0]["tools"] = {"alsoAllow": ["pa_one"]}
+    got = _check(base, head)
+    assert got["pa_one"][0] > 0 and got["pa_one"][1] == 0
+
+
+def test_mention_leaves_the_agent_where_a_group_still_names_it() -> None:
+    head = _deployment()
+    base = copy.deepcopy(head)
+    base["agents"]["list"][0]["tools"] = {"alsoAllow": ["pa_one"]}
+    got = _check(base, head)
+    assert got["pa_one"] == (0, got["pa_one"][1]) and got["pa_one"][1] > 0
+
+
+def test_agent_deny_lifted_where_only_a_group_names_the_tool() -> None:
+    base = _deployment()
+    base["agents"]["list"][1]["tools"] = {"deny": ["pa_one"]}
+    head = copy.deepcopy(base)
+    del head["agents"]["list"][1]["tools"]
+    got = _check(base, head)
+    assert got == {"pa_one": (got["pa_one"][0], 0)} and got["pa_one"][0] > 0
+
+
+def test_presence_change_and_group_change_together() -> None:
+    base = _deployment()
+    head = copy.deepcopy(base)
+    head["catalog"][1]["ownerOnly"] = True  # exec: owners only
+    head["channels"]["telegram"]["groups"]["g2"]["toolsBySender"]["*"] = {"deny": ["read"]}
+    got = _check(base, head)
+    assert got["exec"][1] > 0 and got["read"][1] > 0
+
+
+def test_agent_profile_change() -> None:
+    base = _deployment()
+    head = copy.deepcopy(base)
+    head["agents"]["list"][1]["tools"] = {"profile": "coding"}
+    got = _check(base, head)
+    assert set(got) == {"cron", "pa_one", "pa_two"} and all(g == 0 for g, _ in got.values())
 
 
 @settings(max_examples=max(PAIRS // 3, 10), deadline=None,
@@ -117,13 +258,39 @@ def test_every_class_representative_reproduces_its_class(data: dict[str, Any]) -
             return
         ref = ReferenceInterpreter(resolve_definitions(defs))
         space = ClassSpace([TablesView(side.tables, side.tables["tools"])])
-        analysis = Analysis(space)
         tools = side.tables["tools"]
+        ev = Evaluator(space, (1 << len(tools)) - 1)
+        states = ev.ap_states()
         seen = 0
-        for block in analysis.blocks():
-            names = tuple(t for i, t in enumerate(tools) if block.results[0] >> i & 1)
-            for cube in analysis.cubes(block):
-                for point in itertools.product(*(sorted(s) for s in cube)):
-                    seen += 1
-                    assert ref.resolve(**space.flags(point)).names == names, point
+        for gi, classes in gate_channels(space).items():
+            for xs, cbits, (res,) in blocks(ev, gi, ev.x_states(gi, states), classes):
+                names = tuple(t for i, t in enumerate(tools) if res >> i & 1)
+                for cube in xs.cubes(cbits):
+                    for point in itertools.product(*(bit_indices(s) for s in cube)):
+                        seen += 1
+                        assert ref.resolve(**space.flags(point)).names == names, point
         assert seen == space.size()
+
+
+@settings(max_examples=max(PAIRS // 3, 10), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(pair=pairs(), ctxs=st.lists(contexts, min_size=1, max_size=12))
+def test_every_request_falls_in_a_class_that_behaves_like_it(
+        pair: tuple[dict[str, Any], dict[str, Any]], ctxs: list[dict[str, Any]]) -> None:
+    """The partition is exact: any request gets, on both sides, the tools of its class's
+    representative (so counting classes counts every request)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        dirs = [write_definitions(Path(tmp) / name, split_files(data, []))
+                for name, data in (("base", pair[0]), ("head", pair[1]))]
+        try:
+            sides = [side_from_definitions(d) for d in dirs]
+        except DefinitionsError:
+            return
+        tools = list(sides[1].tables["tools"]) + [
+            t for t in sides[0].tables["tools"] if t not in set(sides[1].tables["tools"])]
+        space = ClassSpace([TablesView(s.tables, tools) for s in sides], tools)
+        refs = [ReferenceInterpreter(resolve_definitions(d)) for d in dirs]
+        for ctx in ctxs:
+            flags = space.flags(space.classify(**ctx))
+            for ref in refs:
+                assert ref.resolve(**ctx).names == ref.resolve(**flags).names, (ctx, flags)

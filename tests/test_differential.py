@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 from tests.helpers import engines_for
 from tests.strategies import contexts, definitions, split_files
 
-EXAMPLES = int(os.environ.get("TOOLC_HYPOTHESIS_EXAMPLES", "2000"))
+EXAMPLES = int(os.environ.get("TOOLC_HYPOTHESIS_EXAMPLES", "1000"))
 
 
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=False,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(data=definitions(), ctxs=st.lists(contexts, min_size=1, max_size=12))
+@given(data=definitions(), ctxs=st.lists(contexts, min_size=1, max_size=24))
 def test_runtime_agrees_with_reference(data: dict[str, Any], ctxs: list[dict[str, Any]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         engines = engines_for(Path(tmp), split_files(data, []))

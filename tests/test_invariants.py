@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import engines_for
+from tests.helpers import Engines, engines_for
 from tests.strategies import contexts, definitions
 
 SETTINGS = settings(max_examples=150, deadline=None,
@@ -29,64 +29,58 @@ def test_global_deny_wins(data: dict[str, Any], ctxs: list[dict[str, Any]], deni
             assert denied not in engines.both(**ctx)
 
 
+# The invariants below share one compiled deployment per example (compiling dominates).
 @SETTINGS
-@given(data=definitions(), ctxs=st.lists(contexts, min_size=1, max_size=8))
-def test_owner_only_never_reaches_a_non_owner(data: dict[str, Any],
-                                              ctxs: list[dict[str, Any]]) -> None:
-    owner_only = {t["name"] for t in data["catalog"] if t.get("ownerOnly")}
+@given(data=definitions(), ctxs=st.lists(contexts, min_size=1, max_size=8),
+       parent=st.sampled_from(["agent:main:telegram:group:g1", "agent:a1:whatsapp:group:G1",
+                               "agent:a2:telegram:group:g2:topic:3", "telegram:channel:*"]))
+def test_security_invariants(data: dict[str, Any], ctxs: list[dict[str, Any]],
+                             parent: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         engines = engines_for(Path(tmp), {"d.yaml": data})
         for ctx in ctxs:
-            for flag in (None, False):
-                non_owner = {**ctx, "sender_is_owner": flag}
-                assert not owner_only & set(engines.both(**non_owner))
+            owner_only_never_reaches_a_non_owner(engines, data, ctx)
+            subagent_never_gets_its_denied_tools(engines, data, ctx)
+            undeclared_agent_gets_the_global_policy_only(engines, ctx)
+            subagent_stays_in_the_group_it_was_spawned_from(engines, ctx, parent)
 
 
-@SETTINGS
-@given(data=definitions(), ctxs=st.lists(contexts, min_size=1, max_size=8))
-def test_subagent_never_gets_its_denied_tools(data: dict[str, Any],
-                                              ctxs: list[dict[str, Any]]) -> None:
+def owner_only_never_reaches_a_non_owner(engines: Engines, data: dict[str, Any],
+                                         ctx: dict[str, Any]) -> None:
+    owner_only = {t["name"] for t in data["catalog"] if t.get("ownerOnly")}
+    for flag in (None, False):
+        non_owner = {**ctx, "sender_is_owner": flag}
+        assert not owner_only & set(engines.both(**non_owner)), ("owner-only", non_owner)
+
+
+def subagent_never_gets_its_denied_tools(engines: Engines, data: dict[str, Any],
+                                         ctx: dict[str, Any]) -> None:
     sub = data["tools"].get("subagents", {}).get("tools", {})
     explicit = {e.strip().lower() for e in sub.get("allow", []) + sub.get("alsoAllow", [])}
     denied = (SUBAGENT_DENY - explicit) | {e.strip().lower() for e in sub.get("deny", [])
                                            if "*" not in e and ":" not in e}
-    with tempfile.TemporaryDirectory() as tmp:
-        engines = engines_for(Path(tmp), {"d.yaml": data})
-        for ctx in ctxs:
-            names = set(engines.both(**{**ctx, "session_key": "agent:main:subagent:x"}))
-            assert not denied & names
+    names = set(engines.both(**{**ctx, "session_key": "agent:main:subagent:x"}))
+    assert not denied & names, ("subagent deny", ctx)
 
 
-@SETTINGS
-@given(data=definitions(), ctx=contexts)
-def test_undeclared_agent_gets_the_global_policy_only(data: dict[str, Any],
-                                                      ctx: dict[str, Any]) -> None:
+def undeclared_agent_gets_the_global_policy_only(engines: Engines, ctx: dict[str, Any]) -> None:
     """OpenClaw 2026.3.2: no agent layer for an agent id that is not declared (as with no
     agent at all), never another agent's policy."""
-    with tempfile.TemporaryDirectory() as tmp:
-        engines = engines_for(Path(tmp), {"d.yaml": data})
-        ctx = {k: v for k, v in ctx.items() if k not in ("agent_id", "session_key")}
-        assert engines.both(**ctx, agent_id="no-such-agent") == engines.both(**ctx)
+    ctx = {k: v for k, v in ctx.items() if k not in ("agent_id", "session_key")}
+    assert engines.both(**ctx, agent_id="no-such-agent") == engines.both(**ctx), (
+        "undeclared agent", ctx)
 
 
-@SETTINGS
-@given(data=definitions(), ctx=contexts,
-       parent=st.sampled_from(["agent:main:telegram:group:g1", "agent:a1:whatsapp:group:G1",
-                               "agent:a2:telegram:group:g2:topic:3", "telegram:channel:*"]))
-def test_subagent_stays_in_the_group_it_was_spawned_from(data: dict[str, Any],
-                                                         ctx: dict[str, Any],
-                                                         parent: str) -> None:
+def subagent_stays_in_the_group_it_was_spawned_from(engines: Engines, ctx: dict[str, Any],
+                                                    parent: str) -> None:
     """A subagent whose own key names no group is bound by its parent session's group: the
     same tools as if it ran in that group, never the group-free (wider) set."""
     channel, group = {"agent:main:telegram:group:g1": ("telegram", "g1"),
                       "agent:a1:whatsapp:group:G1": ("whatsapp", "G1"),
                       "agent:a2:telegram:group:g2:topic:3": ("telegram", "g2"),
                       "telegram:channel:*": ("telegram", "*")}[parent]
-    with tempfile.TemporaryDirectory() as tmp:
-        engines = engines_for(Path(tmp), {"d.yaml": data})
-        ctx = {k: v for k, v in ctx.items()
-               if k not in ("session_key", "message_provider", "group_id", "spawned_by")}
-        sub = "agent:main:subagent:child"
-        spawned = engines.both(**ctx, session_key=sub, spawned_by=parent)
-        in_group = f"agent:main:subagent:{channel}:group:{group}"  # same depth, own group
-        assert spawned == engines.both(**ctx, session_key=in_group)
+    ctx = {k: v for k, v in ctx.items()
+           if k not in ("session_key", "message_provider", "group_id", "spawned_by")}
+    spawned = engines.both(**ctx, session_key="agent:main:subagent:child", spawned_by=parent)
+    in_group = f"agent:main:subagent:{channel}:group:{group}"  # same depth, own group
+    assert spawned == engines.both(**ctx, session_key=in_group), ("spawned_by", ctx, parent)

@@ -1,0 +1,490 @@
+"""Factored evaluation of context classes: every class's tool set without the product.
+
+A class is (agent, provider, channel, owner, sandbox, subagent). Its tool set splits into an
+*agent side* (present tools and the profile, global, agent, provider, sandbox and subagent
+layers) and a *channel side* (the group layer). The two meet only through the present set
+(stripping layers test it) and through mentions (an optional tool is visible when some layer
+names it). So:
+
+* (agent, provider-group) pairs whose stacks are alike on the tools of interest R share an
+  ``APState``; with owner, sandbox and subagent they give ``XState``s, per gate (the message
+  channel's availability class), each holding per side ``(present, full, part)``: the tools
+  the agent side lets through and makes visible by itself (``full``), and those it lets
+  through that only a group mention makes visible (``part``);
+* channel classes whose group stacks are alike on R share one restricted ``Content``;
+* a class's tools are ``e & (full | part & mention(L))`` with ``e`` the group layer's pass set
+  under the present set.
+
+Restricting to R (the tools a question is about) is what keeps states few. Sets of classes
+are ``Cube``s: one int bitset per dimension, so unions, intersections and sizes are cheap.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .access import DIMS, ClassSpace, Record, Stack, TablesView
+
+Layer = tuple[int, int, int]
+# A stack restricted to R: (mention, fixed, stripping layers), where a layer whose two passes
+# agree on R has been folded into ``fixed``.
+Content = tuple[int, int, tuple[Layer, ...]]
+NEUTRAL: Content = (0, -1, ())
+Cube = tuple[int, ...]  # one bitset of class indices per dimension, in DIMS order
+Values = tuple[int, int, int]  # (present, full, part)
+
+
+def restrict_stack(stack: Stack, r: int) -> Content:
+    fixed = stack.fixed & r
+    layers: list[Layer] = []
+    for w, allow_pass, deny_pass in stack.layers:
+        a, d = allow_pass & r, deny_pass & r
+        if w == -1 or a == d:
+            fixed &= a
+        else:
+            layers.append((w, a, d))
+    return (stack.mention & r, fixed, tuple(layers))
+
+
+def combine(contents: Iterable[Content]) -> Content:
+    mention, fixed = 0, -1
+    layers: list[Layer] = []
+    for m, f, ls in contents:
+        mention |= m
+        fixed &= f
+        layers.extend(ls)
+    return (mention, fixed, tuple(layers))
+
+
+def eval_content(c: Content, present: int) -> int:
+    bits = c[1]
+    for w, a, d in c[2]:
+        bits &= a if w & present else d
+    return bits
+
+
+def bit_indices(bits: int) -> list[int]:
+    """The set bits of ``bits``, ascending."""
+    out = []
+    digits = bin(bits)[:1:-1]
+    i = digits.find("1")
+    while i >= 0:
+        out.append(i)
+        i = digits.find("1", i + 1)
+    return out
+
+
+@dataclass(slots=True)
+class APState:
+    """(agent, provider-group) pairs alike on R on every side: per side (agent and provider
+    layers, sandbox layer, apply_patch verdict, availability-gate verdicts)."""
+
+    inputs: tuple[tuple[Content, Content, bool, tuple[bool, ...]], ...]
+    members: list[tuple[int, int]] = field(default_factory=list)  # (agent, provider bits)
+
+    @property
+    def alike(self) -> bool:
+        """Both sides' agent-side inputs are equal (only meaningful with two sides)."""
+        return all(i == self.inputs[0] for i in self.inputs[1:])
+
+
+@dataclass(slots=True)
+class XState:
+    """Agent-side classes of one gate with equal values on every side."""
+
+    values: tuple[Values, ...]
+    members: list[tuple[APState, int, int, int]] = field(default_factory=list)  # ap, o, s, k
+    _weights: dict[int, int] | None = None
+
+    def cubes(self, channels: int) -> list[Cube]:
+        """The classes of this state in the channel classes ``channels``, as few cubes."""
+        by_rest: dict[tuple[int, int, int], dict[int, int]] = defaultdict(dict)
+        for aps, o, s, k in self.members:
+            agents = by_rest[(o, s, k)]
+            for a, pbits in aps.members:
+                agents[a] = agents.get(a, 0) | pbits
+        out: list[Cube] = []
+        for (o, s, k), agents in by_rest.items():
+            by_pbits: dict[int, int] = defaultdict(int)
+            for a, pbits in agents.items():
+                by_pbits[pbits] |= 1 << a
+            out.extend((abits, pbits, channels, 1 << o, 1 << s, 1 << k)
+                       for pbits, abits in by_pbits.items())
+        return out
+
+    def agent_weights(self) -> dict[int, int]:
+        """Agent-side classes (provider x owner x sandbox x subagent) per agent."""
+        if self._weights is None:
+            out: dict[int, int] = defaultdict(int)
+            for aps, _, _, _ in self.members:
+                for a, pbits in aps.members:
+                    out[a] += pbits.bit_count()
+            self._weights = dict(out)
+        return self._weights
+
+    def weight(self) -> int:
+        """How many agent-side classes (agent x provider x owner x sandbox x subagent)."""
+        return sum(pbits.bit_count() for aps, _, _, _ in self.members for _, pbits in aps.members)
+
+
+class Evaluator:
+    """Evaluates the classes of a ClassSpace on the tools ``r``, state by state."""
+
+    def __init__(self, space: ClassSpace, r: int, *, agents: int | None = None) -> None:
+        self.space = space
+        self.views = space.views
+        self.r = r
+        self.agent_filter = agents  # a bitset of agent classes, or None for all
+        self._contents: list[dict[tuple[int, ...], Content]] = [{} for _ in self.views]
+        self._group_cache: dict[Any, list[tuple[tuple[Any, ...], int]]] = {}
+        # A state's present set matters only to the group layers' stripping tests; keeping
+        # just those bits lets states that differ elsewhere share a state.
+        self.wmask = group_witnesses(space)
+        # Availability gates and apply_patch matter only where they touch R or a witness.
+        self.relevant = r
+        for v in self.views:
+            self.relevant |= v.witness_bits()
+        self._provider_info = [self._providers_of(v) for v in self.views]
+        self.subs = [[None if (st := v.subagent_stack(k.key[0])) is None
+                      else self.content(side, (st,)) for k in space.subagent]
+                     for side, v in enumerate(self.views)]
+
+    # -- contents ----------------------------------------------------------------------------
+    def content(self, side: int, stacks: tuple[int, ...]) -> Content:
+        cache = self._contents[side]
+        c = cache.get(stacks)
+        if c is None:
+            v = self.views[side]
+            c = cache[stacks] = combine(restrict_stack(v.stack(i), self.r) for i in stacks)
+        return c
+
+    def group_content(self, side: int, stack: int | None) -> Content:
+        return NEUTRAL if stack is None else self.content(side, (stack,))
+
+    # -- the agent side ----------------------------------------------------------------------
+    def _providers_of(self, v: TablesView) -> tuple[list[tuple[Any, ...]], list[Any]]:
+        """Per provider class: (provider, full model key, id of its global signature), and
+        the signatures: (global byProvider key, gate verdicts, apply_patch verdict per
+        variant), what the agent side needs besides the agent's own byProvider keys."""
+        out = []
+        sigs: dict[Any, int] = {}
+        for k in self.space.providers:
+            provider, model = k.key
+            full = (model if "/" in model else f"{provider}/{model}") if (
+                provider is not None and model) else None
+            _, ge = v.provider_entries(v.records[0], provider, model)
+            gates = tuple(bool(bits & self.relevant)
+                          and (providers is None or provider in providers)
+                          and (models is None or _model_in(models, provider, model))
+                          for bits, providers, models, _, _ in v.gates)
+            ap = tuple(v.apply_patch_ok(i, provider, model) or not v.ap_bit & self.relevant
+                       for i in range(len(v.ap_variants)))
+            out.append((provider, full, sigs.setdefault((ge, gates, ap), len(sigs))))
+        return out, list(sigs)
+
+    def provider_groups(self, recs: Sequence[Record]) -> list[tuple[tuple[Any, ...], int]]:
+        """The provider classes grouped by what they select for agents with records ``recs``
+        (one per side): ``[(per-side (agent key, global key, gates, ap verdict), bits)]``."""
+        own = any(rec.bp for rec in recs)
+        cache_key = None if own else tuple(rec.ap for rec in recs)
+        if cache_key is not None and cache_key in self._group_cache:
+            return self._group_cache[cache_key]
+        groups: dict[tuple[Any, ...], int] = {}
+        infos = [info for info, _ in self._provider_info]
+        for pi in range(len(self.space.providers)):
+            key: list[Any] = []
+            for rec, info in zip(recs, infos, strict=True):
+                provider, full, gid = info[pi]
+                bp = rec.bp
+                ae = None
+                if bp and provider is not None:
+                    ae = full if full is not None and full in bp else (
+                        provider if provider in bp else None)
+                key += (ae, gid)
+            tkey = tuple(key)
+            groups[tkey] = groups.get(tkey, 0) | 1 << pi
+        out = []
+        for tkey, bits in groups.items():
+            per_side = []
+            for side, rec in enumerate(recs):
+                ge, gates, ap = self._provider_info[side][1][tkey[2 * side + 1]]
+                per_side.append((tkey[2 * side], ge, gates, ap[rec.ap] if ap else False))
+            out.append((tuple(per_side), bits))
+        if cache_key is not None:
+            self._group_cache[cache_key] = out
+        return out
+
+    def ap_states(self) -> list[APState]:
+        """(agent, provider group) pairs alike on R, deduplicated. Agents whose own entries
+        are alike on R (record, sandbox, apply_patch choice, byProvider keys and stacks) are
+        grouped first: they make the same states, so each group is evaluated once."""
+        space, views = self.space, self.views
+        agents: dict[Any, tuple[list[Record], list[int]]] = {}
+        for ai, agent in enumerate(space.agents):
+            if self.agent_filter is not None and not self.agent_filter >> ai & 1:
+                continue
+            recs = [self._effective(side, v.record(agent.key[0])[1])
+                    for side, v in enumerate(views)]
+            sig = tuple((self.content(side, (rec.stack,)), self.content(side, (rec.sandbox,)),
+                         rec.ap, tuple(sorted((k, self.content(side, (e[0],)), e[1], e[2])
+                                              for k, e in rec.bp.items())))
+                        for side, rec in enumerate(recs))
+            agents.setdefault(sig, (recs, []))[1].append(ai)
+        states: dict[Any, APState] = {}
+        for recs, members in agents.values():
+            sandboxes = [self.content(side, (rec.sandbox,)) for side, rec in enumerate(recs)]
+            for key, pbits in self.provider_groups(recs):
+                inputs = []
+                for side, (v, rec, (ae, ge, gates, ap_ok)) in enumerate(
+                        zip(views, recs, key, strict=True)):
+                    stacks = (rec.stack, *v.provider_stacks(rec, ae, ge))
+                    inputs.append((self.content(side, stacks), sandboxes[side], ap_ok, gates))
+                tkey = tuple(inputs)
+                state = states.get(tkey)
+                if state is None:
+                    state = states[tkey] = APState(tkey)
+                state.members.extend((ai, pbits) for ai in members)
+        return list(states.values())
+
+    def _effective(self, side: int, rec: Record) -> Record:
+        """A record without what cannot matter on R: byProvider entries that change nothing
+        there (no profile or alsoAllow of their own, a neutral stack), and the apply_patch
+        choice when apply_patch is irrelevant."""
+        v = self.views[side]
+        kept = {k for k, e in rec.bp.items()
+                if e[1] >= 0 or e[2] >= 0 or not _neutral(self.content(side, (e[0],)), self.r)}
+        if any("/" not in k for k in kept):
+            # a model key shadows a provider key even when its own entry is neutral
+            kept |= {k for k in rec.bp if "/" in k}
+        bp = {k: e for k, e in rec.bp.items() if k in kept}
+        ap = rec.ap if v.ap_bit & self.relevant else 0
+        if len(bp) == len(rec.bp) and ap == rec.ap:
+            return rec
+        return rec._replace(bp=bp, ap=ap)
+
+    def present(self, side: int, gi: int, gates: tuple[bool, ...], ap_ok: bool,
+                owner: int) -> int:
+        v = self.views[side]
+        channel = self.space.gate_classes[gi]
+        present = v.always
+        for (bits, _, _, channels, excluded), ok in zip(v.gates, gates, strict=True):
+            if ok and (channels is None or channel in channels) and (
+                    excluded is None or channel not in excluded):
+                present |= bits
+        if not ap_ok:
+            present &= ~v.ap_bit
+        return present if owner else present & v.non_owner
+
+    def x_states(self, gi: int, ap_states: Iterable[APState], *,
+                 changed_only: bool = False) -> list[XState]:
+        """The agent-side states of gate ``gi``. ``changed_only``: only states whose values
+        differ between the sides (needs two sides); alike ones are skipped cheaply."""
+        views, r = self.views, self.r
+        nonopt = [v.non_optional & r for v in views]
+        presence_same = len(views) > 1 and all(
+            (v.always, v.gates, v.ap_bit, v.non_owner) == (views[0].always, views[0].gates,
+                                                           views[0].ap_bit, views[0].non_owner)
+            for v in views[1:]) and all(n == nonopt[0] for n in nonopt)
+        subs_same = len(views) > 1 and all(s == self.subs[0] for s in self.subs[1:])
+        pcache: dict[Any, int] = {}
+        out: dict[Any, XState] = {}
+        for aps in ap_states:
+            if changed_only and presence_same and subs_same and aps.alike:
+                continue
+            for o in (0, 1):
+                presents = []
+                for side, (_, _, ap_ok, gates) in enumerate(aps.inputs):
+                    pkey = (side, gates, ap_ok, o)
+                    p = pcache.get(pkey)
+                    if p is None:
+                        p = pcache[pkey] = self.present(side, gi, gates, ap_ok, o)
+                    presents.append(p)
+                for s in (0, 1):
+                    for k in range(len(self.space.subagent)):
+                        values = tuple(
+                            self._values(presents[side], main, sandbox if s else None,
+                                         self.subs[side][k], nonopt[side])
+                            for side, (main, sandbox, _, _) in enumerate(aps.inputs))
+                        if changed_only and all(x == values[0] for x in values[1:]):
+                            continue
+                        xs = out.get(values)
+                        if xs is None:
+                            xs = out[values] = XState(values)
+                        xs.members.append((aps, o, s, k))
+        return list(out.values())
+
+    def _values(self, present: int, main: Content, sandbox: Content | None,
+                sub: Content | None, nonopt: int) -> Values:
+        bits = eval_content(main, present)
+        mention = main[0]
+        for c in (sandbox, sub):
+            if c is not None:
+                bits &= eval_content(c, present)
+                mention |= c[0]
+        bits &= present & self.r
+        visible = nonopt | mention
+        return present & self.wmask, bits & visible, bits & ~visible
+
+    # -- the channel side --------------------------------------------------------------------
+    def channel_groups(self, classes: Iterable[int], side: int | None = None
+                       ) -> list[tuple[tuple[Content, ...], int]]:
+        """Channel classes grouped by their group layer's content on R: ``[(per side
+        content, class bits)]`` (``side``: use that side's content for every side)."""
+        groups: dict[tuple[Content, ...], int] = {}
+        channels = self.space.channels
+        for ci in classes:
+            stacks = channels[ci].stacks
+            if side is not None:
+                key = (self.group_content(side, stacks[side]),) * len(self.views)
+            else:
+                key = tuple(self.group_content(s, st) for s, st in enumerate(stacks))
+            groups[key] = groups.get(key, 0) | 1 << ci
+        return list(groups.items())
+
+
+def _neutral(c: Content, r: int) -> bool:
+    return not c[0] and not c[2] and c[1] & r == r
+
+
+def group_witnesses(space: ClassSpace) -> int:
+    """Every tool a group layer's stripping test looks at, on any side."""
+    out = 0
+    seen: set[tuple[int, int]] = set()
+    for k in space.channels:
+        for side, stack in enumerate(k.stacks):
+            if stack is None or stack < 0 or (side, stack) in seen:
+                continue
+            seen.add((side, stack))
+            for w, _, _ in space.views[side].stack(stack).layers:
+                if w > 0:
+                    out |= w
+    return out
+
+
+def result(values: Values, group: Content) -> int:
+    """A class's tools (restricted to R) from its agent-side values and group content."""
+    present, full, part = values
+    return eval_content(group, present) & (full | part & group[0])
+
+
+def _model_in(models: frozenset[str], provider: str | None, model: str | None) -> bool:
+    if not model:
+        return False
+    return model in models or ("/" not in model and f"{provider}/{model}" in models)
+
+
+# -- cubes -----------------------------------------------------------------------------------
+def cube_size(c: Cube) -> int:
+    n = 1
+    for s in c:
+        n *= s.bit_count()
+    return n
+
+
+_ORDER = (2, 0, 1, 3, 4, 5)  # the channel dimension first: it is the most often disjoint
+
+
+def _overlap(a: Cube, b: Cube) -> int:
+    n = 1
+    for d in _ORDER:
+        n *= (a[d] & b[d]).bit_count()
+        if not n:
+            return 0
+    return n
+
+
+def contains(outer: Cube, inner: Cube) -> bool:
+    return all(i & ~o == 0 for o, i in zip(outer, inner, strict=True))
+
+
+def merge_cubes(cubes: Iterable[Cube]) -> list[Cube]:
+    """Merge cubes that differ in one dimension only, until nothing merges. Disjoint cubes
+    stay disjoint: two merged cubes sharing a class would need two input cubes sharing it."""
+    current = list(dict.fromkeys(cubes))
+    changed = True
+    while changed:
+        changed = False
+        for d in range(len(DIMS)):
+            groups: dict[Cube, int] = {}
+            for c in current:
+                rest = (*c[:d], *c[d + 1:])
+                groups[rest] = groups.get(rest, 0) | c[d]
+            if len(groups) < len(current):
+                changed = True
+                current = [(*rest[:d], bits, *rest[d:]) for rest, bits in groups.items()]
+    return sorted(current, key=_cube_key)
+
+
+def widen(cubes: Sequence[Cube], pool: Sequence[Cube], full: Sequence[int]) -> list[Cube]:
+    """Merge ``cubes`` (pairwise disjoint) and widen each merged cube, one dimension at a
+    time, to the whole dimension where every class it adds is in ``pool`` (disjoint cubes:
+    ``cubes`` and the classes where the answer does not matter), so that "agent viewer"
+    stays one line. Widened lines may overlap; ``assign`` counts each class once."""
+    out: list[Cube] = []
+    for cube in sorted(merge_cubes(cubes), key=cube_size, reverse=True):
+        c = cube
+        for d in range(len(DIMS)):
+            if c[d] == full[d]:
+                continue
+            wide = (*c[:d], full[d], *c[d + 1:])
+            if covered(wide, pool):
+                c = wide
+        if c not in out:
+            out.append(c)
+    return sorted(out, key=_cube_key)
+
+
+def covered(region: Cube, pool: Sequence[Cube]) -> bool:
+    """Is every class of ``region`` in one of the ``pool`` cubes? The pool cubes are pairwise
+    disjoint (they come from a partition of the classes), so summing overlaps is exact."""
+    total = cube_size(region)
+    for c in pool:
+        total -= _overlap(region, c)
+        if total <= 0:
+            return True
+    return total <= 0
+
+
+def assign(lines: Sequence[Cube], pieces: Iterable[tuple[Cube, int]]) -> list[int]:
+    """Counts per line: each piece (a cube inside some line, with its class count) goes to
+    the first line that contains it."""
+    counts = [0] * len(lines)
+    for cube, n in pieces:
+        for i, line in enumerate(lines):
+            if contains(line, cube):
+                counts[i] += n
+                break
+        else:  # pragma: no cover - every piece lies in the merged cubes by construction
+            raise AssertionError("a piece outside every line")
+    return counts
+
+
+def _cube_key(c: Cube) -> tuple[Any, ...]:
+    return tuple(-b.bit_count() if i == 0 else b for i, b in enumerate(c))
+
+
+def full_cube(space: ClassSpace) -> Cube:
+    return tuple((1 << len(d)) - 1 for d in space.dims())
+
+
+def gate_channels(space: ClassSpace) -> dict[int, list[int]]:
+    """Channel class indices per gate class."""
+    out: dict[int, list[int]] = defaultdict(list)
+    for ci, k in enumerate(space.channels):
+        out[k.key[0]].append(ci)
+    return dict(out)
+
+
+def blocks(ev: Evaluator, gi: int, xstates: Sequence[XState], channels: Sequence[int]
+           ) -> Iterator[tuple[XState, int, tuple[int, ...]]]:
+    """Every (state, channel-class bits, per-side result) of gate ``gi`` on the classes
+    ``channels``."""
+    groups = ev.channel_groups(channels)
+    for xs in xstates:
+        for contents, cbits in groups:
+            yield xs, cbits, tuple(result(v, c) for v, c in zip(xs.values, contents,
+                                                                strict=True))
+
