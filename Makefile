@@ -36,6 +36,7 @@ build: install
 ## Everything CI runs: lint, types, and the test suite (which also fails on a stale build/).
 test: install-test
 	$(VENV)/bin/ruff check compiler tests bench conformance
+	$(VENV)/bin/ruff format --check compiler/runtime
 	$(VENV)/bin/mypy compiler
 	$(PY) -m pytest
 

@@ -1,0 +1,82 @@
+"""Strict argument validation with the generated pydantic models (``models.py``).
+
+The only part of the runtime that needs a third-party package: pydantic v2 is imported on
+first use, and a runtime without it says what to install. ``models.py`` is executed from the
+very bytes whose sha256 was checked, never re-read through the import system.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import threading
+import types
+from collections.abc import Mapping
+from typing import Any, Final
+
+from . import FILE_SHA256, PACKAGE_NAME, read_verified
+from ._policy import catalog
+
+PYDANTIC_MISSING: Final = (
+    f"{PACKAGE_NAME}: validating tool arguments needs pydantic v2, which is not installed: "
+    "pip install 'pydantic>=2' (or pass validate=False to check nothing)"
+)
+_MODELS: list[types.ModuleType] = []
+_MODELS_LOCK: Final = threading.Lock()
+
+
+def require_pydantic() -> None:
+    """Raise ImportError (naming what to install) when pydantic v2 is not importable."""
+    try:
+        pydantic = importlib.import_module("pydantic")
+    except ImportError as exc:
+        raise ImportError(PYDANTIC_MISSING) from exc
+    if not str(getattr(pydantic, "VERSION", "1")).startswith("2"):
+        raise ImportError(PYDANTIC_MISSING)
+
+
+def _models() -> types.ModuleType:
+    """``models.py``, executed from the bytes whose sha256 was checked (once per process)."""
+    if not _MODELS:
+        with _MODELS_LOCK:
+            if not _MODELS:
+                _MODELS.append(_load_models())
+    return _MODELS[0]
+
+
+def _load_models() -> types.ModuleType:
+    if "models.py" not in FILE_SHA256:
+        raise RuntimeError(
+            f"{PACKAGE_NAME} was built without parameter models; rebuild with `toolc build` "
+            "to validate arguments"
+        )
+    require_pydantic()
+    source = read_verified("models.py")
+    package = __name__.rpartition(".")[0]
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models.py")
+    module = types.ModuleType(f"{package}.models")
+    module.__file__ = path
+    sys.modules[module.__name__] = module
+    exec(compile(source, path, "exec", dont_inherit=True), module.__dict__)
+    return module
+
+
+def validate_args(name: str, arguments: Mapping[str, Any]) -> Any:
+    """Validate a tool's own arguments with its pydantic model from ``models.py``, strictly
+    (JSON types as sent: a string is never a boolean or a number).
+
+    Returns the model instance; raises pydantic's ValidationError (a ValueError). pydantic is
+    imported on first use only: the rest of the runtime needs nothing but the standard library.
+    """
+    model = getattr(_models(), catalog()[name].model)
+    return model.model_validate_json(json.dumps(dict(arguments)), strict=True)
+
+
+def validated_args(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """``validate_args``, as the plain values to hand to the tool: exactly the keys that were
+    sent (defaults are the tool's business), under their JSON names."""
+    instance = validate_args(name, arguments)
+    values: dict[str, Any] = instance.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return values
