@@ -59,7 +59,7 @@ def catalog_json(resolved: Resolved) -> dict[str, Any]:
         "parameters": t.parameters, "ownerOnly": t.owner_only, "plugin": t.plugin,
         "optional": t.optional, "channel": t.channel, "groups": list(t.groups),
         "paramAliases": dict(t.param_aliases), "wireNames": dict(t.wire_names),
-        "model": model_class_name(t.name),
+        "externalContent": t.external_content, "model": model_class_name(t.name),
     } for t in resolved.tools]}
 
 

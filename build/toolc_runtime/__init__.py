@@ -23,12 +23,13 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_bundles.py": "1e8db9fd20df54f2b6291787642bc17086fc8a83d64ea68806c6e71c05e40f6c",
     "_errors.py": "1248195418eeb0544357e9ebbc15c69e312f01dde911b6105d852b3d5c708bca",
     "_params.py": "849004c06abe2e441669b5a66ae5ba0ac079b8c1713655031dd2959121e1b6d2",
-    "_policy.py": "5cac968a39f0c108a729b11f74df5655c28121294cd7440dd9a606a38422fe05",
+    "_policy.py": "ec99d457947cc1ee57c758969486f9f1c340ee86be88bcbea6a3cb7b16f096a9",
+    "_shell.py": "a220cf92e41d7ccfbaad3c7fe0afcd9c351531914b936fa4be287d357b7092e6",
     "_validate.py": "6886cabc53ade9c37df26eeb9b9a464d57dd58ae8e5f119b0d8cd51abada3a7a",
     "bundles.json": "938c83b8f9d1375c67443b1f01dd557d8483340ccf0e3e82b1241a8755b32269",
-    "catalog.json": "c35c59d7f4f06cbab6a9b61fd777041e4303061858c0adf850524a3388f3d1df",
+    "catalog.json": "bf05da8afb2cb4ed0a677d34b67c20c913b9addc9eb7dbd41a06a5e8c905a4ef",
     "models.py": "2c7267f07aafc30f1ae783bbed4d58bfc660b3520b7e97850577c055259c76f2",
-    "tables.json": "3f8c843b63c23f23b57e12233a6cee52f4cd98e53870f695d904a1acc3cd6688",
+    "tables.json": "c9d772d8a8d7ead8d017fa5cf6f41329877a82dfe7c7cb699608a7267b03ba52",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (
@@ -37,9 +38,12 @@ _MODULES: Final[tuple[str, ...]] = (
     "_policy",
     "_validate",
     "_bundles",
+    "_shell",
 )
 # public names of the modules that load on first use
 _LAZY: Final[Mapping[str, str]] = {
+    "CommandAnalysis": "_shell",
+    "analyze_command": "_shell",
     "decode_call": "_bundles",
     "dialect_for": "_bundles",
     "tool_definitions": "_bundles",
@@ -144,6 +148,10 @@ if TYPE_CHECKING:
         dialect_for,
         tool_definitions,
     )
+    from ._shell import (
+        CommandAnalysis,
+        analyze_command,
+    )
     from ._validate import (
         validate_args,
         validated_args,
@@ -153,6 +161,7 @@ __all__ = [
     "PACKAGE_NAME",
     "TOOLC_VERSION",
     "TOOL_NAMES",
+    "CommandAnalysis",
     "DataMismatchError",
     "InvalidArgumentsError",
     "ToolDefinition",
@@ -160,6 +169,7 @@ __all__ = [
     "ToolNotPermittedError",
     "ToolSet",
     "UnknownToolError",
+    "analyze_command",
     "decode_call",
     "dialect_for",
     "resolve",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
@@ -35,6 +35,7 @@ class ToolDefinition(NamedTuple):
     param_aliases: Mapping[str, str]
     wire_names: Mapping[str, str]
     model: str  # the pydantic model class in ``models.py`` (see validate_args)
+    external_content: bool  # results are outside content, wrapped as untrusted
 
 
 class ToolSet:
@@ -92,6 +93,7 @@ def _definition(raw: Mapping[str, Any]) -> ToolDefinition:
         param_aliases=MappingProxyType(dict(raw["paramAliases"])),
         wire_names=MappingProxyType(dict(raw["wireNames"])),
         model=raw["model"],
+        external_content=raw["externalContent"],
     )
 
 
@@ -133,6 +135,7 @@ class AgentRecord(NamedTuple):
     by_provider: dict[str, ProviderEntry]
     sandbox: Stack
     apply_patch: int  # index into _AP_VARIANTS
+    exec_policy: int  # index into _EXEC_VARIANTS
 
 
 _T: Final = json.loads(read_verified("tables.json"))
@@ -192,7 +195,11 @@ def _agent_at(index: int) -> AgentRecord:
         raw = _RAW_AGENTS[index]
         by_provider = {k: _provider_entry(v) for k, v in raw["bp"].items()}
         record = AgentRecord(
-            _stack(raw["stack"]), by_provider, _stack(raw["sandbox"]), int(raw["ap"])
+            _stack(raw["stack"]),
+            by_provider,
+            _stack(raw["sandbox"]),
+            int(raw["ap"]),
+            int(raw["ex"]),
         )
         _AGENT_RECORDS[index] = record
     return record
@@ -230,6 +237,12 @@ _AP_BIT: Final = 0 if _T["apply_patch"]["bit"] < 0 else 1 << int(_T["apply_patch
 _AP_VARIANTS: Final[list[tuple[bool, tuple[str, ...] | None]]] = [
     (bool(enabled), None if models is None else tuple(models))
     for enabled, models in _T["apply_patch"]["variants"]
+]
+# tools.exec approval policies: (host, security, ask, allowlist patterns)
+ExecVariant = tuple[str, str, str, tuple[str, ...]]
+_EXEC_VARIANTS: Final[list[ExecVariant]] = [
+    (str(host), str(security), str(ask), tuple(patterns))
+    for host, security, ask, patterns in _T["exec"]["variants"]
 ]
 _MISSING: Final = object()
 # channel -> JSON text (parsed on first use) of {"groups": GROUP_MAP | None,
@@ -335,6 +348,31 @@ def _agent_record(raw: str) -> AgentRecord:
             _AGENT_CACHE.clear()
         _AGENT_CACHE[raw] = record
     return record
+
+
+def _request_agent(agent_id: str | None, session_key: str | None, session: _Session) -> str | None:
+    """The raw id of the request's agent: ``agent_id``, else the session key's agent (``main``
+    when the key names none); None without either."""
+    if agent_id is not None:
+        return agent_id
+    if session_key is not None:
+        return session.agent or "main"
+    return None
+
+
+def exec_config(agent_id: str | None, session_key: str | None) -> tuple[str | None, ExecVariant]:
+    """The request agent's ``tools.exec`` approval policy (the global one without a declared
+    agent): (the agent's normalized id or None, (host, security, ask, allowlist))."""
+    if agent_id is not None and not isinstance(agent_id, str):
+        raise TypeError(f"agent_id must be a str or None, got {type(agent_id).__name__}")
+    if session_key is not None and not isinstance(session_key, str):
+        raise TypeError(f"session_key must be a str or None, got {type(session_key).__name__}")
+    key = _text(session_key)
+    raw = _request_agent(_text(agent_id), key, _session(key) if key else _NO_SESSION)
+    if raw is None:
+        return None, _EXEC_VARIANTS[_NO_AGENT.exec_policy]
+    agent = _normalize_id(raw) or "main"
+    return (agent if agent in _AGENTS else None), _EXEC_VARIANTS[_agent_record(raw).exec_policy]
 
 
 def _group_context(raw: str) -> tuple[str | None, str | None]:
@@ -481,6 +519,16 @@ def _group_stack(
 
 
 _RESULTS: dict[int, ToolSet] = {}
+_INDEX: Final = {name: i for i, name in enumerate(TOOL_NAMES)}
+
+
+def subset(toolset: ToolSet, names: Collection[str]) -> ToolSet:
+    """The tools of ``toolset`` that ``names`` holds, as a ToolSet (catalog order)."""
+    bits = 0
+    for name in names:
+        if name in toolset.names:
+            bits |= 1 << _INDEX[name]
+    return _toolset(bits)
 
 
 def _toolset(bits: int) -> ToolSet:
@@ -599,13 +647,8 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     _check(locals())
     session_key = _text(session_key)
     session = _session(session_key) if session_key else _NO_SESSION
-    agent_id = _text(agent_id)
-    if agent_id is not None:
-        record = _agent_record(agent_id)
-    elif session_key is not None:
-        record = _agent_record(session.agent or "main")
-    else:
-        record = _NO_AGENT
+    raw_agent = _request_agent(_text(agent_id), session_key, session)
+    record = _NO_AGENT if raw_agent is None else _agent_record(raw_agent)
     provider = model_provider.strip().lower() or None if model_provider else None
     model = model_id.strip().lower() or None if model_id else None
     explicit_channel = _text(message_provider)

@@ -24,7 +24,7 @@ from .bootstrap import DataMismatchError as DataMismatchError
 from .bootstrap import read_verified as read_verified
 
 # Load order: a module imports only modules before it (a test checks).
-MODULES: Final = ("_errors", "_params", "_policy", "_validate", "_bundles")
+MODULES: Final = ("_errors", "_params", "_policy", "_validate", "_bundles", "_shell")
 EAGER_THROUGH: Final = "_policy"
 EXPORTS: Final[Mapping[str, tuple[str, ...]]] = {
     "_errors": (
@@ -36,4 +36,5 @@ EXPORTS: Final[Mapping[str, tuple[str, ...]]] = {
     "_policy": ("TOOL_NAMES", "ToolDefinition", "ToolSet", "resolve", "resolve_uncached"),
     "_validate": ("validate_args", "validated_args"),
     "_bundles": ("decode_call", "dialect_for", "tool_definitions"),
+    "_shell": ("CommandAnalysis", "analyze_command"),
 }

@@ -23,12 +23,13 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_bundles.py": "1e8db9fd20df54f2b6291787642bc17086fc8a83d64ea68806c6e71c05e40f6c",
     "_errors.py": "1248195418eeb0544357e9ebbc15c69e312f01dde911b6105d852b3d5c708bca",
     "_params.py": "849004c06abe2e441669b5a66ae5ba0ac079b8c1713655031dd2959121e1b6d2",
-    "_policy.py": "5cac968a39f0c108a729b11f74df5655c28121294cd7440dd9a606a38422fe05",
+    "_policy.py": "ec99d457947cc1ee57c758969486f9f1c340ee86be88bcbea6a3cb7b16f096a9",
+    "_shell.py": "a220cf92e41d7ccfbaad3c7fe0afcd9c351531914b936fa4be287d357b7092e6",
     "_validate.py": "6886cabc53ade9c37df26eeb9b9a464d57dd58ae8e5f119b0d8cd51abada3a7a",
     "bundles.json": "49e83179f39904a971fcdcab7130f74d10fa214744da20ffc77108e866916da9",
-    "catalog.json": "714fe3fe32fdc7a674c789b68b60af4f8aba1bce7f20862f4935c58f5a01c073",
+    "catalog.json": "c098e0aef5cdba2c2f6ecf9419e0a75ff363dce762a6bca35944297b222828ac",
     "models.py": "2e3e1d7a3e3fa19ddaca3d435652bb653937713152427d97e725db31e247da7e",
-    "tables.json": "fc70a61fb8e1162cc11f7e8fedf09483d96f4aa7b938b52d21e6b2bfbfc0d92c",
+    "tables.json": "829efaa8df31ac057ebc8c4dfb1a40cabde64f6ad77826a54a2c8564157ddd74",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (
@@ -37,9 +38,12 @@ _MODULES: Final[tuple[str, ...]] = (
     "_policy",
     "_validate",
     "_bundles",
+    "_shell",
 )
 # public names of the modules that load on first use
 _LAZY: Final[Mapping[str, str]] = {
+    "CommandAnalysis": "_shell",
+    "analyze_command": "_shell",
     "decode_call": "_bundles",
     "dialect_for": "_bundles",
     "tool_definitions": "_bundles",
@@ -144,6 +148,10 @@ if TYPE_CHECKING:
         dialect_for,
         tool_definitions,
     )
+    from ._shell import (
+        CommandAnalysis,
+        analyze_command,
+    )
     from ._validate import (
         validate_args,
         validated_args,
@@ -153,6 +161,7 @@ __all__ = [
     "PACKAGE_NAME",
     "TOOLC_VERSION",
     "TOOL_NAMES",
+    "CommandAnalysis",
     "DataMismatchError",
     "InvalidArgumentsError",
     "ToolDefinition",
@@ -160,6 +169,7 @@ __all__ = [
     "ToolNotPermittedError",
     "ToolSet",
     "UnknownToolError",
+    "analyze_command",
     "decode_call",
     "dialect_for",
     "resolve",

@@ -23,12 +23,13 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_bundles.py": "1e8db9fd20df54f2b6291787642bc17086fc8a83d64ea68806c6e71c05e40f6c",
     "_errors.py": "1248195418eeb0544357e9ebbc15c69e312f01dde911b6105d852b3d5c708bca",
     "_params.py": "849004c06abe2e441669b5a66ae5ba0ac079b8c1713655031dd2959121e1b6d2",
-    "_policy.py": "5cac968a39f0c108a729b11f74df5655c28121294cd7440dd9a606a38422fe05",
+    "_policy.py": "ec99d457947cc1ee57c758969486f9f1c340ee86be88bcbea6a3cb7b16f096a9",
+    "_shell.py": "a220cf92e41d7ccfbaad3c7fe0afcd9c351531914b936fa4be287d357b7092e6",
     "_validate.py": "6886cabc53ade9c37df26eeb9b9a464d57dd58ae8e5f119b0d8cd51abada3a7a",
     "bundles.json": "722a5216d1b8a8001bb15a041fc18e35983774206aab8993701df0bf152ebc46",
-    "catalog.json": "ee835ee5f20f18de03fe87a6aef2ea6225177fa07e8868d9825ef9967b6a58f6",
+    "catalog.json": "fd3535c66ae570405209f88d48a29b7e03f87258a5bbe02f957a5f674758754b",
     "models.py": "82cd237cd39943742f6f9464a6bd1a6328c4d93911d1b1cf9221f83594cf9ceb",
-    "tables.json": "3fe31484d24b604fb610ecec300cdc6796640ff968fe8c88b2899faefe2c1695",
+    "tables.json": "8d1f2b024fd849d29372503d2e02a689a6f2ee5c854bb3fa4ee9dc737b5ed89f",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (
@@ -37,9 +38,12 @@ _MODULES: Final[tuple[str, ...]] = (
     "_policy",
     "_validate",
     "_bundles",
+    "_shell",
 )
 # public names of the modules that load on first use
 _LAZY: Final[Mapping[str, str]] = {
+    "CommandAnalysis": "_shell",
+    "analyze_command": "_shell",
     "decode_call": "_bundles",
     "dialect_for": "_bundles",
     "tool_definitions": "_bundles",
@@ -144,6 +148,10 @@ if TYPE_CHECKING:
         dialect_for,
         tool_definitions,
     )
+    from ._shell import (
+        CommandAnalysis,
+        analyze_command,
+    )
     from ._validate import (
         validate_args,
         validated_args,
@@ -153,6 +161,7 @@ __all__ = [
     "PACKAGE_NAME",
     "TOOLC_VERSION",
     "TOOL_NAMES",
+    "CommandAnalysis",
     "DataMismatchError",
     "InvalidArgumentsError",
     "ToolDefinition",
@@ -160,6 +169,7 @@ __all__ = [
     "ToolNotPermittedError",
     "ToolSet",
     "UnknownToolError",
+    "analyze_command",
     "decode_call",
     "dialect_for",
     "resolve",

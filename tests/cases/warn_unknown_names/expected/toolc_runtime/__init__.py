@@ -23,12 +23,13 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_bundles.py": "1e8db9fd20df54f2b6291787642bc17086fc8a83d64ea68806c6e71c05e40f6c",
     "_errors.py": "1248195418eeb0544357e9ebbc15c69e312f01dde911b6105d852b3d5c708bca",
     "_params.py": "849004c06abe2e441669b5a66ae5ba0ac079b8c1713655031dd2959121e1b6d2",
-    "_policy.py": "5cac968a39f0c108a729b11f74df5655c28121294cd7440dd9a606a38422fe05",
+    "_policy.py": "ec99d457947cc1ee57c758969486f9f1c340ee86be88bcbea6a3cb7b16f096a9",
+    "_shell.py": "a220cf92e41d7ccfbaad3c7fe0afcd9c351531914b936fa4be287d357b7092e6",
     "_validate.py": "6886cabc53ade9c37df26eeb9b9a464d57dd58ae8e5f119b0d8cd51abada3a7a",
     "bundles.json": "48aad05d5b0b39d6cd3f3f779a30bba6b00c3ac3d3cbe004f032578838b85984",
-    "catalog.json": "f216922c9cecaf270227b39aa2b64a820e6302acb342b00d45642ad7317761c8",
+    "catalog.json": "b43bb54948e273a2d6f28511a6a412d65bdd6da468cacd8a77ad6910665325ae",
     "models.py": "230814222a15b2be2004c8732a987005fae742807490cd798518c4c6d02327e5",
-    "tables.json": "fc70a61fb8e1162cc11f7e8fedf09483d96f4aa7b938b52d21e6b2bfbfc0d92c",
+    "tables.json": "829efaa8df31ac057ebc8c4dfb1a40cabde64f6ad77826a54a2c8564157ddd74",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (
@@ -37,9 +38,12 @@ _MODULES: Final[tuple[str, ...]] = (
     "_policy",
     "_validate",
     "_bundles",
+    "_shell",
 )
 # public names of the modules that load on first use
 _LAZY: Final[Mapping[str, str]] = {
+    "CommandAnalysis": "_shell",
+    "analyze_command": "_shell",
     "decode_call": "_bundles",
     "dialect_for": "_bundles",
     "tool_definitions": "_bundles",
@@ -144,6 +148,10 @@ if TYPE_CHECKING:
         dialect_for,
         tool_definitions,
     )
+    from ._shell import (
+        CommandAnalysis,
+        analyze_command,
+    )
     from ._validate import (
         validate_args,
         validated_args,
@@ -153,6 +161,7 @@ __all__ = [
     "PACKAGE_NAME",
     "TOOLC_VERSION",
     "TOOL_NAMES",
+    "CommandAnalysis",
     "DataMismatchError",
     "InvalidArgumentsError",
     "ToolDefinition",
@@ -160,6 +169,7 @@ __all__ = [
     "ToolNotPermittedError",
     "ToolSet",
     "UnknownToolError",
+    "analyze_command",
     "decode_call",
     "dialect_for",
     "resolve",
