@@ -32,3 +32,16 @@ class InvalidArgumentsError(ToolError, ValueError):
 class ToolNotPermittedError(ToolError, PermissionError):
     """The tool exists but this call may not use it (not in the request's tool set, owner
     only, refused by the exec policy)."""
+
+
+class ExecDeniedError(ToolNotPermittedError):
+    """The exec policy refused a command (``security: deny``, a host it may not use, an
+    approval that was denied, timed out or had no one to ask)."""
+
+
+class ToolBlockedError(ToolError):
+    """A before_tool_call hook blocked the call (or failed, which blocks it: D2)."""
+
+
+class AbortError(ToolError):
+    """The call was aborted (its own signal or the run's). Never turned into a result."""

@@ -35,12 +35,11 @@ def normalize_call_args(
     for alias, canonical in aliases.items():
         if alias in out and out.get(canonical) is None:
             out[canonical] = out.pop(alias)
-    missing = []
-    for label, keys in groups:
-        values = [out[k] for k in keys if out.get(k) is not None]
-        blank_ok = label in allow_empty or keys[0] in allow_empty
-        if not any(not isinstance(v, str) or blank_ok or v.strip() for v in values):
-            missing.append(label)
+    missing = [
+        label
+        for label, keys in groups
+        if not _satisfied(out, keys, label in allow_empty or keys[0] in allow_empty)
+    ]
     if len(missing) == 1:
         raise InvalidArgumentsError(
             f"Missing required parameter: {missing[0]}. Supply correct parameters before retrying.",
@@ -53,3 +52,13 @@ def normalize_call_args(
             tool=tool_name,
         )
     return out
+
+
+def _satisfied(args: Mapping[str, Any], keys: tuple[str, ...], blank_ok: bool) -> bool:
+    """Some key of the group holds a value: not null, and a string only when it is not blank
+    (or blanks are allowed)."""
+    for key in keys:
+        value = args.get(key)
+        if value is not None and (blank_ok or not isinstance(value, str) or value.strip()):
+            return True
+    return False

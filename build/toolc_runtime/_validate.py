@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from . import FILE_SHA256, PACKAGE_NAME, read_verified
+from ._errors import InvalidArgumentsError
 from ._policy import catalog
 
 PYDANTIC_MISSING: Final = (
@@ -46,13 +47,19 @@ def _models() -> types.ModuleType:
     return _MODELS[0]
 
 
-def _load_models() -> types.ModuleType:
+def require_models() -> None:
+    """Raise unless arguments can be validated: RuntimeError for a build without models,
+    ImportError (naming what to install) without pydantic v2."""
     if "models.py" not in FILE_SHA256:
         raise RuntimeError(
             f"{PACKAGE_NAME} was built without parameter models; rebuild with `toolc build` "
             "to validate arguments"
         )
     require_pydantic()
+
+
+def _load_models() -> types.ModuleType:
+    require_models()
     source = read_verified("models.py")
     package = __name__.rpartition(".")[0]
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models.py")
@@ -63,6 +70,17 @@ def _load_models() -> types.ModuleType:
     return module
 
 
+_CLASSES: dict[str, Any] = {}
+_VALIDATION_ERROR: list[type[Exception]] = []
+
+
+def _model(name: str) -> Any:
+    model = _CLASSES.get(name)
+    if model is None:
+        model = _CLASSES[name] = getattr(_models(), catalog()[name].model)
+    return model
+
+
 def validate_args(name: str, arguments: Mapping[str, Any]) -> Any:
     """Validate a tool's own arguments with its pydantic model from ``models.py``, strictly
     (JSON types as sent: a string is never a boolean or a number).
@@ -70,8 +88,8 @@ def validate_args(name: str, arguments: Mapping[str, Any]) -> Any:
     Returns the model instance; raises pydantic's ValidationError (a ValueError). pydantic is
     imported on first use only: the rest of the runtime needs nothing but the standard library.
     """
-    model = getattr(_models(), catalog()[name].model)
-    return model.model_validate_json(json.dumps(dict(arguments)), strict=True)
+    model = _model(name)
+    return model.model_validate_json(json.dumps(arguments), strict=True)
 
 
 def validated_args(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
@@ -80,3 +98,25 @@ def validated_args(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
     instance = validate_args(name, arguments)
     values: dict[str, Any] = instance.model_dump(mode="json", by_alias=True, exclude_unset=True)
     return values
+
+
+def checked_args(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """``validated_args``, with a refusal as InvalidArgumentsError whose message a model can
+    act on (each problem's location and pydantic's message, no input values)."""
+    try:
+        return validated_args(name, arguments)
+    except _validation_error() as exc:
+        errors = exc.errors(include_input=False)  # type: ignore[attr-defined]
+        problems = "; ".join(_problem(error) for error in errors)
+        raise InvalidArgumentsError(f"Invalid arguments for {name}: {problems}", tool=name) from exc
+
+
+def _validation_error() -> type[Exception]:
+    if not _VALIDATION_ERROR:
+        _VALIDATION_ERROR.append(importlib.import_module("pydantic").ValidationError)
+    return _VALIDATION_ERROR[0]
+
+
+def _problem(error: Mapping[str, Any]) -> str:
+    where = ".".join(str(part) for part in error.get("loc", ()))
+    return f"{where}: {error.get('msg', 'invalid')}" if where else str(error.get("msg", "invalid"))

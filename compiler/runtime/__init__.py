@@ -24,11 +24,29 @@ from .bootstrap import DataMismatchError as DataMismatchError
 from .bootstrap import read_verified as read_verified
 
 # Load order: a module imports only modules before it (a test checks).
-MODULES: Final = ("_errors", "_params", "_policy", "_validate", "_bundles", "_shell")
+MODULES: Final = (
+    "_errors",
+    "_params",
+    "_policy",
+    "_validate",
+    "_bundles",
+    "_results",
+    "_abort",
+    "_context",
+    "_shell",
+    "_hooks",
+    "_approvals",
+    "_wrap",
+    "_prompt",
+    "_adapters",
+)
 EAGER_THROUGH: Final = "_policy"
 EXPORTS: Final[Mapping[str, tuple[str, ...]]] = {
     "_errors": (
+        "AbortError",
+        "ExecDeniedError",
         "InvalidArgumentsError",
+        "ToolBlockedError",
         "ToolError",
         "ToolNotPermittedError",
         "UnknownToolError",
@@ -36,5 +54,39 @@ EXPORTS: Final[Mapping[str, tuple[str, ...]]] = {
     "_policy": ("TOOL_NAMES", "ToolDefinition", "ToolSet", "resolve", "resolve_uncached"),
     "_validate": ("validate_args", "validated_args"),
     "_bundles": ("decode_call", "dialect_for", "tool_definitions"),
+    "_results": (
+        "ImageContent",
+        "TextContent",
+        "ToolResult",
+        "error_result",
+        "image_result",
+        "json_result",
+        "text_result",
+        "wrap_untrusted",
+    ),
+    "_abort": ("AbortSignal",),
+    "_context": ("CallContext", "ModelCall", "ToolCall"),
     "_shell": ("CommandAnalysis", "analyze_command"),
+    "_hooks": (
+        "AfterToolCallEvent",
+        "BeforeToolCallEvent",
+        "BeforeToolCallResult",
+        "HookContext",
+        "HookRunner",
+    ),
+    "_approvals": (
+        "ApprovalManager",
+        "ApprovalRecord",
+        "ApprovalWaiter",
+        "Decision",
+        "ExecApprovalRequest",
+        "ExecPolicy",
+        "ExecVerdict",
+        "evaluate_exec",
+        "exec_policy",
+        "requires_approval",
+    ),
+    "_wrap": ("WrappedTool", "WrappedTools", "wrap"),
+    "_prompt": ("system_prompt_tools",),
+    "_adapters": ("anthropic_messages", "gemini", "openai_chat", "openai_responses"),
 }

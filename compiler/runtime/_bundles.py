@@ -117,8 +117,10 @@ def tool_name_for(wire_name: str, dialect: str) -> str:
 
 
 def parse_arguments(name: str, arguments: object) -> dict[str, Any]:
-    """A call's arguments as a dict: an object, or its JSON text (OpenAI's
+    """A call's arguments as a new dict: an object, or its JSON text (OpenAI's
     ``function.arguments``); anything else is InvalidArgumentsError."""
+    if type(arguments) is dict:  # the common case, without the ABC check
+        return dict(arguments)
     if isinstance(arguments, (str, bytes, bytearray)):
         try:
             arguments = json.loads(arguments or "{}")
@@ -131,18 +133,55 @@ def parse_arguments(name: str, arguments: object) -> dict[str, Any]:
     return dict(arguments)
 
 
-def decode_arguments(name: str, arguments: Mapping[str, Any], dialect: str) -> dict[str, Any]:
+def decode_arguments(name: str, arguments: dict[str, Any], dialect: str) -> dict[str, Any]:
     """Undo what the build did to a tool's parameters for ``dialect`` (Gemini renames,
-    strict-mode nullables), map parameter aliases back and check the required groups."""
-    args = dict(arguments)
-    decode = _bundles()["dialects"][dialect]["decode"].get(name)
+    strict-mode nullables), then ``apply_aliases``. ``arguments`` may be reused."""
+    decode = _decoders(dialect).get(name)
     if decode is not None:
-        args = _decode_value(args, "", decode)
-    shim = _bundles()["aliases"].get(name)
-    if shim is not None:
-        groups = [(label, tuple(keys)) for label, keys in shim["groups"]]
-        args = normalize_call_args(args, shim["map"], groups, name, allow_empty=shim["allowEmpty"])
-    return args
+        arguments = _decode_value(arguments, "", decode)
+    return apply_aliases(name, arguments)
+
+
+_Shim = tuple[Mapping[str, str], tuple[tuple[str, tuple[str, ...]], ...], tuple[str, ...]]
+_SHIMS: dict[str, _Shim | None] = {}
+_DECODERS: dict[str, Mapping[str, Any]] = {}
+
+
+def _decoders(dialect: str) -> Mapping[str, Any]:
+    decoders = _DECODERS.get(dialect)
+    if decoders is None:
+        decoders = _DECODERS[dialect] = _bundles()["dialects"][dialect]["decode"]
+    return decoders
+
+
+def _shim(name: str) -> _Shim | None:
+    """A tool's alias map, required groups and empty-allowed groups (None: no aliases)."""
+    try:
+        return _SHIMS[name]
+    except KeyError:
+        raw = _bundles()["aliases"].get(name)
+        shim = None
+        if raw is not None:
+            groups = tuple((label, tuple(keys)) for label, keys in raw["groups"])
+            shim = (raw["map"], groups, tuple(raw["allowEmpty"]))
+        _SHIMS[name] = shim
+        return shim
+
+
+def apply_aliases(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Map a tool's parameter aliases to their canonical names and check its required groups
+    (InvalidArgumentsError with OpenClaw's messages). ``arguments`` may be reused."""
+    shim = _shim(name)
+    if shim is None:
+        return arguments
+    aliases, groups, allow_empty = shim
+    return normalize_call_args(arguments, aliases, groups, name, allow_empty=allow_empty)
+
+
+def wire_names(dialect: str) -> Mapping[str, str]:
+    """Tool name -> the name it has on the wire in ``dialect``."""
+    wire: dict[str, str] = _bundles()["dialects"][dialect]["wire"]
+    return wire
 
 
 def decode_call(  # noqa: PLR0913 - provider and model select the dialect
