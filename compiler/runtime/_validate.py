@@ -88,15 +88,17 @@ def validate_args(name: str, arguments: Mapping[str, Any]) -> Any:
     Returns the model instance; raises pydantic's ValidationError (a ValueError). pydantic is
     imported on first use only: the rest of the runtime needs nothing but the standard library.
     """
-    model = _model(name)
-    return model.model_validate_json(json.dumps(arguments), strict=True)
+    return _model(name).__pydantic_validator__.validate_json(_json(arguments), strict=True)
 
 
 def validated_args(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
     """``validate_args``, as the plain values to hand to the tool: exactly the keys that were
     sent (defaults are the tool's business), under their JSON names."""
-    instance = validate_args(name, arguments)
-    values: dict[str, Any] = instance.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    model = _model(name)
+    instance = model.__pydantic_validator__.validate_json(_json(arguments), strict=True)
+    values: dict[str, Any] = model.__pydantic_serializer__.to_python(
+        instance, mode="json", by_alias=True, exclude_unset=True
+    )
     return values
 
 
@@ -109,6 +111,40 @@ def checked_args(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         errors = exc.errors(include_input=False)  # type: ignore[attr-defined]
         problems = "; ".join(_problem(error) for error in errors)
         raise InvalidArgumentsError(f"Invalid arguments for {name}: {problems}", tool=name) from exc
+
+
+_PLAIN: Final = (str, int, float, bool, type(None))
+_TO_JSON: list[Any] = []
+
+
+def _json(arguments: Mapping[str, Any]) -> str | bytes:
+    """The arguments as JSON text. Values of JSON's own types (from a JSON parser or an SDK)
+    take pydantic_core's encoder, a tenth of ``json.dumps``'s time; anything else goes
+    through ``json.dumps``, which refuses what JSON cannot carry (a set, bytes, a datetime)."""
+    if type(arguments) is dict and _plain_json(arguments, 0):
+        if not _TO_JSON:
+            _TO_JSON.append(importlib.import_module("pydantic_core").to_json)
+        text: bytes = _TO_JSON[0](arguments)
+        return text
+    return json.dumps(arguments)
+
+
+def _plain_json(value: object, depth: int) -> bool:
+    """Only dicts with string keys, lists and JSON scalars, of exactly those types (no
+    subclasses), at most 32 levels deep."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return True
+    if depth > 32:
+        return False
+    if kind is dict:
+        for key, item in value.items():  # type: ignore[attr-defined]
+            if type(key) is not str or not (type(item) in _PLAIN or _plain_json(item, depth + 1)):
+                return False
+        return True
+    if kind is list:
+        return all(_plain_json(item, depth + 1) for item in value)  # type: ignore[attr-defined]
+    return False
 
 
 def _validation_error() -> type[Exception]:

@@ -90,13 +90,14 @@ class WrappedTool:
     """One tool of a wrapped set. ``call`` runs a sync implementation, ``acall`` either kind
     (a sync one runs in the event loop's thread)."""
 
-    __slots__ = ("_impl", "_tools", "definition", "external", "is_async", "name")
+    __slots__ = ("_impl", "_is_exec", "_tools", "definition", "external", "is_async", "name")
 
     def __init__(
         self, tools: WrappedTools, definition: ToolDefinition, impl: Implementation
     ) -> None:
         self._tools = tools
         self._impl = impl
+        self._is_exec = definition.name == EXEC_TOOL
         self.definition = definition
         self.name = definition.name
         self.external = definition.external_content
@@ -249,18 +250,21 @@ class WrappedTools(Mapping[str, WrappedTool]):
             params = self._prepare(tool, arguments, signal, trace)  # 1, 2
             params = self._hooked(tool, params, trace)  # 3
             self._approved(tool, params, signal)  # exec approvals
-            _check(signal)  # 4
+            if signal is not None:
+                _check(signal)  # 4
             value = tool._impl(params, ToolCall(tool.name, tool_call_id, signal, self.context))
             if _awaitable(value):
                 _discard(value)
                 raise TypeError(f"{tool.name} returned an awaitable: call it with acall()")
-            _check(signal)  # aborted while it ran: its result does not count
+            if signal is not None:
+                _check(signal)  # aborted while it ran: its result does not count
             result = self._finish(tool, value)
         except Exception as exc:
             result = self._recover(tool.name, exc, signal, trace, self._fire_sync)  # 7
         finally:
             detach()
-        self._fire_sync(trace, result, None)  # 6
+        if self.hooks is not None:
+            self._fire_sync(trace, result, None)  # 6
         return result
 
     async def _run_async(
@@ -318,6 +322,8 @@ class WrappedTools(Mapping[str, WrappedTool]):
         self, tool: WrappedTool, params: Mapping[str, Any], signal: AbortSignal | None
     ) -> None:
         """The exec policy; a pending approval is waited for in this thread."""
+        if not tool._is_exec:
+            return
         waiter = self._gate(tool, params)
         if waiter is not None:
             detach = self._abort_ends_wait(waiter, signal)
@@ -330,6 +336,8 @@ class WrappedTools(Mapping[str, WrappedTool]):
         self, tool: WrappedTool, params: Mapping[str, Any], signal: AbortSignal | None
     ) -> None:
         """The exec policy; a pending approval is awaited."""
+        if not tool._is_exec:
+            return
         waiter = self._gate(tool, params)
         if waiter is not None:
             detach = self._abort_ends_wait(waiter, signal)
@@ -342,7 +350,8 @@ class WrappedTools(Mapping[str, WrappedTool]):
         self, tool: WrappedTool, arguments: object, signal: AbortSignal | None, trace: _Trace
     ) -> dict[str, Any]:
         """Steps 1 and 2 (an aborted signal stops the call before anything runs)."""
-        _check(signal)
+        if signal is not None:
+            _check(signal)
         if tool.definition.owner_only and self.context.sender_is_owner is not True:
             raise ToolNotPermittedError(OWNER_ONLY, tool=tool.name)
         args = parse_arguments(tool.name, arguments)
@@ -388,8 +397,6 @@ class WrappedTools(Mapping[str, WrappedTool]):
 
     def _gate(self, tool: WrappedTool, params: Mapping[str, Any]) -> ApprovalWaiter | None:
         """The exec policy: refuse, let through (None), or the approval to wait for."""
-        if tool.name != EXEC_TOOL:
-            return None
         command = params.get("command")
         if not isinstance(command, str):
             raise InvalidArgumentsError("exec: command must be a string", tool=tool.name)
