@@ -479,3 +479,26 @@ def test_many_threads_and_tasks_at_once(rt: ModuleType) -> None:
 async def _aecho_sleepy(args: dict[str, Any], call: Any) -> str:
     await asyncio.sleep(args.get("seconds", 0))
     return "slept"
+
+
+def test_the_async_path_refuses_like_the_sync_path(rt: ModuleType) -> None:
+    hooks = rt.HookRunner()
+    hooks.before_tool_call(lambda e, c: rt.BeforeToolCallResult(block=True)
+                           if e.params.get("text") == "blocked" else None)
+    sync = wrapped(rt, {"echo": _echo, "admin": _echo}, hooks=hooks)
+    asyn = wrapped(rt, {"echo": _aecho, "admin": _aecho}, hooks=hooks)
+    cases = [("admin", {}), ("echo", "{nope"), ("echo", {}), ("echo", {"text": 1}),
+             ("echo", {"text": "blocked"}), ("nope", {})]
+
+    async def run_all() -> list[Any]:
+        return [await asyn.acall(name, args) for name, args in cases]
+
+    expected = [sync.call(name, args).details for name, args in cases]
+    assert [r.details for r in asyncio.run(run_all())] == expected
+    assert all(d["status"] == "error" for d in expected)
+
+
+@pytest.mark.parametrize("field", ["agent_id", "session_key", "run_id", "model_provider"])
+def test_ill_typed_context_values_are_refused(rt: ModuleType, field: str) -> None:
+    with pytest.raises(TypeError, match=field):
+        wrapped(rt, context=rt.CallContext(**{field: 7}))

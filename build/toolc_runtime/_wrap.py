@@ -507,6 +507,19 @@ def _nothing() -> None:
     return None
 
 
+def _check_context(ctx: CallContext) -> None:
+    """Refuse ill-typed context values (TypeError naming the field): a malformed owner flag
+    or id is never read as anything."""
+    if not isinstance(ctx, CallContext):
+        raise TypeError(f"context must be a CallContext, got {type(ctx).__name__}")
+    if ctx.sender_is_owner is not None and not isinstance(ctx.sender_is_owner, bool):
+        raise TypeError(f"sender_is_owner must be a bool or None, got {ctx.sender_is_owner!r}")
+    for name in ("agent_id", "session_key", "session_id", "run_id", "model_provider", "model_id"):
+        value = getattr(ctx, name)
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a str or None, got {type(value).__name__}")
+
+
 def _awaitable(value: object) -> Any:
     """``inspect.isawaitable`` for the values tools return, without its ABC check."""
     return inspect.iscoroutine(value) or hasattr(type(value), "__await__")
@@ -561,8 +574,7 @@ def wrap(  # noqa: PLR0913 - one keyword per part of the request path
     if not isinstance(toolset, ToolSet):
         raise TypeError(f"toolset must be a ToolSet from resolve(), got {type(toolset).__name__}")
     ctx = context if context is not None else CallContext()
-    if ctx.sender_is_owner is not None and not isinstance(ctx.sender_is_owner, bool):
-        raise TypeError(f"sender_is_owner must be a bool or None, got {ctx.sender_is_owner!r}")
+    _check_context(ctx)
     every = catalog()
     for name, impl in implementations.items():
         if name not in every:

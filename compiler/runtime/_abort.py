@@ -39,10 +39,12 @@ class AbortSignal:
 
     @property
     def aborted(self) -> bool:
+        """True once ``abort()`` was called."""
         return self._event.is_set()
 
     @property
     def reason(self) -> str | None:
+        """What the first ``abort()`` said (None when it said nothing)."""
         return self._reason
 
     def abort(self, reason: str | None = None) -> bool:

@@ -229,10 +229,12 @@ class ApprovalWaiter:
 
     @property
     def done(self) -> bool:
+        """The approval was resolved or expired."""
         return self._event.is_set()
 
     @property
     def decision(self) -> Decision | None:
+        """The decision so far (None while pending and after a timeout)."""
         return self._decision
 
     def wait(self) -> Decision | None:

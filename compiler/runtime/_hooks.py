@@ -212,10 +212,12 @@ class HookRunner:
 
     @property
     def has_before(self) -> bool:
+        """Some before_tool_call handler is registered."""
         return bool(self._before)
 
     @property
     def has_after(self) -> bool:
+        """Some after_tool_call handler is registered."""
         return bool(self._after)
 
     # -- before_tool_call ----------------------------------------------------------------------

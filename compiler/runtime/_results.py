@@ -24,6 +24,7 @@ class TextContent:
     text: str
 
     def to_dict(self) -> dict[str, Any]:
+        """``{"type": "text", "text": ...}``."""
         return {"type": "text", "text": self.text}
 
 
@@ -35,6 +36,7 @@ class ImageContent:
     mime_type: str
 
     def to_dict(self) -> dict[str, Any]:
+        """``{"type": "image", "data": ..., "mimeType": ...}``."""
         return {"type": "image", "data": self.data, "mimeType": self.mime_type}
 
 
@@ -59,6 +61,7 @@ class ToolResult:
         return isinstance(self.details, Mapping) and self.details.get("status") == "error"
 
     def to_dict(self) -> dict[str, Any]:
+        """The wire shape: ``{"content": [...], "details": ...}``."""
         return {"content": [c.to_dict() for c in self.content], "details": self.details}
 
 
