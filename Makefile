@@ -35,8 +35,10 @@ build: install
 
 ## Everything CI runs: lint, types, and the test suite (which also fails on a stale build/).
 test: install-test
-	$(VENV)/bin/ruff check compiler tests bench conformance
+	$(VENV)/bin/ruff check compiler tests bench conformance examples
+	$(VENV)/bin/ruff format --check compiler/runtime examples
 	$(VENV)/bin/mypy compiler
+	MYPYPATH=build $(VENV)/bin/mypy --strict examples
 	$(PY) -m pytest
 
 ## Regenerate the golden case directories under tests/cases/ after an intended change.

@@ -8,7 +8,8 @@ no-op rebuild (``toolc build`` into the same directory), the size of the build d
 generated runtime's import time (fresh interpreters), resolve latency of the generated runtime
 and of the reference interpreter on a fixed set of seeded random contexts (in one subprocess per
 size, so every size imports its own ``toolc_runtime``), ``tool_definitions`` latency when the
-runtime has it, and how compile time and artifact size grow when one dimension doubles.
+runtime has it, the wrapping overhead per tool call (``bench/wrapping.py``), and how compile
+time and artifact size grow when one dimension doubles.
 
 Results are printed as a table and written to ``<out>/<size>.json`` and ``<out>/latest.json``.
 ``--quick`` runs small and medium only (scaling on medium) and finishes within a minute.
@@ -42,6 +43,7 @@ from typing import Any
 
 import yaml
 
+from bench import wrapping
 from bench.generate import SCALING_DIMENSIONS, SIZES, double, generate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -58,6 +60,8 @@ TARGETS = {
     "peak_rss_bytes_max": 1.5 * GIB,
     "noop_rebuild_s_max": 1.0,
     "import_ms_max": 50.0,
+    # issue 9: a wrapped call of a no-op sync tool, no hooks (validation on, as by default)
+    "wrap_sync_ns_max": 10_000.0,
     # "grows linearly when a dimension doubles": at most 2x, with 10% allowance for noise
     "scaling_ratio_max": 2.2,
 }
@@ -75,6 +79,8 @@ class Mode:
     reference_reps: int
     import_runs: int
     compile_repeat: int  # compiles per figure; the fastest counts (the first pays for .pyc files)
+    wrap_calls: int  # back-to-back wrapped calls per timing loop
+    wrap_samples: int  # timing loops per variant (the median counts)
 
 
 FULL = Mode(
@@ -86,6 +92,8 @@ FULL = Mode(
     reference_reps=3,
     import_runs=5,
     compile_repeat=2,
+    wrap_calls=2000,
+    wrap_samples=15,
 )
 QUICK = Mode(
     name="quick",
@@ -96,6 +104,8 @@ QUICK = Mode(
     reference_reps=1,
     import_runs=5,
     compile_repeat=2,
+    wrap_calls=1000,
+    wrap_samples=7,
 )
 
 
@@ -668,6 +678,16 @@ def measure_size(size: str, defs: Path, work: Path, *, mode: Mode, seed: int) ->
     td = latency.pop("tool_definitions", None)
     result["resolve"] = latency
     result["tool_definitions"] = td
+    log(f"[{size}] wrapping overhead")
+    t0 = time.perf_counter()
+    proc = run_measured(worker("wrapping", str(out), str(mode.wrap_calls), str(mode.wrap_samples)))
+    try:
+        result["wrapping"] = last_json_line(proc.stdout)
+    except ValueError:
+        result["wrapping"] = {
+            "error": f"wrapping worker exited {proc.returncode}: {tail(proc.stderr)}"
+        }
+    phase("wrapping", t0)
     return result
 
 
@@ -747,6 +767,11 @@ def targets(result: dict[str, Any]) -> dict[str, Any]:
     check("peak_rss_bytes", get("compile", "peak_rss_bytes"), TARGETS["peak_rss_bytes_max"])
     check("noop_rebuild_s", get("noop_rebuild", "process_s"), TARGETS["noop_rebuild_s_max"])
     check("import_ms", get("import", "median_ms"), TARGETS["import_ms_max"])
+    check(
+        "wrap_sync_ns",
+        get("wrapping", "sync_validated_plain", "median_ns"),
+        TARGETS["wrap_sync_ns_max"],
+    )
     scaling = result.get("scaling") or {}
     for dim in SCALING_DIMENSIONS:
         entry = scaling.get(dim) or {}
@@ -810,7 +835,34 @@ def _row_values(r: dict[str, Any]) -> list[tuple[str, str]]:
         ("mean tools per result", _fmt(s.get("mean_tools"))),
         ("tool_definitions median", _fmt(_us(td.get("median_ns")), " us") if td else "n/a"),
         ("tool_definitions p99", _fmt(_us(td.get("p99_ns")), " us") if td else "n/a"),
+        *_wrap_rows(r.get("wrapping") or {}),
     ]
+
+
+_WRAP_ROWS = (
+    ("direct call sync / async", None),
+    ("wrap sync, no hooks", "sync_validated_plain"),
+    ("wrap sync, hooks", "sync_validated_hooks"),
+    ("wrap async, no hooks", "async_validated_plain"),
+    ("wrap async, hooks", "async_validated_hooks"),
+    ("wrap sync, no validation", "sync_unvalidated_plain"),
+    ("wrap async, no validation", "async_unvalidated_plain"),
+)
+
+
+def _wrap_rows(w: dict[str, Any]) -> list[tuple[str, str]]:
+    """Median per call and its ratio to the direct call (wrapping.py)."""
+    if not w or "error" in w:
+        return [(name, "error" if w else "-") for name, _ in _WRAP_ROWS]
+    rows = []
+    for name, key in _WRAP_ROWS:
+        if key is None:
+            sync, asyn = w["direct_sync"]["median_ns"], w["direct_async"]["median_ns"]
+            rows.append((name, f"{_fmt(_us(sync))} / {_fmt(_us(asyn))} us"))
+        else:
+            v = w.get(key) or {}
+            rows.append((name, f"{_fmt(_us(v.get('median_ns')))} us ({_fmt(v.get('ratio'))}x)"))
+    return rows
 
 
 def table(results: dict[str, dict[str, Any]]) -> str:
@@ -827,7 +879,10 @@ def table(results: dict[str, dict[str, Any]]) -> str:
         for name, value in values:
             rows[name].append(value)
     width = max(len(n) for n in rows) + 2
-    cols = [max(12, len(s) + 2) for s in sizes]
+    cols = [
+        max(12, len(size) + 2, *(len(cells[i]) + 2 for cells in rows.values()))
+        for i, size in enumerate(sizes)
+    ]
     lines = ["".ljust(width) + "".join(s.rjust(w) for s, w in zip(sizes, cols, strict=True))]
     for name, cells in rows.items():
         lines.append(
@@ -953,6 +1008,8 @@ def main(argv: list[str] | None = None) -> int:
             compile_worker(Path(rest[0]), Path(rest[1]))
         elif kind == "latency":
             latency_worker(Path(rest[0]), Path(rest[1]), Path(rest[2]), int(rest[3]), int(rest[4]))
+        elif kind == "wrapping":
+            wrapping.worker(Path(rest[0]), int(rest[1]), int(rest[2]))
         else:
             raise SystemExit(f"unknown worker {kind!r}")
         return 0

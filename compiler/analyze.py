@@ -13,6 +13,7 @@ import jsonschema
 
 from .diagnostics import Diagnostics, Pos, did_you_mean
 from .model import Definitions, Entry, EntryList, Policy, ToolDef, ToolsConfig
+from .runtime._shell import pattern_can_match
 
 DIALECTS = ("openai", "openai-strict", "anthropic", "gemini", "gemini-json", "mcp")
 PLUGINS_GROUP = "group:plugins"
@@ -268,6 +269,58 @@ class _Analyzer:
                         seen.setdefault(bucket, rule.key)
 
 
+    def exec_policy(self) -> None:
+        """``tools.exec`` approvals: allowlist patterns that can never match (TC150), and
+        approval settings that no context uses because exec runs in the sandbox wherever
+        they apply (TC151)."""
+        configs = [self.defs.tools_config, *(a.tools for a in self.defs.agents if a.tools)]
+        for config in configs:
+            for entry in config.exec_allowlist.items if config.exec_allowlist else ():
+                if not pattern_can_match(entry.text):
+                    self.never_matches(entry)
+        glob = self.defs.tools_config
+        global_host = glob.exec_host.text if glob.exec_host else "sandbox"
+        agents = [a.tools for a in self.defs.agents]
+
+        def host(config: ToolsConfig | None) -> str:
+            return config.exec_host.text if config and config.exec_host else global_host
+
+        for key in _EXEC_APPROVAL_KEYS:
+            # global settings apply without an agent and to agents that do not set the key
+            # (allowlists add up, so to every agent)
+            users = [global_host, *(host(c) for c in agents
+                                    if key == "exec_allowlist" or getattr(c, key, None) is None)]
+            if set(users) == {"sandbox"}:
+                self.unused_exec_setting(getattr(glob, key), key)
+        for agent_config in agents:
+            if agent_config is not None and host(agent_config) == "sandbox":
+                for key in _EXEC_APPROVAL_KEYS:
+                    self.unused_exec_setting(getattr(agent_config, key), key)
+
+    def never_matches(self, entry: Entry) -> None:
+        text = entry.text.strip()
+        if any(c in text for c in "/\\~"):
+            why, hint = ("it is not an absolute path",
+                         'patterns match absolute paths: start it with "/", "~" or "**/"')
+        else:
+            why, hint = ("it names no path", f'write the executable\'s path, such as '
+                         f'"/usr/bin/{text}"; "*" alone allows every command')
+        self.diags.warning(entry.pos, "TC150", f'exec allowlist pattern "{entry.text}" never '
+                           f"matches: {why}", hint=hint)
+
+    def unused_exec_setting(self, setting: Entry | EntryList | None, key: str) -> None:
+        if setting is None:
+            return
+        name = key.removeprefix("exec_")
+        self.diags.warning(setting.pos, "TC151", f"tools.exec.{name} has no effect: exec runs "
+                           "on the sandbox host wherever it applies",
+                           hint="approvals guard the gateway and node hosts; set "
+                                "tools.exec.host: gateway (or node) to use them")
+
+
+_EXEC_APPROVAL_KEYS = ("exec_security", "exec_ask", "exec_allowlist")
+
+
 def analyze(defs: Definitions, diags: Diagnostics) -> Resolved | None:
     """Check cross references and expand groups; None when any error was reported."""
     a = _Analyzer(defs, diags)
@@ -280,6 +333,7 @@ def analyze(defs: Definitions, diags: Diagnostics) -> Resolved | None:
     a.profiles()
     a.agents()
     a.senders()
+    a.exec_policy()
     for name, (members, pos) in sources.items():
         a.check_names([EntryList(items=tuple(members), pos=pos)], all_names, set(sources),
                       set(), f" in {name}")

@@ -205,7 +205,9 @@ def _report_schema_error(src: SourceFile, err: jsonschema.ValidationError,
     elif err.validator in ("enum", "const"):
         allowed = expected if err.validator == "enum" else [expected]
         diags.error(pos, "TC113", f"{where}: {instance!r} is not one of "
-                    + ", ".join(json.dumps(a) for a in allowed))
+                    + ", ".join(json.dumps(a) for a in allowed),
+                    hint=did_you_mean(instance, map(str, allowed))
+                    if isinstance(instance, str) else None)
     elif err.validator == "pattern":
         diags.error(pos, "TC114", f"{where}: {instance!r} does not match {expected}")
     else:
@@ -267,8 +269,10 @@ class _Builder:
         sandbox = value.get("sandbox", {}).get("tools", {})
         sb_path = (*path, "sandbox", "tools")
         subagents = value.get("subagents", {}).get("tools")
-        apply_patch = value.get("exec", {}).get("applyPatch")
+        exec_block = value.get("exec", {})
+        apply_patch = exec_block.get("applyPatch")
         models = (apply_patch or {}).get("allowModels")
+        ex_path = (*path, "exec")
         return ToolsConfig(
             profile=self.profile_ref(value, path),
             policy=self.policy(value, path),
@@ -281,7 +285,16 @@ class _Builder:
             apply_patch_enabled=(apply_patch or {}).get("enabled"),
             # blank entries match nothing but still make the list non-empty (2026.3.2)
             apply_patch_models=None if models is None else tuple(normalize_key(m) for m in models),
+            exec_host=self.exec_value(exec_block, ex_path, "host"),
+            exec_security=self.exec_value(exec_block, ex_path, "security"),
+            exec_ask=self.exec_value(exec_block, ex_path, "ask"),
+            exec_allowlist=self.entry_list(exec_block.get("allowlist"), (*ex_path, "allowlist")),
         )
+
+    def exec_value(self, block: dict[str, Any], path: JsonPath, key: str) -> Entry | None:
+        if key not in block:
+            return None
+        return Entry(text=block[key], pos=self.src.pos((*path, key)))
 
     def tool(self, value: dict[str, Any], path: JsonPath) -> ToolDef:
         avail = value.get("availability")
@@ -298,6 +311,7 @@ class _Builder:
                 exclude_channels=_keyset(avail.get("excludeChannels"))),
             param_aliases=tuple(value.get("paramAliases", {}).items()),
             wire_names=tuple(value.get("wireNames", {}).items()),
+            external_content=value.get("externalContent") is True,
             pos=self.src.pos(path))
 
     def group_map(self, value: dict[str, Any], path: JsonPath) -> tuple[GroupConfig, ...]:

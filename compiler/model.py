@@ -73,6 +73,7 @@ class ToolDef:
     availability: Availability | None
     param_aliases: tuple[tuple[str, str], ...]
     wire_names: tuple[tuple[str, str], ...]
+    external_content: bool = False  # results are outside content: wrapped as untrusted
     pos: Pos
 
 
@@ -105,6 +106,12 @@ class ToolsConfig:
     apply_patch_set: bool = False
     apply_patch_enabled: bool | None = None
     apply_patch_models: tuple[str, ...] | None = None
+    # ``exec.host`` / ``security`` / ``ask``: an agent's key overrides the global one (2026.3.2)
+    exec_host: Entry | None = None
+    exec_security: Entry | None = None
+    exec_ask: Entry | None = None
+    # ``exec.allowlist`` (toolc; OpenClaw keeps it in exec-approvals.json): global + agent
+    exec_allowlist: EntryList | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -120,6 +120,48 @@ def apply_patch_config(resolved: Resolved, agent_tools: ToolsConfig | None
     return chosen.apply_patch_enabled is True, chosen.apply_patch_models
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecConfig:
+    """An agent's effective ``tools.exec`` approval policy, defaults applied (2026.3.2)."""
+
+    host: str
+    security: str
+    ask: str
+    allowlist: tuple[str, ...]
+
+
+EXEC_DEFAULT_HOST = "sandbox"
+EXEC_DEFAULT_ASK = "on-miss"
+
+
+def exec_default_security(host: str) -> str:
+    """``tools.exec.security`` when unset: deny on the sandbox host, allowlist elsewhere."""
+    return "deny" if host == "sandbox" else "allowlist"
+
+
+def exec_config(resolved: Resolved, agent_tools: ToolsConfig | None) -> ExecConfig:
+    """``resolveExecConfig``: each of host, security and ask is the agent's value ?? the
+    global one ?? the default; the allowlist is the global patterns then the agent's (as
+    OpenClaw adds ``agents["*"]`` and the agent's approvals entries), trimmed, first of
+    case-insensitive duplicates kept."""
+    glob = resolved.defs.tools_config
+
+    def pick(attr: str) -> str | None:
+        agent = getattr(agent_tools, attr) if agent_tools is not None else None
+        chosen = agent if agent is not None else getattr(glob, attr)
+        return chosen.text if chosen is not None else None
+
+    host = pick("exec_host") or EXEC_DEFAULT_HOST
+    lists = [glob.exec_allowlist, agent_tools.exec_allowlist if agent_tools else None]
+    patterns: dict[str, str] = {}
+    for lst in lists:
+        for entry in lst.items if lst else ():
+            patterns.setdefault(entry.text.strip().lower(), entry.text.strip())
+    return ExecConfig(host=host, security=pick("exec_security") or exec_default_security(host),
+                      ask=pick("exec_ask") or EXEC_DEFAULT_ASK,
+                      allowlist=tuple(p for key, p in patterns.items() if key))
+
+
 def apply_patch_model_ok(models: tuple[str, ...] | None, provider: str | None,
                          model: str | None) -> bool:
     """``isApplyPatchAllowedForModel``: no list allows every model; else the bare model id or

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import inspect
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -16,7 +15,7 @@ from . import __version__
 from .analyze import Resolved
 from .bundles import Bundles
 from .diagnostics import Diagnostic
-from .schema.aliases import normalize_call_args
+from .runtime import EAGER_THROUGH, EXPORTS, MODULES
 from .schema.models import model_class_name
 from .tables import Tables
 
@@ -64,12 +63,49 @@ def catalog_json(resolved: Resolved) -> dict[str, Any]:
         "parameters": t.parameters, "ownerOnly": t.owner_only, "plugin": t.plugin,
         "optional": t.optional, "channel": t.channel, "groups": list(t.groups),
         "paramAliases": dict(t.param_aliases), "wireNames": dict(t.wire_names),
-        "model": model_class_name(t.name),
+        "externalContent": t.external_content, "model": model_class_name(t.name),
     } for t in resolved.tools]}
 
 
 def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def static_modules() -> dict[str, str]:
+    """The runtime's static modules (``toolc.runtime``), copied into every build verbatim."""
+    root = resources.files("toolc.runtime")
+    return {f"{name}.py": root.joinpath(f"{name}.py").read_text("utf-8") for name in MODULES}
+
+
+BODY_MARKER = "# -- BODY:"
+
+
+def bootstrap_body() -> str:
+    """The loader that the generated ``__init__.py`` runs: ``toolc.runtime.bootstrap`` from
+    its BODY marker on."""
+    text = resources.files("toolc.runtime").joinpath("bootstrap.py").read_text("utf-8")
+    body = text[text.index(BODY_MARKER):]
+    return body[body.index("\n") + 1:].rstrip()
+
+
+def _import_order(names: Iterable[str]) -> list[str]:
+    """isort's order by type, as ruff checks it: CONSTANTS, then Classes, then functions."""
+    return sorted(names, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))
+
+
+def render_init(package: str, hashes: list[tuple[str, str]]) -> str:
+    """The generated ``__init__.py``: this build's values, the loader, the public names."""
+    eager_modules = MODULES[:MODULES.index(EAGER_THROUGH) + 1]
+    eager = [(m, _import_order(EXPORTS[m])) for m in sorted(EXPORTS) if m in eager_modules]
+    lazy_imports = [(m, _import_order(EXPORTS[m])) for m in sorted(EXPORTS)
+                    if m not in eager_modules]
+    lazy = sorted((name, m) for m, names in lazy_imports for name in names)
+    public = _import_order(["DataMismatchError", "PACKAGE_NAME", "TOOLC_VERSION",
+                            *(n for names in EXPORTS.values() for n in names)])
+    return environment().get_template("__init__.py.jinja").render(
+        package_name=package, toolc_version=__version__, hashes=hashes, modules=MODULES,
+        lazy=lazy, bootstrap=bootstrap_body(), eager_through=EAGER_THROUGH, eager=eager,
+        lazy_imports=lazy_imports, public=public)
 
 
 def render(resolved: Resolved, tables: Tables, bundles: Bundles, models: str | None, *,
@@ -78,14 +114,12 @@ def render(resolved: Resolved, tables: Tables, bundles: Bundles, models: str | N
     """Every file of ``build/`` as text, keyed by path relative to the output directory."""
     data = {"catalog.json": dump_json(catalog_json(resolved)),
             "tables.json": dump_compact(tables.data),
-            "bundles.json": dump_compact(bundles.data)}
+            "bundles.json": dump_compact(bundles.data),
+            **static_modules()}
     checked = {**data, **({"models.py": models} if models is not None else {})}
     hashes = sorted((name, sha256(text)) for name, text in checked.items())
-    runtime = environment().get_template("runtime.py.jinja").render(
-        package_name=package, toolc_version=__version__, hashes=hashes,
-        normalize_call_args_source=inspect.getsource(normalize_call_args).rstrip())
     files = {f"{package}/{name}": text for name, text in data.items()}
-    files[f"{package}/__init__.py"] = runtime
+    files[f"{package}/__init__.py"] = render_init(package, hashes)
     files[f"{package}/py.typed"] = ""
     if models is not None:
         files[f"{package}/models.py"] = models

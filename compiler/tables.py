@@ -26,6 +26,7 @@ from .names import CASE_INSENSITIVE_GROUP_CHANNELS, NO_E164_CHANNELS, TOPIC_GROU
 from .policy import (
     LayerPolicy,
     apply_patch_config,
+    exec_config,
     mentioned_names,
     pick_policy,
     profile_policy,
@@ -35,7 +36,7 @@ from .policy import (
 
 NEVER = -1  # witness for layers that never strip
 Layer = tuple[int, int, int]  # (witness, allow_pass, deny_pass) as bitsets
-TABLES_FORMAT = 2
+TABLES_FORMAT = 3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -184,6 +185,15 @@ class TableBuilder:
             self.ap_variants.append(variant)
         return self.ap_variants.index(variant)
 
+    def exec_variant(self, agent: AgentDef | None) -> int:
+        """Index of the agent's ``tools.exec`` approval policy in ``exec.variants``."""
+        config = exec_config(self.r, agent.tools if agent else None)
+        key = (config.host, config.security, config.ask, config.allowlist)
+        if key not in self.exec_ids:
+            self.exec_ids[key] = len(self.exec_variants)
+            self.exec_variants.append([*key[:3], list(config.allowlist)])
+        return self.exec_ids[key]
+
     # -- layers ------------------------------------------------------------------------------
     def layer(self, policy: LayerPolicy | None, *, strips: bool, label: str
               ) -> tuple[Layer | None, int]:
@@ -266,6 +276,7 @@ class TableBuilder:
             "sandbox": self.stack([self.layer(sandbox_policy(self.r, a), strips=False,
                                               label="sandbox tools.allow")]),
             "ap": self.apply_patch_variant(agent),
+            "ex": self.exec_variant(agent),
         }
 
     def bp_record(self, bp: ProviderPolicy, label: str) -> list[int]:
@@ -357,6 +368,8 @@ class TableBuilder:
                 self.also_lists.append(also)
         self.also_ids = seen
         self.ap_variants: list[list[Any]] = []
+        self.exec_variants: list[list[Any]] = []
+        self.exec_ids: dict[tuple[str, str, str, tuple[str, ...]], int] = {}
         agents: dict[str, int] = {}
         records = [self.agent_record(None)]  # record 0: no agent layer
         for agent in defs.agents:
@@ -380,6 +393,8 @@ class TableBuilder:
             "agents": agents, "agent_records": records,
             "apply_patch": {"bit": self.index.get("apply_patch", -1),
                             "variants": self.ap_variants},
+            # [host, security, ask, [allowlist patterns]] per distinct agent policy
+            "exec": {"variants": self.exec_variants},
             "global_bp": global_bp, "provider_profiles": self.provider_profiles(),
             # One JSON string per channel: the runtime parses a channel on first use, so
             # importing stays fast with thousands of groups.

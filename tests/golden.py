@@ -1,12 +1,15 @@
 """Golden case directories: ``tests/cases/<name>/`` holds ``input/`` (definitions), optional
 ``args`` (extra ``toolc build`` flags), and the expected ``stderr``, ``exit_code`` and, for
-cases that build, ``expected/`` (the whole output directory).
+cases that build, ``expected/``: the whole output directory except the runtime's static
+modules, which are the same in every build and are checked by hash instead (the expected
+``manifest.json`` and ``__init__.py`` record the sha256 of each).
 
 Regenerate after an intended change:  ``make golden``  (= ``python -m tests.golden --update``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -16,6 +19,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 from toolc.cli import main
+from toolc.runtime import MODULES
 
 CASES = Path(__file__).resolve().parent / "cases"
 UPDATE_COMMAND = "make golden"
@@ -25,7 +29,16 @@ UPDATE_COMMAND = "make golden"
 class Outcome:
     stderr: str
     exit_code: int
-    files: dict[str, bytes]
+    files: dict[str, bytes]  # static modules left out
+    static: dict[str, bytes]  # the runtime's static modules (not stored in expected/)
+
+
+def static_paths(files: dict[str, bytes]) -> set[str]:
+    """Paths of the runtime's static modules in a build's file map."""
+    if "manifest.json" not in files:
+        return set()
+    package = json.loads(files["manifest.json"])["package"]
+    return {f"{package}/{name}.py" for name in MODULES}
 
 
 def run_case(case: Path) -> Outcome:
@@ -42,7 +55,10 @@ def run_case(case: Path) -> Outcome:
         files = {p.relative_to(out).as_posix(): p.read_bytes()
                  for p in sorted(out.rglob("*")) if p.is_file()} if out.exists() else {}
     stderr = result.stderr.replace(tmp, "<tmp>")
-    return Outcome(stderr=stderr, exit_code=result.exit_code, files=files)
+    static = static_paths(files)
+    return Outcome(stderr=stderr, exit_code=result.exit_code,
+                   files={k: v for k, v in files.items() if k not in static},
+                   static={k: v for k, v in files.items() if k in static})
 
 
 def expected(case: Path) -> Outcome:
@@ -50,7 +66,7 @@ def expected(case: Path) -> Outcome:
     files = {p.relative_to(exp).as_posix(): p.read_bytes()
              for p in sorted(exp.rglob("*")) if p.is_file()} if exp.exists() else {}
     return Outcome(stderr=(case / "stderr").read_text("utf-8"),
-                   exit_code=int((case / "exit_code").read_text()), files=files)
+                   exit_code=int((case / "exit_code").read_text()), files=files, static={})
 
 
 def update(case: Path) -> None:

@@ -139,9 +139,18 @@ def test_noop_rebuild_is_detected(tmp_path: Path) -> None:
 
 
 def test_non_editable_install_finds_templates(tmp_path: Path) -> None:
+    # From a copy: building in the checkout would reuse its setuptools build directory, which
+    # keeps modules the source tree no longer has.
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "setup.cfg", "README.md"):
+        shutil.copyfile(ROOT / name, source / name)
+    for name in ("compiler", "templates"):
+        shutil.copytree(ROOT / name, source / name,
+                        ignore=shutil.ignore_patterns("__pycache__"))
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                    "--target", str(target), str(ROOT)],
+                    "--target", str(target), str(source)],
                    check=True, capture_output=True)
     env = {**os.environ, "PYTHONPATH": str(target)}
     elsewhere = tmp_path / "elsewhere"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import pytest
+from toolc.runtime._errors import InvalidArgumentsError, ToolError
 from toolc.schema.aliases import apply_param_aliases, normalize_call_args, required_groups
 
 EDIT = {
@@ -130,16 +130,14 @@ def test_allow_empty_accepts_an_empty_replacement() -> None:
     )
 
 
+def test_missing_groups_are_invalid_arguments_errors() -> None:
+    # the runtime's one exception hierarchy, still a ValueError for existing callers
+    with pytest.raises(ToolError) as err:
+        call({"path": "/a", "oldText": "x"})
+    assert isinstance(err.value, InvalidArgumentsError) and err.value.tool == "edit"
+
+
 def test_non_object_arguments() -> None:
     with pytest.raises(ValueError) as err:
         call(["not", "an", "object"])
     assert str(err.value) == "Missing parameters for edit"
-
-
-def test_normalize_call_args_runs_when_copied_alone() -> None:
-    # The generated runtime copies the function's source; it must need nothing else.
-    namespace: dict[str, Any] = {}
-    prelude = "from collections.abc import Collection, Mapping, Sequence\nfrom typing import Any\n"
-    exec(prelude + inspect.getsource(normalize_call_args), namespace)
-    fn = namespace["normalize_call_args"]
-    assert fn({"file_path": "/a"}, {"file_path": "path"}, GROUPS[:1], "read") == {"path": "/a"}

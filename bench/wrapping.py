@@ -1,0 +1,111 @@
+"""Wrapping overhead: a call through ``toolc_runtime.wrap`` against calling the implementation
+directly, for a no-op sync and a no-op async tool, hooks off and on, with and without the
+argument validation (pydantic) that ``wrap`` does by default.
+
+Run as a worker of ``bench.run`` in its own interpreter: ``python -m bench.run --worker
+wrapping OUT CALLS SAMPLES``. It prints one JSON line: per variant the median and best time
+per call over ``SAMPLES`` loops of ``CALLS`` back-to-back calls, and the ratio of the median
+to the direct call's median in the same process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+TOOL = "read"  # a core tool in every benchmark size: one required string, an alias
+ARGS: dict[str, Any] = {"path": "/workspace/notes.md"}
+
+
+# No-op tools return a short text, as tools do: returning None would time building the
+# {"status": "ok"} JSON result instead of the wrapping.
+def _noop(args: dict[str, Any], call: Any) -> str:
+    return "ok"
+
+
+async def _anoop(args: dict[str, Any], call: Any) -> str:
+    return "ok"
+
+
+def _time_sync(fn: Callable[[], object], calls: int, samples: int) -> list[float]:
+    out = []
+    for _ in range(samples):
+        start = time.perf_counter_ns()
+        for _ in range(calls):
+            fn()
+        out.append((time.perf_counter_ns() - start) / calls)
+    return out
+
+
+def _time_async(fn: Callable[[], Awaitable[object]], calls: int, samples: int) -> list[float]:
+    async def loop() -> list[float]:
+        out = []
+        for _ in range(samples):
+            start = time.perf_counter_ns()
+            for _ in range(calls):
+                await fn()
+            out.append((time.perf_counter_ns() - start) / calls)
+        return out
+
+    return asyncio.run(loop())
+
+
+def _stats(per_call: list[float], base: float | None) -> dict[str, Any]:
+    median = statistics.median(per_call)
+    out: dict[str, Any] = {"median_ns": round(median, 1), "best_ns": round(min(per_call), 1)}
+    if base:
+        out["ratio"] = round(median / base, 1)
+    return out
+
+
+def _hooks(rt: Any) -> Any:
+    hooks = rt.HookRunner()
+    hooks.before_tool_call(lambda event, ctx: None)
+    hooks.after_tool_call(lambda event, ctx: None)
+    return hooks
+
+
+def measure(rt: Any, calls: int, samples: int) -> dict[str, Any]:
+    """Every variant, timed in this process."""
+    names = rt.TOOL_NAMES
+    toolset = rt.ToolSet(1 << names.index(TOOL), (TOOL,))
+    ctx = rt.CallContext(agent_id="bench", run_id="r", sender_is_owner=False)
+    call = rt.ToolCall(TOOL, "c", None, ctx)
+    direct = statistics.median(_time_sync(lambda: _noop(ARGS, call), calls, samples))
+    adirect = statistics.median(_time_async(lambda: _anoop(ARGS, call), calls, samples))
+    out: dict[str, Any] = {"tool": TOOL, "calls": calls, "samples": samples,
+                           "direct_sync": {"median_ns": round(direct, 1)},
+                           "direct_async": {"median_ns": round(adirect, 1)}}
+    for validate in (True, False):
+        for hooked in (False, True):
+            hooks = _hooks(rt) if hooked else None
+            sync = rt.wrap(toolset, {TOOL: _noop}, context=ctx, hooks=hooks, validate=validate)
+            asyn = rt.wrap(toolset, {TOOL: _anoop}, context=ctx, hooks=hooks, validate=validate)
+            sync[TOOL].call(ARGS)  # first use: loads the models and warms the caches
+            label = f"{'validated' if validate else 'unvalidated'}_{'hooks' if hooked else 'plain'}"
+            gc.collect()
+            out[f"sync_{label}"] = _stats(
+                _time_sync(lambda t=sync[TOOL]: t.call(ARGS, tool_call_id="c"), calls, samples),
+                direct)
+            out[f"async_{label}"] = _stats(
+                _time_async(lambda t=asyn[TOOL]: t.acall(ARGS, tool_call_id="c"), calls, samples),
+                adirect)
+            if hooks is not None:
+                hooks.wait_idle(60)
+                hooks.close()
+    return out
+
+
+def worker(out: Path, calls: int, samples: int) -> None:
+    sys.path.insert(0, str(out))
+    import importlib  # noqa: PLC0415 - imported from the build directory put on the path
+
+    rt = importlib.import_module("toolc_runtime")
+    print(json.dumps(measure(rt, calls, samples), sort_keys=True))

@@ -1,0 +1,595 @@
+"""Request-time wrapping: the whole path of a tool call (OpenClaw semantics sections 15-18, D2).
+
+``wrap(toolset, implementations, context=...)`` returns the tools a request may call. A call
+does, in order:
+
+1. owner guard: an ``ownerOnly`` tool refuses a caller that is not exactly an owner;
+2. arguments: JSON text or an object; dialect renames undone, parameter aliases mapped, the
+   required groups checked, then strict validation with the generated models;
+3. before_tool_call hooks (their params re-checked as in 2; a block or a failure stops the
+   call); the adjusted params are kept per tool-call id;
+   (exec: the compiled approval policy; an approval is awaited when it asks for one)
+4. abort: the call's signal combined with the run's;
+5. the implementation (sync, or async as a cancellable task);
+6. after_tool_call hooks, fired and not awaited;
+7. any exception but an abort (and a broken build) becomes the standard error result.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Final
+
+from . import PACKAGE_NAME, DataMismatchError
+from ._abort import AbortSignal, abort_message, combine_signals, is_abort, run_cancellable
+from ._approvals import (
+    ApprovalManager,
+    ApprovalWaiter,
+    Decision,
+    ExecApprovalRequest,
+    evaluate_exec,
+)
+from ._bundles import (
+    apply_aliases,
+    decode_arguments,
+    dialect_for,
+    parse_arguments,
+    tool_definitions,
+    tool_name_for,
+    wire_names,
+)
+from ._context import CallContext, ModelCall, ToolCall
+from ._errors import (
+    AbortError,
+    ExecDeniedError,
+    InvalidArgumentsError,
+    ToolBlockedError,
+    ToolNotPermittedError,
+    UnknownToolError,
+)
+from ._hooks import (
+    AdjustedParams,
+    AfterToolCallEvent,
+    BeforeToolCallEvent,
+    HookContext,
+    HookOutcome,
+    HookRunner,
+)
+from ._policy import ToolDefinition, ToolSet, catalog, subset
+from ._results import ToolResult, coerce_result, error_result, mark_untrusted
+from ._validate import checked_args, require_models
+
+EXEC_TOOL: Final = "exec"
+OWNER_ONLY: Final = "Tool restricted to owner senders."
+Implementation = Callable[[dict[str, Any], ToolCall], Any]
+_LOG: Final = logging.getLogger(f"{PACKAGE_NAME}.tools")
+
+
+@dataclass(slots=True)
+class _Trace:
+    """One call's bookkeeping for after_tool_call."""
+
+    name: str
+    tool_call_id: str | None
+    started: float = field(default_factory=time.perf_counter)
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+def describe(error: BaseException) -> str:
+    """The message of an error, as the standard error result carries it."""
+    text = str(error)
+    return text if text.strip() else type(error).__name__
+
+
+class WrappedTool:
+    """One tool of a wrapped set. ``call`` runs a sync implementation, ``acall`` either kind
+    (a sync one runs in the event loop's thread)."""
+
+    __slots__ = ("_impl", "_is_exec", "_tools", "definition", "external", "is_async", "name")
+
+    def __init__(
+        self, tools: WrappedTools, definition: ToolDefinition, impl: Implementation
+    ) -> None:
+        self._tools = tools
+        self._impl = impl
+        self._is_exec = definition.name == EXEC_TOOL
+        self.definition = definition
+        self.name = definition.name
+        self.external = definition.external_content
+        self.is_async = _is_async(impl)
+
+    def call(
+        self,
+        arguments: Mapping[str, Any] | str | bytes,
+        *,
+        tool_call_id: str | None = None,
+        signal: AbortSignal | None = None,
+    ) -> ToolResult:
+        """Run the call's whole path in this thread; the result, or AbortError."""
+        if self.is_async:
+            raise TypeError(f"{self.name} has an async implementation: use acall()")
+        return self._tools._run_sync(self, arguments, tool_call_id, signal)
+
+    async def acall(
+        self,
+        arguments: Mapping[str, Any] | str | bytes,
+        *,
+        tool_call_id: str | None = None,
+        signal: AbortSignal | None = None,
+    ) -> ToolResult:
+        """Run the call's whole path in the running event loop; the result, or AbortError
+        (a cancellation of the caller stays a CancelledError)."""
+        return await self._tools._run_async(self, arguments, tool_call_id, signal)
+
+    def __repr__(self) -> str:
+        return f"WrappedTool({self.name!r}, async={self.is_async})"
+
+
+class WrappedTools(Mapping[str, WrappedTool]):
+    """The tools one request may call, wrapped (a mapping of tool name to WrappedTool).
+
+    ``toolset`` is the resolved set narrowed to the tools that have an implementation: send
+    ``definitions()`` (or ``tool_definitions(tools.toolset, ...)``) and list
+    ``system_prompt_tools(tools.toolset)``, so the model sees exactly what it can call.
+    ``call`` / ``acall`` / ``run`` / ``arun`` take the model's wire names."""
+
+    def __init__(  # noqa: PLR0913 - wrap()'s keywords
+        self,
+        toolset: ToolSet,
+        implementations: Mapping[str, Implementation],
+        *,
+        context: CallContext,
+        hooks: HookRunner | None,
+        signal: AbortSignal | None,
+        approvals: ApprovalManager | None,
+        dialect: str,
+        validate: bool,
+    ) -> None:
+        every = catalog()
+        names = [n for n in toolset.names if n in implementations]
+        self.toolset: Final = subset(toolset, names)
+        self.context: Final = context
+        self.hooks: Final = hooks
+        self.signal: Final = signal
+        self.approvals: Final = approvals
+        self.dialect: Final = dialect
+        self.validate: Final = validate
+        self._tools = {n: WrappedTool(self, every[n], implementations[n]) for n in names}
+        wire = wire_names(dialect)
+        self._by_wire = {wire.get(n, n): tool for n, tool in self._tools.items()}
+
+    # -- the mapping -----------------------------------------------------------------------------
+    def __getitem__(self, name: str) -> WrappedTool:
+        return self._tools[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tools)
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __repr__(self) -> str:
+        return f"WrappedTools({tuple(self._tools)!r}, dialect={self.dialect!r})"
+
+    def definitions(self, *, api: str = "chat") -> list[Mapping[str, Any]]:
+        """The ready-to-send tool list for this set's dialect (``tool_definitions``)."""
+        return tool_definitions(self.toolset, dialect=self.dialect, api=api)
+
+    # -- calls by wire name ----------------------------------------------------------------------
+    def call(
+        self,
+        wire_name: str,
+        arguments: Mapping[str, Any] | str | bytes,
+        *,
+        tool_call_id: str | None = None,
+        signal: AbortSignal | None = None,
+    ) -> ToolResult:
+        """A model's call by the name it used; a name outside this set is an error result."""
+        tool = self._lookup(wire_name)
+        if isinstance(tool, ToolResult):
+            return tool
+        return tool.call(arguments, tool_call_id=tool_call_id, signal=signal)
+
+    async def acall(
+        self,
+        wire_name: str,
+        arguments: Mapping[str, Any] | str | bytes,
+        *,
+        tool_call_id: str | None = None,
+        signal: AbortSignal | None = None,
+    ) -> ToolResult:
+        """``call`` for async code (any implementation)."""
+        tool = self._lookup(wire_name)
+        if isinstance(tool, ToolResult):
+            return tool
+        return await tool.acall(arguments, tool_call_id=tool_call_id, signal=signal)
+
+    def run(
+        self, calls: Iterable[ModelCall], *, signal: AbortSignal | None = None
+    ) -> list[ToolResult]:
+        """Run a model turn's calls in order (see the SDK adapters for ``calls``)."""
+        return [self.call(c.name, c.arguments, tool_call_id=c.id, signal=signal) for c in calls]
+
+    async def arun(
+        self, calls: Iterable[ModelCall], *, signal: AbortSignal | None = None
+    ) -> list[ToolResult]:
+        """``run`` for async code: the calls one after another, in order."""
+        return [
+            await self.acall(c.name, c.arguments, tool_call_id=c.id, signal=signal) for c in calls
+        ]
+
+    def _lookup(self, wire_name: str) -> WrappedTool | ToolResult:
+        tool = self._by_wire.get(wire_name)
+        if tool is not None:
+            return tool
+        try:
+            name = tool_name_for(wire_name, self.dialect)
+        except UnknownToolError as exc:
+            _LOG.warning("[tools] %s", exc.message)
+            return error_result(wire_name, exc.message)
+        message = f"Tool {name} is not available to this request"
+        _LOG.warning("[tools] %s", message)
+        return error_result(name, message)
+
+    # -- the path of one call --------------------------------------------------------------------
+    def _run_sync(
+        self,
+        tool: WrappedTool,
+        arguments: object,
+        tool_call_id: str | None,
+        call_signal: AbortSignal | None,
+    ) -> ToolResult:
+        trace = _Trace(tool.name, tool_call_id)
+        signal, detach = combine_signals(call_signal, self.signal)
+        try:
+            params = self._prepare(tool, arguments, signal, trace)  # 1, 2
+            params = self._hooked(tool, params, trace)  # 3
+            self._approved(tool, params, signal)  # exec approvals
+            if signal is not None:
+                _check(signal)  # 4
+            value = tool._impl(params, ToolCall(tool.name, tool_call_id, signal, self.context))
+            if _awaitable(value):
+                _discard(value)
+                raise TypeError(f"{tool.name} returned an awaitable: call it with acall()")
+            if signal is not None:
+                _check(signal)  # aborted while it ran: its result does not count
+            result = self._finish(tool, value)
+        except Exception as exc:
+            result = self._recover(tool.name, exc, signal, trace, self._fire_sync)  # 7
+        finally:
+            detach()
+        if self.hooks is not None:
+            self._fire_sync(trace, result, None)  # 6
+        return result
+
+    async def _run_async(
+        self,
+        tool: WrappedTool,
+        arguments: object,
+        tool_call_id: str | None,
+        call_signal: AbortSignal | None,
+    ) -> ToolResult:
+        trace = _Trace(tool.name, tool_call_id)
+        signal, detach = combine_signals(call_signal, self.signal)
+        try:
+            params = self._prepare(tool, arguments, signal, trace)  # 1, 2
+            params = await self._ahooked(tool, params, trace)  # 3
+            await self._aapproved(tool, params, signal)  # exec approvals
+            _check(signal)  # 4
+            value = tool._impl(params, ToolCall(tool.name, tool_call_id, signal, self.context))
+            if _awaitable(value):
+                value = await run_cancellable(value, signal)
+            _check(signal)
+            result = self._finish(tool, value)
+        except Exception as exc:
+            result = self._recover(tool.name, exc, signal, trace, self._fire_async)  # 7
+        except BaseException:  # a cancelled caller: report the end, then let it through
+            self._fire_async(trace, None, abort_message(None))
+            raise
+        finally:
+            detach()
+        self._fire_async(trace, result, None)  # 6
+        return result
+
+    def _hooked(self, tool: WrappedTool, params: dict[str, Any], trace: _Trace) -> dict[str, Any]:
+        """Step 3 in this thread (async handlers on a private loop)."""
+        hooks = self.hooks
+        if hooks is None:
+            return params
+        if not hooks.has_before:
+            return self._adjusted(tool, HookOutcome(False, None, params, False), trace)
+        event = self._before_event(tool, params, trace)
+        return self._adjusted(tool, hooks.run_before(event, self._ctx(trace)), trace)
+
+    async def _ahooked(
+        self, tool: WrappedTool, params: dict[str, Any], trace: _Trace
+    ) -> dict[str, Any]:
+        """Step 3 in the running event loop."""
+        hooks = self.hooks
+        if hooks is None:
+            return params
+        if not hooks.has_before:
+            return self._adjusted(tool, HookOutcome(False, None, params, False), trace)
+        event = self._before_event(tool, params, trace)
+        return self._adjusted(tool, await hooks.arun_before(event, self._ctx(trace)), trace)
+
+    def _approved(
+        self, tool: WrappedTool, params: Mapping[str, Any], signal: AbortSignal | None
+    ) -> None:
+        """The exec policy; a pending approval is waited for in this thread."""
+        if not tool._is_exec:
+            return
+        waiter = self._gate(tool, params)
+        if waiter is not None:
+            detach = self._abort_ends_wait(waiter, signal)
+            try:
+                _decided(params, waiter.wait())
+            finally:
+                detach()
+
+    async def _aapproved(
+        self, tool: WrappedTool, params: Mapping[str, Any], signal: AbortSignal | None
+    ) -> None:
+        """The exec policy; a pending approval is awaited."""
+        if not tool._is_exec:
+            return
+        waiter = self._gate(tool, params)
+        if waiter is not None:
+            detach = self._abort_ends_wait(waiter, signal)
+            try:
+                _decided(params, await waiter.wait_async())
+            finally:
+                detach()
+
+    def _prepare(
+        self, tool: WrappedTool, arguments: object, signal: AbortSignal | None, trace: _Trace
+    ) -> dict[str, Any]:
+        """Steps 1 and 2 (an aborted signal stops the call before anything runs)."""
+        if signal is not None:
+            _check(signal)
+        if tool.definition.owner_only and self.context.sender_is_owner is not True:
+            raise ToolNotPermittedError(OWNER_ONLY, tool=tool.name)
+        args = parse_arguments(tool.name, arguments)
+        trace.params = args
+        args = decode_arguments(tool.name, args, self.dialect)
+        return checked_args(tool.name, args) if self.validate else args
+
+    def _before_event(
+        self, tool: WrappedTool, params: dict[str, Any], trace: _Trace
+    ) -> BeforeToolCallEvent:
+        trace.params = params
+        return BeforeToolCallEvent(
+            tool_name=tool.name,
+            params=MappingProxyType(params),
+            tool_call_id=trace.tool_call_id,
+            run_id=self.context.run_id,
+        )
+
+    def _ctx(self, trace: _Trace) -> HookContext:
+        c = self.context
+        return HookContext(
+            tool_name=trace.name,
+            tool_call_id=trace.tool_call_id,
+            run_id=c.run_id,
+            agent_id=c.agent_id,
+            session_key=c.session_key,
+            session_id=c.session_id,
+        )
+
+    def _adjusted(self, tool: WrappedTool, outcome: HookOutcome, trace: _Trace) -> dict[str, Any]:
+        """Step 3's verdict: blocked, or the params to run with (hook params re-checked)."""
+        if outcome.blocked:
+            raise ToolBlockedError(outcome.reason or "", tool=tool.name)
+        params = dict(outcome.params)
+        if outcome.changed:
+            params = apply_aliases(tool.name, params)
+            params = checked_args(tool.name, params) if self.validate else params
+        trace.params = params
+        if self.hooks is not None and trace.tool_call_id is not None:
+            key = AdjustedParams.key(trace.tool_call_id, self.context.run_id)
+            self.hooks.adjusted_params.put(key, params)
+        return params
+
+    def _gate(self, tool: WrappedTool, params: Mapping[str, Any]) -> ApprovalWaiter | None:
+        """The exec policy: refuse, let through (None), or the approval to wait for."""
+        command = params.get("command")
+        if not isinstance(command, str):
+            raise InvalidArgumentsError("exec: command must be a string", tool=tool.name)
+        cwd = params.get("workdir")
+        verdict = evaluate_exec(
+            command,
+            self.context,
+            host=params.get("host"),
+            security=params.get("security"),
+            ask=params.get("ask"),
+            cwd=cwd if isinstance(cwd, str) else None,
+            approvals=self.approvals,
+        )
+        if verdict.denied is not None:
+            raise ExecDeniedError(verdict.denied, tool=tool.name)
+        if not verdict.requires_approval:
+            return None
+        if self.approvals is None:
+            raise ExecDeniedError(
+                "exec denied: approval required, and no approver is set up", tool=tool.name
+            )
+        waiter = self.approvals.request(
+            ExecApprovalRequest(
+                command=command,
+                cwd=cwd if isinstance(cwd, str) else None,
+                host=verdict.host,
+                security=verdict.security,
+                ask=verdict.ask,
+                agent_id=verdict.agent_key,
+                session_key=self.context.session_key,
+                resolved_path=verdict.executable if verdict.analysis.ok else None,
+            )
+        )
+        return waiter
+
+    def _abort_ends_wait(
+        self, waiter: ApprovalWaiter, signal: AbortSignal | None
+    ) -> Callable[[], None]:
+        """An abort expires the pending approval, which wakes the wait (step 4 then raises)."""
+        approvals = self.approvals
+        if signal is None or approvals is None:
+            return _nothing
+        return signal.on_abort(lambda: approvals.expire(waiter.id, "aborted"))
+
+    def _finish(self, tool: WrappedTool, value: object) -> ToolResult:
+        result = coerce_result(tool.name, value)
+        return mark_untrusted(result, source=tool.definition.label) if tool.external else result
+
+    def _recover(
+        self,
+        name: str,
+        exc: Exception,
+        signal: AbortSignal | None,
+        trace: _Trace,
+        fire: Callable[[_Trace, ToolResult | None, str | None], None],
+    ) -> ToolResult:
+        """Step 7: the standard error result, except for an abort or a broken build."""
+        if isinstance(exc, DataMismatchError):
+            raise exc
+        if is_abort(exc, signal):
+            abort = (
+                exc if isinstance(exc, AbortError) else AbortError(abort_message(signal), tool=name)
+            )
+            fire(trace, None, abort.message)
+            raise abort from (None if abort is exc else exc)
+        message = describe(exc)
+        _LOG.error("[tools] %s failed: %s", name, message)
+        return error_result(name, message)
+
+    # -- after_tool_call ---------------------------------------------------------------------------
+    def _after_event(
+        self, trace: _Trace, result: ToolResult | None, error: str | None
+    ) -> AfterToolCallEvent | None:
+        hooks = self.hooks
+        if hooks is None:
+            return None
+        params = trace.params
+        if trace.tool_call_id is not None:  # OpenClaw's consumer of the adjusted params
+            key = AdjustedParams.key(trace.tool_call_id, self.context.run_id)
+            adjusted = hooks.adjusted_params.consume(key)
+            params = adjusted if adjusted is not None else params
+        if not hooks.has_after:
+            return None
+        if error is None and result is not None and result.is_error:
+            error = str(result.details.get("error", ""))
+        return AfterToolCallEvent(
+            tool_name=trace.name,
+            params=params,
+            tool_call_id=trace.tool_call_id,
+            run_id=self.context.run_id,
+            result=result,
+            error=error,
+            duration_ms=(time.perf_counter() - trace.started) * 1000,
+        )
+
+    def _fire_sync(self, trace: _Trace, result: ToolResult | None, error: str | None) -> None:
+        event = self._after_event(trace, result, error)
+        if event is not None and self.hooks is not None:
+            self.hooks.fire_after(event, self._ctx(trace))
+
+    def _fire_async(self, trace: _Trace, result: ToolResult | None, error: str | None) -> None:
+        event = self._after_event(trace, result, error)
+        if event is not None and self.hooks is not None:
+            self.hooks.afire_after(event, self._ctx(trace))
+
+
+def _nothing() -> None:
+    return None
+
+
+def _check_context(ctx: CallContext) -> None:
+    """Refuse ill-typed context values (TypeError naming the field): a malformed owner flag
+    or id is never read as anything."""
+    if not isinstance(ctx, CallContext):
+        raise TypeError(f"context must be a CallContext, got {type(ctx).__name__}")
+    if ctx.sender_is_owner is not None and not isinstance(ctx.sender_is_owner, bool):
+        raise TypeError(f"sender_is_owner must be a bool or None, got {ctx.sender_is_owner!r}")
+    for name in ("agent_id", "session_key", "session_id", "run_id", "model_provider", "model_id"):
+        value = getattr(ctx, name)
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a str or None, got {type(value).__name__}")
+
+
+def _awaitable(value: object) -> Any:
+    """``inspect.isawaitable`` for the values tools return, without its ABC check."""
+    return inspect.iscoroutine(value) or hasattr(type(value), "__await__")
+
+
+def _is_async(impl: object) -> bool:
+    """A coroutine function, or an object whose ``__call__`` is one."""
+    return inspect.iscoroutinefunction(impl) or inspect.iscoroutinefunction(type(impl).__call__)
+
+
+def _check(signal: AbortSignal | None) -> None:
+    if signal is not None and signal.aborted:
+        raise AbortError(abort_message(signal))
+
+
+def _decided(params: Mapping[str, Any], decision: Decision | None) -> None:
+    """An approval's outcome: allow-once and allow-always run the command."""
+    if decision in ("allow-once", "allow-always"):
+        return
+    why = "user-denied" if decision == "deny" else "approval-timeout"
+    raise ExecDeniedError(f"Exec denied ({why}): {params.get('command')}", tool=EXEC_TOOL)
+
+
+def _discard(value: object) -> None:
+    close = getattr(value, "close", None)
+    if callable(close):
+        close()
+
+
+def wrap(  # noqa: PLR0913 - one keyword per part of the request path
+    toolset: ToolSet,
+    implementations: Mapping[str, Implementation],
+    *,
+    context: CallContext | None = None,
+    hooks: HookRunner | None = None,
+    signal: AbortSignal | None = None,
+    approvals: ApprovalManager | None = None,
+    dialect: str | None = None,
+    validate: bool = True,
+) -> WrappedTools:
+    """Wrap the gateway's implementations (tool name -> ``fn(args, call)``, sync or async)
+    for the tools ``toolset`` holds; tools without an implementation are left out.
+
+    ``context`` says who calls (owner guard, hooks, exec approvals; its model provider and
+    model choose the dialect unless ``dialect`` is given), ``hooks`` runs before/after
+    handlers, ``signal`` is the run's abort signal, ``approvals`` decides exec calls the
+    policy asks about (without it they are refused). ``validate=False`` skips the model
+    validation of step 2 (then nothing outside the standard library is used); with it,
+    pydantic v2 must be installed (ImportError saying so). An implementation for a name that
+    is no tool of this build is an UnknownToolError.
+    """
+    if not isinstance(toolset, ToolSet):
+        raise TypeError(f"toolset must be a ToolSet from resolve(), got {type(toolset).__name__}")
+    ctx = context if context is not None else CallContext()
+    _check_context(ctx)
+    every = catalog()
+    for name, impl in implementations.items():
+        if name not in every:
+            raise UnknownToolError(f"no tool {name!r} in this build", tool=name)
+        if not callable(impl):
+            raise TypeError(f"the implementation of {name} is not callable")
+    if validate:
+        require_models()
+    return WrappedTools(
+        toolset,
+        implementations,
+        context=ctx,
+        hooks=hooks,
+        signal=signal,
+        approvals=approvals,
+        dialect=dialect or dialect_for(ctx.model_provider, ctx.model_id),
+        validate=validate,
+    )

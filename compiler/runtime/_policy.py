@@ -1,0 +1,764 @@
+"""Which tools a request sees: the compiled tables beside the runtime, evaluated per request.
+
+All policy layers were resolved at build time into ``tables.json``; a request only parses its
+session key, matches the sender and intersects a few precomputed bitsets. Standard library
+only; thread-safe (the only shared mutable state is caches whose entries are immutable and
+recomputable).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Iterator, Mapping
+from types import MappingProxyType
+from typing import Any, Final, NamedTuple
+
+from . import read_verified
+
+_CACHE_LIMIT: Final = 4096
+
+
+class ToolDefinition(NamedTuple):
+    """One tool of the catalog, as the definitions declare it."""
+
+    name: str
+    label: str
+    summary: str
+    description: str
+    parameters: Mapping[str, Any]
+    owner_only: bool
+    plugin: str | None
+    optional: bool
+    channel: str | None
+    groups: tuple[str, ...]
+    param_aliases: Mapping[str, str]
+    wire_names: Mapping[str, str]
+    model: str  # the pydantic model class in ``models.py`` (see validate_args)
+    external_content: bool  # results are outside content, wrapped as untrusted
+
+
+class ToolSet:
+    """The tools one request sees, in catalog order."""
+
+    __slots__ = ("_by_name", "bits", "names")
+
+    def __init__(self, bits: int, names: tuple[str, ...]) -> None:
+        self.bits: Final = bits
+        self.names: Final = names
+        self._by_name: dict[str, ToolDefinition] | None = None
+
+    def _definitions(self) -> dict[str, ToolDefinition]:
+        if self._by_name is None:
+            every = catalog()
+            self._by_name = {n: every[n] for n in self.names}
+        return self._by_name
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._definitions()
+
+    def __getitem__(self, name: str) -> ToolDefinition:
+        return self._definitions()[name]
+
+    def __iter__(self) -> Iterator[ToolDefinition]:
+        return iter(self._definitions().values())
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __repr__(self) -> str:
+        return f"ToolSet({self.names!r})"
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _definition(raw: Mapping[str, Any]) -> ToolDefinition:
+    return ToolDefinition(
+        name=raw["name"],
+        label=raw["label"],
+        summary=raw["summary"],
+        description=raw["description"],
+        parameters=_freeze(raw["parameters"]),
+        owner_only=raw["ownerOnly"],
+        plugin=raw["plugin"],
+        optional=raw["optional"],
+        channel=raw["channel"],
+        groups=tuple(raw["groups"]),
+        param_aliases=MappingProxyType(dict(raw["paramAliases"])),
+        wire_names=MappingProxyType(dict(raw["wireNames"])),
+        model=raw["model"],
+        external_content=raw["externalContent"],
+    )
+
+
+# Both data files are checked at import; the catalog is parsed on first use (the hot path
+# needs only names), so importing stays fast for large catalogs.
+_CATALOG_BYTES: Final = read_verified("catalog.json")
+_CATALOG: list[Mapping[str, ToolDefinition]] = []
+
+
+def catalog() -> Mapping[str, ToolDefinition]:
+    if not _CATALOG:
+        tools = json.loads(_CATALOG_BYTES)["tools"]
+        _CATALOG.append(MappingProxyType({raw["name"]: _definition(raw) for raw in tools}))
+    return _CATALOG[0]
+
+
+# -- tables ---------------------------------------------------------------------------------
+# Bitsets are stored as "start.length.start.length..." runs, layers as "witness.allow.deny"
+# and stacks as "mention.fixed.layer.layer..." (indices): strings parse far faster than lists.
+# Bitsets, stacks and agent records are decoded on first use and kept (decoding is idempotent,
+# so a race between threads only repeats work).
+Layer = tuple[int, int, int]  # (witness, allow_pass, deny_pass); witness -1 never strips
+
+
+class Stack(NamedTuple):
+    mention: int  # optional plugin tools its allow lists name
+    fixed: int  # the AND of its layers that never strip
+    layers: tuple[Layer, ...]  # layers that may strip
+
+
+class ProviderEntry(NamedTuple):
+    stack: Stack
+    profile: int
+    also: int
+
+
+class AgentRecord(NamedTuple):
+    stack: Stack
+    by_provider: dict[str, ProviderEntry]
+    sandbox: Stack
+    apply_patch: int  # index into _AP_VARIANTS
+    exec_policy: int  # index into _EXEC_VARIANTS
+
+
+_T: Final = json.loads(read_verified("tables.json"))
+TOOL_NAMES: Final[tuple[str, ...]] = tuple(_T["tools"])
+_RAW_BITS: Final[list[str]] = _T["bitsets"]
+_RAW_LAYERS: Final[list[str]] = _T["layers"]
+_RAW_STACKS: Final[list[str]] = _T["stacks"]
+_RAW_AGENTS: Final[list[dict[str, Any]]] = _T["agent_records"]
+_BITS: Final[list[int | None]] = [None] * len(_RAW_BITS)
+_STACKS: Final[list[Stack | None]] = [None] * len(_RAW_STACKS)
+_AGENT_RECORDS: Final[list[AgentRecord | None]] = [None] * len(_RAW_AGENTS)
+
+
+def _bits(index: int) -> int:
+    bits = _BITS[index]
+    if bits is None:
+        raw = _RAW_BITS[index]
+        runs = [int(x) for x in raw.split(".")] if raw else []
+        bits = 0
+        for k in range(0, len(runs), 2):
+            bits |= ((1 << runs[k + 1]) - 1) << runs[k]
+        _BITS[index] = bits
+    return bits
+
+
+def _layer(index: int) -> Layer:
+    witness, allow_pass, deny_pass = (int(x) for x in _RAW_LAYERS[index].split("."))
+    return (-1 if witness < 0 else _bits(witness), _bits(allow_pass), _bits(deny_pass))
+
+
+def _stack(index: int) -> Stack:
+    stack = _STACKS[index]
+    if stack is None:
+        raw = [int(x) for x in _RAW_STACKS[index].split(".")]
+        layers = tuple(_layer(i) for i in raw[2:])
+        stack = _STACKS[index] = Stack(_bits(raw[0]), _bits(raw[1]), layers)
+    return stack
+
+
+_NO_LAYER: Final = Stack(0, -1, ())
+
+
+def _maybe_stack(index: int | None) -> Stack | None:
+    """None: not configured; -1: configured without lists (no layer)."""
+    if index is None:
+        return None
+    return _NO_LAYER if index < 0 else _stack(index)
+
+
+def _provider_entry(raw: list[int]) -> ProviderEntry:
+    return ProviderEntry(_stack(raw[0]), raw[1], raw[2])
+
+
+def _agent_at(index: int) -> AgentRecord:
+    record = _AGENT_RECORDS[index]
+    if record is None:
+        raw = _RAW_AGENTS[index]
+        by_provider = {k: _provider_entry(v) for k, v in raw["bp"].items()}
+        record = AgentRecord(
+            _stack(raw["stack"]),
+            by_provider,
+            _stack(raw["sandbox"]),
+            int(raw["ap"]),
+            int(raw["ex"]),
+        )
+        _AGENT_RECORDS[index] = record
+    return record
+
+
+_ALWAYS: Final = _bits(_T["masks"]["always"])
+_NON_OPTIONAL: Final = _bits(_T["masks"]["non_optional"])
+_NON_OWNER: Final = _bits(_T["masks"]["non_owner"])
+_AGENTS: Final[dict[str, int]] = _T["agents"]
+_NO_AGENT: Final = _agent_at(0)  # no agent, or an undeclared one: the global policy only
+_GLOBAL_BP: Final = {k: _provider_entry(v) for k, v in _T["global_bp"].items()}
+# [profile][alsoAllow choice + 1] -> stack index, -1 for no step (decoded on use)
+_PROVIDER_PROFILES: Final[list[list[int]]] = _T["provider_profiles"]
+# (bits, providers, models, channels, excluded channels); None = no condition
+_Keys = frozenset[str] | None
+Gate = tuple[int, _Keys, _Keys, _Keys, _Keys]
+
+
+def _keyset(values: list[str] | None) -> frozenset[str] | None:
+    return None if values is None else frozenset(values)
+
+
+_GATES: Final[list[Gate]] = [
+    (
+        _bits(g["bits"]),
+        _keyset(g["providers"]),
+        _keyset(g["models"]),
+        _keyset(g["channels"]),
+        _keyset(g["exclude_channels"]),
+    )
+    for g in _T["gates"]
+]
+# apply_patch also needs its agent's tools.exec.applyPatch: [enabled, allowModels | None]
+_AP_BIT: Final = 0 if _T["apply_patch"]["bit"] < 0 else 1 << int(_T["apply_patch"]["bit"])
+_AP_VARIANTS: Final[list[tuple[bool, tuple[str, ...] | None]]] = [
+    (bool(enabled), None if models is None else tuple(models))
+    for enabled, models in _T["apply_patch"]["variants"]
+]
+# tools.exec approval policies: (host, security, ask, allowlist patterns)
+ExecVariant = tuple[str, str, str, tuple[str, ...]]
+_EXEC_VARIANTS: Final[list[ExecVariant]] = [
+    (str(host), str(security), str(ask), tuple(patterns))
+    for host, security, ask, patterns in _T["exec"]["variants"]
+]
+_MISSING: Final = object()
+# channel -> JSON text (parsed on first use) of {"groups": GROUP_MAP | None,
+# "accounts": {id: GROUP_MAP | None}, "accounts_folded": {lowercased id: ...},
+# "topics": bool (Telegram chat:topic ids), "e164": bool (e164 sender keys apply)}
+# GROUP_MAP = {"exact": {id: ENTRY}, "folded": {lowercased id: ENTRY}} where "folded" is
+# filled only for channels whose groups ignore case (IRC); ENTRY = [tools stack] or
+# [tools stack, id bucket, e164 bucket, username bucket, name bucket, wildcard stack].
+_RAW_CHANNELS: Final[dict[str, str]] = _T["channels"]
+_CHANNELS: Final[dict[str, dict[str, Any]]] = {}
+
+
+def _channel(name: str) -> dict[str, Any] | None:
+    channel = _CHANNELS.get(name)
+    if channel is None:
+        raw = _RAW_CHANNELS.get(name)
+        if raw is None:
+            return None
+        channel = _CHANNELS[name] = json.loads(raw)
+    return channel
+
+
+_SUBAGENT_NONLEAF: Final = _stack(_T["subagent"]["stacks"][0])
+_SUBAGENT_LEAF: Final = _stack(_T["subagent"]["stacks"][1])
+_LEAF_DEPTH: Final = max(1, int(_T["subagent"]["max_spawn_depth"]))
+del _T
+
+# -- request checking and parsing -----------------------------------------------------------
+_ID_OK: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+_ID_BAD_RUN: Final = re.compile(r"[^a-z0-9_-]+")
+_TELEGRAM_CHAT: Final = re.compile(r"-?[0-9]+")
+_TELEGRAM_TOPIC: Final = re.compile(r"[0-9]+")
+_CHANNEL_ALIASES: Final = {
+    "imsg": "imessage",
+    "internet-relay-chat": "irc",
+    "google-chat": "googlechat",
+    "gchat": "googlechat",
+}
+_STRING_KEYS: Final = (
+    "agent_id",
+    "session_key",
+    "spawned_by",
+    "model_provider",
+    "model_id",
+    "message_provider",
+    "account_id",
+    "group_id",
+    "sender_id",
+    "sender_e164",
+    "sender_username",
+    "sender_name",
+)
+
+
+def _check(values: Mapping[str, object]) -> None:
+    """Refuse ill-typed context values (TypeError naming the keyword): a malformed value is
+    never read as "allow more". Blank strings are treated as absent by the caller."""
+    for key in _STRING_KEYS:
+        value = values[key]
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{key} must be a str or None, got {type(value).__name__}")
+    for key in ("sender_is_owner", "sandboxed"):
+        value = values[key]
+        if value is not None and not isinstance(value, bool):
+            raise TypeError(f"{key} must be a bool or None, got {type(value).__name__}")
+    depth = values["spawn_depth"]
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
+        raise TypeError(f"spawn_depth must be a non-negative int or None, got {depth!r}")
+
+
+def _text(value: str | None) -> str | None:
+    """A context string, or None when it is absent or blank."""
+    return value if value is not None and value.strip() else None
+
+
+class _Session(NamedTuple):
+    agent: str | None  # the agent id of an ``agent:ID:...`` key, normalized
+    channel: str | None
+    group: str | None
+    is_subagent: bool
+    depth: int
+
+
+_NO_SESSION: Final = _Session(None, None, None, False, 0)
+_SESSIONS: dict[str, _Session] = {}
+_AGENT_CACHE: dict[str, AgentRecord] = {}
+
+
+def _normalize_id(raw: str) -> str:
+    value = raw.strip().lower()
+    if not _ID_OK.fullmatch(value):
+        value = _ID_BAD_RUN.sub("-", value).strip("-")[:64]
+    return value
+
+
+def _agent_record(raw: str) -> AgentRecord:
+    """The declared agent a normalized id names, else the no-agent record."""
+    record = _AGENT_CACHE.get(raw)
+    if record is None:
+        index = _AGENTS.get(_normalize_id(raw) or "main")
+        record = _NO_AGENT if index is None else _agent_at(index)
+        if len(_AGENT_CACHE) >= _CACHE_LIMIT:
+            _AGENT_CACHE.clear()
+        _AGENT_CACHE[raw] = record
+    return record
+
+
+def _request_agent(agent_id: str | None, session_key: str | None, session: _Session) -> str | None:
+    """The raw id of the request's agent: ``agent_id``, else the session key's agent (``main``
+    when the key names none); None without either."""
+    if agent_id is not None:
+        return agent_id
+    if session_key is not None:
+        return session.agent or "main"
+    return None
+
+
+def exec_config(agent_id: str | None, session_key: str | None) -> tuple[str | None, ExecVariant]:
+    """The request agent's ``tools.exec`` approval policy (the global one without a declared
+    agent): (the agent's normalized id or None, (host, security, ask, allowlist))."""
+    if agent_id is not None and not isinstance(agent_id, str):
+        raise TypeError(f"agent_id must be a str or None, got {type(agent_id).__name__}")
+    if session_key is not None and not isinstance(session_key, str):
+        raise TypeError(f"session_key must be a str or None, got {type(session_key).__name__}")
+    key = _text(session_key)
+    raw = _request_agent(_text(agent_id), key, _session(key) if key else _NO_SESSION)
+    if raw is None:
+        return None, _EXEC_VARIANTS[_NO_AGENT.exec_policy]
+    agent = _normalize_id(raw) or "main"
+    return (agent if agent in _AGENTS else None), _EXEC_VARIANTS[_agent_record(raw).exec_policy]
+
+
+def _group_context(raw: str) -> tuple[str | None, str | None]:
+    """(channel, group id) of a group session key (OpenClaw's case rules)."""
+    lower = raw.lower()
+    cut = max(lower.rfind(":thread:"), lower.rfind(":topic:"))
+    if cut > 0:
+        raw = raw[:cut].strip() or raw
+    parts = [p for p in raw.split(":") if p]
+    body = parts[2:] if parts and parts[0] == "agent" else parts
+    if body and body[0] == "subagent":
+        body = body[1:]
+    if len(body) < 3 or body[1] not in ("group", "channel"):
+        return None, None
+    group = ":".join(body[2:]).strip()
+    if not group:
+        return None, None
+    return body[0].strip().lower(), group
+
+
+def _parse_session(key: str) -> _Session:
+    raw = key.strip()
+    lower = raw.lower()
+    parts = [p for p in lower.split(":") if p]
+    agent = rest = None
+    if len(parts) >= 3 and parts[0] == "agent" and parts[1].strip():
+        agent, rest = parts[1].strip(), ":".join(parts[2:])
+    is_sub = lower.startswith("subagent:") or (rest is not None and rest.startswith("subagent:"))
+    channel, group = _group_context(raw)
+    return _Session(agent, channel, group, is_sub, lower.count(":subagent:"))
+
+
+def _session(key: str) -> _Session:
+    session = _SESSIONS.get(key)
+    if session is None:
+        session = _parse_session(key)
+        if len(_SESSIONS) >= _CACHE_LIMIT:
+            _SESSIONS.clear()
+        _SESSIONS[key] = session
+    return session
+
+
+def _model_in(models: frozenset[str], provider: str | None, model: str | None) -> bool:
+    if not model:
+        return False
+    return model in models or ("/" not in model and f"{provider}/{model}" in models)
+
+
+def _sender_stack(
+    entry: list[Any],
+    sender_id: str | None,
+    e164: str | None,
+    username: str | None,
+    name: str | None,
+) -> Stack | bool | None:
+    """The matching toolsBySender rule (id, e164, username, name, then ``*``), else False."""
+    ids: dict[str, int] = entry[1]
+    if sender_id is not None and sender_id.strip():
+        sid = sender_id.strip().lower()
+        hit = ids.get(sid)
+        if hit is None and sid.startswith("@"):
+            hit = ids.get(sid[1:])
+        if hit is not None:
+            return _maybe_stack(hit)
+    for value, bucket, strip_at in (
+        (e164, entry[2], False),
+        (username, entry[3], True),
+        (name, entry[4], False),
+    ):
+        if value is not None and value.strip():
+            norm = value.strip().lower()
+            hit = bucket.get(norm.removeprefix("@") if strip_at else norm)
+            if hit is not None:
+                return _maybe_stack(hit)
+    return False if entry[5] is None else _maybe_stack(entry[5])
+
+
+def _group_ids(group: str, topics: bool) -> tuple[str, ...]:
+    """The ids a channel's resolver tries: a Telegram topic's chat id, then the id itself."""
+    gid = group.strip()
+    if topics:
+        parts = [p for p in gid.split(":") if p]
+        chat = None
+        if (
+            len(parts) >= 3
+            and parts[1] == "topic"
+            and _TELEGRAM_CHAT.fullmatch(parts[0])
+            and _TELEGRAM_TOPIC.fullmatch(parts[2])
+        ) or (
+            len(parts) >= 2
+            and _TELEGRAM_CHAT.fullmatch(parts[0])
+            and _TELEGRAM_TOPIC.fullmatch(parts[1])
+        ):
+            chat = parts[0]
+        if chat is not None and chat != gid:
+            return (chat, gid)
+    return (gid,)
+
+
+def _account_id(raw: str | None) -> str:
+    """OpenClaw's account id normalization; absent or blank is ``default``."""
+    value = _normalize_id(raw) if raw is not None and raw.strip() else ""
+    if not value or value in ("__proto__", "prototype", "constructor"):
+        return "default"
+    return value
+
+
+def _group_stack(
+    channel: str,
+    group: str,
+    account_id: str | None,
+    sender: tuple[str | None, str | None, str | None, str | None],
+) -> Stack | None:
+    ch = _channel(channel)
+    if ch is None:
+        return None
+    gmap = ch["groups"]
+    account = _account_id(account_id)
+    acc = ch["accounts"].get(account, _MISSING)
+    if acc is _MISSING:
+        acc = ch["accounts_folded"].get(account, _MISSING)
+    if acc is not _MISSING and acc is not None:
+        gmap = acc
+    if gmap is None:
+        return None
+    if not ch["e164"]:
+        sender = (sender[0], None, sender[2], sender[3])
+    exact: dict[str, list[Any]] = gmap["exact"]
+    default = exact.get("*")
+    for gid in _group_ids(group, ch["topics"]):
+        specific = exact.get(gid)
+        if specific is None and gmap["folded"]:
+            specific = gmap["folded"].get(gid.lower())
+        for entry in (specific, default):
+            if entry is None:
+                continue
+            if len(entry) > 1:
+                hit = _sender_stack(entry, *sender)
+                if hit is not False:
+                    return hit  # type: ignore[return-value]
+            if entry[0] is not None:
+                return _maybe_stack(entry[0])
+    return None
+
+
+_RESULTS: dict[int, ToolSet] = {}
+_INDEX: Final = {name: i for i, name in enumerate(TOOL_NAMES)}
+
+
+def subset(toolset: ToolSet, names: Collection[str]) -> ToolSet:
+    """The tools of ``toolset`` that ``names`` holds, as a ToolSet (catalog order)."""
+    bits = 0
+    for name in names:
+        if name in toolset.names:
+            bits |= 1 << _INDEX[name]
+    return _toolset(bits)
+
+
+def _toolset(bits: int) -> ToolSet:
+    result = _RESULTS.get(bits)
+    if result is None:
+        names = []
+        digits = bin(bits)[:1:-1]  # bit i is character i
+        i = digits.find("1")
+        while i >= 0:
+            names.append(TOOL_NAMES[i])
+            i = digits.find("1", i + 1)
+        result = ToolSet(bits, tuple(names))
+        if len(_RESULTS) >= _CACHE_LIMIT:
+            _RESULTS.clear()
+        _RESULTS[bits] = result
+    return result
+
+
+_PRESENT: dict[int, dict[str | None, dict[str | None, dict[str | None, int]]]] = {}
+_PRESENT_SIZE: list[int] = [0]
+
+
+def _present(variant: int, provider: str | None, model: str | None, channel: str | None) -> int:
+    """Tools that exist for this apply_patch config, provider, model and message channel
+    (cached, nested by input)."""
+    by_provider = _PRESENT.get(variant)
+    if by_provider is not None:
+        by_model = by_provider.get(provider)
+        if by_model is not None:
+            by_channel = by_model.get(model)
+            if by_channel is not None:
+                cached = by_channel.get(channel)
+                if cached is not None:
+                    return cached
+    present = _gates(provider, model, channel)
+    if present & _AP_BIT and not _apply_patch_ok(variant, provider, model):
+        present &= ~_AP_BIT
+    if _PRESENT_SIZE[0] >= _CACHE_LIMIT:
+        _PRESENT.clear()
+        _PRESENT_SIZE[0] = 0
+    level = _PRESENT.setdefault(variant, {}).setdefault(provider, {})
+    level.setdefault(model, {})[channel] = present
+    _PRESENT_SIZE[0] += 1
+    return present
+
+
+def _apply_patch_ok(variant: int, provider: str | None, model: str | None) -> bool:
+    """``applyPatch.enabled`` is true and the model passes ``allowModels`` (if any)."""
+    enabled, models = _AP_VARIANTS[variant]
+    if not enabled:
+        return False
+    if not models:
+        return True
+    if not model:
+        return False
+    full = model if "/" in model or not provider else f"{provider}/{model}"
+    return any(m and m in (model, full) for m in models)
+
+
+def _gates(provider: str | None, model: str | None, channel: str | None) -> int:
+    present: int = _ALWAYS
+    for bits, providers, models, channels, excluded in _GATES:
+        if providers is not None and provider not in providers:
+            continue
+        if channels is not None and channel not in channels:
+            continue
+        if excluded is not None and channel in excluded:
+            continue
+        if models is None or _model_in(models, provider, model):
+            present |= bits
+    return present
+
+
+def _provider_stacks(
+    record: AgentRecord, provider: str, model: str | None, stacks: list[Stack]
+) -> None:
+    """Global and agent byProvider layers plus the provider-profile step."""
+    full = (model if "/" in model else f"{provider}/{model}") if model else None
+    ge = (_GLOBAL_BP.get(full) if full else None) or _GLOBAL_BP.get(provider)
+    bp = record.by_provider
+    ae = ((bp.get(full) if full else None) or bp.get(provider)) if bp else None
+    profile = also = -1
+    if ae is not None:
+        stacks.append(ae.stack)
+        profile, also = ae.profile, ae.also
+    if ge is not None:
+        stacks.append(ge.stack)
+        profile = ge.profile if profile < 0 else profile
+        also = ge.also if also < 0 else also
+    if profile >= 0:
+        chosen = _PROVIDER_PROFILES[profile][also + 1]
+        if chosen >= 0:
+            stacks.append(_stack(chosen))
+
+
+def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
+    *,
+    agent_id: str | None = None,
+    session_key: str | None = None,
+    spawned_by: str | None = None,
+    model_provider: str | None = None,
+    model_id: str | None = None,
+    message_provider: str | None = None,
+    account_id: str | None = None,
+    group_id: str | None = None,
+    sender_id: str | None = None,
+    sender_e164: str | None = None,
+    sender_username: str | None = None,
+    sender_name: str | None = None,
+    sender_is_owner: bool | None = None,
+    sandboxed: bool | None = None,
+    spawn_depth: int | None = None,
+) -> ToolSet:
+    """Evaluate the precomputed tables for one request (no memo). Raises TypeError for an
+    ill-typed value; blank strings count as absent."""
+    _check(locals())
+    session_key = _text(session_key)
+    session = _session(session_key) if session_key else _NO_SESSION
+    raw_agent = _request_agent(_text(agent_id), session_key, session)
+    record = _NO_AGENT if raw_agent is None else _agent_record(raw_agent)
+    provider = model_provider.strip().lower() or None if model_provider else None
+    model = model_id.strip().lower() or None if model_id else None
+    explicit_channel = _text(message_provider)
+    message = explicit_channel.strip().lower() if explicit_channel else None
+    present = _present(record.apply_patch, provider, model, message)
+    if sender_is_owner is not True:
+        present &= _NON_OWNER
+
+    stacks = [record.stack]
+    if provider is not None:
+        _provider_stacks(record, provider, model, stacks)
+    spawned_key = _text(spawned_by)
+    spawned = _session(spawned_key) if spawned_key else _NO_SESSION
+    group = _text(group_id) or session.group or spawned.group
+    channel = message if explicit_channel else session.channel or spawned.channel
+    if channel:
+        channel = _CHANNEL_ALIASES.get(channel, channel)
+    if channel and group:
+        sender = (sender_id, sender_e164, sender_username, sender_name)
+        found = _group_stack(channel, group, account_id, sender)
+        if found is not None:
+            stacks.append(found)
+    if sandboxed is True:
+        stacks.append(record.sandbox)
+    if session.is_subagent or (spawn_depth or 0) >= 1:
+        depth = spawn_depth if spawn_depth is not None else session.depth
+        stacks.append(_SUBAGENT_LEAF if max(depth, 1) >= _LEAF_DEPTH else _SUBAGENT_NONLEAF)
+
+    mention = 0
+    for stack in stacks:
+        mention |= stack.mention
+    bits = present & (_NON_OPTIONAL | mention)
+    for stack in stacks:
+        bits &= stack.fixed
+        for witness, allow_pass, deny_pass in stack.layers:
+            bits &= allow_pass if witness & present else deny_pass
+    return _toolset(bits)
+
+
+_MEMO: dict[tuple[object, ...], ToolSet] = {}
+_MEMO_LIMIT: Final = 65536
+
+
+def resolve(  # noqa: PLR0913 - one keyword per context input: the stable interface
+    *,
+    agent_id: str | None = None,
+    session_key: str | None = None,
+    spawned_by: str | None = None,
+    model_provider: str | None = None,
+    model_id: str | None = None,
+    message_provider: str | None = None,
+    account_id: str | None = None,
+    group_id: str | None = None,
+    sender_id: str | None = None,
+    sender_e164: str | None = None,
+    sender_username: str | None = None,
+    sender_name: str | None = None,
+    sender_is_owner: bool | None = None,
+    sandboxed: bool | None = None,
+    spawn_depth: int | None = None,
+) -> ToolSet:
+    """The tools a request sees, exactly as the layered policy semantics decide.
+
+    Results are memoized per request (bounded); values are checked on a memo miss, so an
+    ill-typed value raises TypeError and is never stored. The key holds ``sender_is_owner is
+    True`` (anything but an exact ``True`` may only ever hit a non-owner entry) and
+    ``sandboxed not in (None, False)`` (anything but absent or ``False`` may only hit a
+    sandboxed entry): a malformed value can never reach a wider cached result. One tuple hash
+    (strings cache their hashes) is cheaper than fifteen nested lookups.
+    """
+    key = (
+        agent_id,
+        session_key,
+        spawned_by,
+        model_provider,
+        model_id,
+        message_provider,
+        account_id,
+        group_id,
+        sender_id,
+        sender_e164,
+        sender_username,
+        sender_name,
+        sender_is_owner is True,
+        sandboxed is not None and sandboxed is not False,
+        spawn_depth,
+    )
+    try:
+        result = _MEMO.get(key)
+    except TypeError:  # an unhashable value: let the checks name the keyword
+        result = None
+    if result is None:
+        result = resolve_uncached(
+            agent_id=agent_id,
+            session_key=session_key,
+            spawned_by=spawned_by,
+            model_provider=model_provider,
+            model_id=model_id,
+            message_provider=message_provider,
+            account_id=account_id,
+            group_id=group_id,
+            sender_id=sender_id,
+            sender_e164=sender_e164,
+            sender_username=sender_username,
+            sender_name=sender_name,
+            sender_is_owner=sender_is_owner,
+            sandboxed=sandboxed,
+            spawn_depth=spawn_depth,
+        )
+        if len(_MEMO) >= _MEMO_LIMIT:
+            _MEMO.clear()
+        _MEMO[key] = result
+    return result
