@@ -43,6 +43,7 @@ from .diagnostics import DefinitionsError, Diagnostic, Diagnostics, did_you_mean
 from .diff import DiffInputError, compute_diff, load_side, render_diff, side_from_revision
 from .explain import Explanation, UnknownToolError, catalog_tool
 from .explain import explain as explain_tool
+from .names import normalize_tool_name
 from .reference import ReferenceInterpreter
 from .render import DEFAULT_PACKAGE
 from .schema import DIALECTS
@@ -533,7 +534,7 @@ def schema(tool: str, dialect: str | None, provider: str | None, model: str | No
     assert dialect is not None
     if provider is not None:
         _echo(f"dialect: {dialect} ({_dialect_reason(provider, model, providers)})", err=True)
-    name = tool.strip()
+    name = normalize_tool_name(tool)  # as policies read names, like explain
     envelopes = bundles["dialects"][dialect]["tools"]
     if name not in envelopes:
         hint = did_you_mean(name, envelopes)

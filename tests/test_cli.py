@@ -333,6 +333,7 @@ def test_schema_needs_exactly_one_of_dialect_and_provider(here: Path) -> None:
     assert both.exit_code == 2 and "exactly one of --dialect and --provider" in both.stderr
     assert run("schema", "read", "--dialect", "openai", "--model", "x").exit_code == 2
     assert run("schema", "raed", "--dialect", "openai").exit_code == 2
+    assert run("schema", " READ ", "--dialect", "openai").exit_code == 0
 
 
 # -- help and colour ---------------------------------------------------------------------------
