@@ -10,13 +10,14 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from . import __version__
 from .analyze import Resolved, analyze
 from .bundles import build_bundles
 from .diagnostics import DefinitionsError, Diagnostic, Diagnostics
-from .frontend import load_definitions
-from .render import DEFAULT_PACKAGE, dump_json, render
+from .frontend import load_definitions, load_files
+from .render import DEFAULT_PACKAGE, SOURCES, dump_json, render
 from .schema.models import generate_models
 from .tables import build_tables
 from .writer import check_output_dir, matches_disk, publish
@@ -44,6 +45,76 @@ def resolve_definitions(definitions_dir: Path) -> Resolved:
     if resolved is None:
         raise DefinitionsError(diags.sorted())
     return resolved
+
+
+class BuildError(Exception):
+    """A build directory that is missing, not toolc's, incomplete or modified since."""
+
+
+# Positions of a build's sources name the definitions directory by its usual name: the
+# build records no path (builds are byte-identical wherever the definitions live).
+BUILD_SOURCES_ROOT = "definitions"
+
+
+def read_manifest(out: Path) -> dict[str, Any]:
+    """A build's ``manifest.json``; BuildError when there is no toolc build at ``out``."""
+    try:
+        manifest = json.loads((out / "manifest.json").read_text("utf-8"))
+    except FileNotFoundError as exc:
+        raise BuildError(f"{out.as_posix()}: not a toolc build (no manifest.json)") from exc
+    except (OSError, ValueError) as exc:
+        raise BuildError(f"{out.as_posix()}/manifest.json: unreadable ({exc})") from exc
+    if not (isinstance(manifest, dict) and isinstance(manifest.get("files"), dict)
+            and isinstance(manifest.get("package"), str)):
+        raise BuildError(f"{out.as_posix()}/manifest.json: not written by toolc")
+    return manifest
+
+
+def read_build_file(out: Path, rel: str, manifest: dict[str, Any]) -> bytes:
+    """A build's file, checked against the sha256 the manifest lists for it."""
+    expected = manifest["files"].get(rel)
+    if expected is None:
+        raise BuildError(f"{out.as_posix()}/manifest.json lists no {rel} (built by an older "
+                         "toolc? rebuild it with `toolc build`)")
+    try:
+        raw = (out / rel).read_bytes()
+    except OSError as exc:
+        raise BuildError(f"{out.as_posix()}/{rel}: unreadable ({exc})") from exc
+    if hashlib.sha256(raw).hexdigest() != expected:
+        raise BuildError(f"{out.as_posix()}/{rel} does not match the sha256 in "
+                         f"{out.as_posix()}/manifest.json: the build was modified; rebuild "
+                         "it with `toolc build`")
+    return raw
+
+
+def resolve_build(out: Path) -> Resolved:
+    """The definitions a build was compiled from (its checked ``sources.json``), resolved.
+    Positions name ``definitions/<path>``."""
+    manifest = read_manifest(out)
+    try:
+        texts = json.loads(read_build_file(out, SOURCES, manifest))
+        files = {str(rel): str(text).encode("utf-8") for rel, text in texts.items()}
+    except (ValueError, AttributeError) as exc:
+        raise BuildError(f"{out.as_posix()}/{SOURCES}: not a map of file texts") from exc
+    diags = Diagnostics()
+    defs = load_files(files, BUILD_SOURCES_ROOT, diags)
+    resolved = None if defs is None else analyze(defs, diags)
+    if resolved is None:
+        raise DefinitionsError(diags.sorted())
+    return resolved
+
+
+def build_is_current(definitions_dir: Path, out: Path) -> bool:
+    """Was ``out`` built from ``definitions_dir`` as it is now, by this toolc (the no-op
+    check of ``toolc build``; output files are not re-hashed)? ``--strict`` changes no
+    output, so a build made with or without it counts."""
+    try:
+        manifest = read_manifest(out)
+    except BuildError:
+        return False
+    recorded = manifest.get("inputs_sha256")
+    return any(recorded == inputs_digest(definitions_dir, package=manifest["package"],
+                                         strict=strict) for strict in (False, True))
 
 
 def validate(definitions_dir: str | Path, *, strict: bool = False) -> list[Diagnostic]:

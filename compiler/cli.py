@@ -1,9 +1,12 @@
-"""The ``toolc`` command line: build, validate, resolve, explain, schema.
+"""The ``toolc`` command line: build, validate, resolve, explain, schema, diff.
 
-Exit codes: 0 ok; 1 errors in the definitions (or a stale build under --check); 2 usage
-errors; 4 internal failure (a bug in toolc: please report it with the traceback it prints).
-``toolc diff`` has its own: 0 no access change, 2 access changed, 3 widened under
-``--fail-on widen``, 1 errors.
+Exit codes: 0 ok; 1 errors in the definitions, a stale build under --check, a missing or
+modified build directory, or (explain) a tool that is not visible; 2 usage errors; 4 internal
+failure (a bug in toolc: please report it with what it prints). ``toolc diff`` has its own:
+0 no access change, 2 access changed, 3 widened under ``--fail-on widen``, 1 errors.
+
+Colour: diagnostics and explain use colour on a terminal; ``NO_COLOR`` (any value) turns it
+off, ``FORCE_COLOR`` (any value but ``0``) turns it on where the stream is not a terminal.
 """
 
 from __future__ import annotations
@@ -21,13 +24,26 @@ from typing import Any, TypeVar
 
 import click
 
+from .api import (
+    BuildError,
+    build_is_current,
+    check_package_name,
+    read_build_file,
+    read_manifest,
+    resolve_build,
+    resolve_definitions,
+    stamped_files,
+)
 from .api import build as api_build
-from .api import check_package_name, resolve_definitions, stamped_files
 from .api import validate as api_validate
-from .bundles import build_bundles
+from .bundles import build_bundles, dialect_for
 from .context import CONTEXT_KEYS
-from .diagnostics import DefinitionsError, Diagnostic, Diagnostics
+from .declared import Declared, context_warnings
+from .diagnostics import DefinitionsError, Diagnostic, Diagnostics, did_you_mean
 from .diff import DiffInputError, compute_diff, load_side, render_diff, side_from_revision
+from .explain import Explanation, UnknownToolError, catalog_tool
+from .explain import explain as explain_tool
+from .names import normalize_tool_name
 from .reference import ReferenceInterpreter
 from .render import DEFAULT_PACKAGE
 from .schema import DIALECTS
@@ -36,19 +52,69 @@ from .writer import OutputDirError, check_output_dir, diff_disk
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 4
 EXIT_CHANGED, EXIT_WIDENED = 2, 3  # toolc diff
 F = TypeVar("F", bound=Callable[..., Any])
+DEFAULT_DEFS, DEFAULT_BUILD = Path("definitions"), Path("build")
+
+
+class InternalError(Exception):
+    """toolc contradicts itself (e.g. its two engines disagree): a bug, exit 4."""
+
+
+# -- output ----------------------------------------------------------------------------------
+def use_color(stream: Any = None) -> bool:
+    """Colour on a terminal, unless NO_COLOR is set (https://no-color.org); FORCE_COLOR
+    (any value but 0) forces it elsewhere (CI logs, tests)."""
+    stream = stream or sys.stdout
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR", "0") not in ("", "0"):
+        return True
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+def _color(err: bool) -> bool:
+    return use_color(sys.stderr if err else sys.stdout)
+
+
+def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+    # click strips ANSI codes from a stream it takes for a file: pass on what we decided.
+    click.echo(text, err=err, nl=nl, color=_color(err) or None)
+
+
+def _paint(text: str, *, err: bool = True, fg: str | None = None, bold: bool = False) -> str:
+    return click.style(text, fg=fg, bold=bold) if _color(err) else text
+
+
+_SEVERITY_COLOR = {"error": "red", "warning": "yellow"}
+
+
+def _message(severity: str, text: str, *, pos: str | None = None) -> str:
+    """``[pos: ]severity: text`` with the severity coloured and the position bold."""
+    head = _paint(severity, fg=_SEVERITY_COLOR.get(severity.split("[", maxsplit=1)[0]), bold=True)
+    return (f"{_paint(pos, bold=True)}: " if pos else "") + f"{head}: {text}"
+
+
+def _warn(text: str) -> None:
+    _echo(_message("warning", text), err=True)
+
+
+def _error(text: str) -> None:
+    _echo(_message("error", text), err=True)
 
 
 def _print_diagnostics(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> None:
     for d in diagnostics:
-        click.echo(d.render(), err=True)
+        text = _message(f"{d.severity}[{d.code}]", d.message, pos=str(d.pos))
+        if d.hint:
+            text += f"\n  {_paint('hint', bold=True)}: {d.hint}"
+        _echo(text, err=True)
     errors = sum(d.severity == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors
     if diagnostics:
-        click.echo(f"{errors} error(s), {warnings} warning(s)", err=True)
+        _echo(f"{errors} error(s), {warnings} warning(s)", err=True)
 
 
 def _guard(fn: F) -> F:
-    """Input errors exit 1 with diagnostics; anything unexpected exits 3, never silently."""
+    """Input errors exit 1 with diagnostics; anything unexpected exits 4, never silently."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -57,45 +123,68 @@ def _guard(fn: F) -> F:
         except DefinitionsError as exc:
             _print_diagnostics(exc.diagnostics)
             sys.exit(EXIT_INPUT)
-        except DiffInputError as exc:
-            click.echo(f"error: {exc}", err=True)
+        except (DiffInputError, BuildError) as exc:
+            _error(str(exc))
             sys.exit(EXIT_INPUT)
-        except click.exceptions.Exit:
-            raise
-        except (click.ClickException, SystemExit):
+        except InternalError as exc:
+            _echo(_message("toolc: internal error", f"{exc}\nthis is a bug in toolc; please "
+                           "report it with this message"), err=True)
+            sys.exit(EXIT_INTERNAL)
+        except (click.ClickException, click.exceptions.Exit, SystemExit):
             raise
         except Exception:
-            click.echo("toolc: internal error (this is a bug in toolc):", err=True)
-            click.echo(traceback.format_exc(), err=True)
+            _echo("toolc: internal error (this is a bug in toolc):", err=True)
+            _echo(traceback.format_exc(), err=True)
             sys.exit(EXIT_INTERNAL)
 
     return wrapper  # type: ignore[return-value]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
 @click.version_option(package_name="toolc")
 def main() -> None:
-    """Compile LLM-agent tool policies ahead of time."""
+    """Compile LLM-agent tool policies ahead of time.
+
+    Exit codes: 0 ok; 1 errors in the definitions, drift (build --check), a missing or
+    modified build, a tool that is not visible (explain); 2 usage; 4 internal error.
+    NO_COLOR turns colour off, FORCE_COLOR on.
+
+    \b
+    Examples:
+      toolc build
+      toolc explain --agent main --channel telegram --group -100123 exec
+      toolc diff --base-rev origin/main --format markdown
+    """
+
+
+_DEFS_ARG = click.argument("defs", default="definitions", type=click.Path(path_type=Path))
 
 
 @main.command()
-@click.argument("defs", default="definitions", type=click.Path(path_type=Path))
+@_DEFS_ARG
 @click.option("-o", "--out", default="build", type=click.Path(path_type=Path),
               help="Output directory (replaced atomically).")
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
-@click.option("--package-name", default=DEFAULT_PACKAGE, show_default=True,
+@click.option("--package-name", default=DEFAULT_PACKAGE,
               help="Name of the generated runtime package.")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 when OUT is stale.")
+@click.option("--check", is_flag=True,
+              help="Write nothing; exit 1 when OUT differs from a fresh build (drift).")
 @click.option("--force", is_flag=True,
               help="Rebuild even when inputs are unchanged (never overrides the OUT checks).")
 @_guard
 def build(defs: Path, out: Path, strict: bool, package_name: str, check: bool,
           force: bool) -> None:
-    """Compile DEFS into OUT.
+    """Compile DEFS (default: definitions) into OUT.
 
     OUT is replaced atomically and only if it is a previous toolc build, an empty directory
     or missing: a file, the definitions directory, the current directory (or a directory
     containing either) and any other non-empty directory are refused, even with --force.
+
+    \b
+    Examples:
+      toolc build                      # definitions/ -> build/
+      toolc build --check --strict     # CI: exit 1 on drift or on any warning
+      toolc build policies -o dist/policy --package-name acme_tools
     """
     try:
         check_package_name(package_name)
@@ -106,53 +195,78 @@ def build(defs: Path, out: Path, strict: bool, package_name: str, check: bool,
         _print_diagnostics(diagnostics)
         stale = diff_disk(files, out)
         for rel in stale:
-            click.echo(f"{out.as_posix()}/{rel}: stale", err=True)
+            _echo(_message("error", "stale", pos=f"{out.as_posix()}/{rel}"), err=True)
         if stale:
-            click.echo("run `make build` (or `toolc build`) and commit the result", err=True)
+            _echo("run `make build` (or `toolc build`) and commit the result", err=True)
             sys.exit(EXIT_INPUT)
         return
     try:
         check_output_dir(out, defs)
     except OutputDirError as exc:
-        click.echo(f"error: {exc}", err=True)
+        _error(str(exc))
         sys.exit(EXIT_INPUT)
     result = api_build(defs, out, strict=strict, package_name=package_name, force=force)
     _print_diagnostics(result.diagnostics)
     if result.up_to_date:
-        click.echo(f"{out.as_posix()} is up to date", err=True)
+        _echo(f"{out.as_posix()} is up to date", err=True)
     else:
-        click.echo(f"wrote {len(result.files)} files to {out.as_posix()}", err=True)
+        _echo(f"wrote {len(result.files)} files to {out.as_posix()}", err=True)
 
 
 @main.command()
-@click.argument("defs", default="definitions", type=click.Path(path_type=Path))
-@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+@_DEFS_ARG
+@click.option("--strict", is_flag=True,
+              help="Treat warnings as errors (recommended in CI: an unknown name in a deny "
+              "list is otherwise only a warning).")
 @_guard
 def validate(defs: Path, strict: bool) -> None:
-    """Check DEFS and report every problem; writes nothing."""
+    """Check DEFS (default: definitions) and report every problem; writes nothing.
+
+    \b
+    Examples:
+      toolc validate
+      toolc validate --strict policies
+    """
     diagnostics = api_validate(defs, strict=strict)
     _print_diagnostics(diagnostics)
     if any(d.severity == "error" for d in diagnostics):
         sys.exit(EXIT_INPUT)
-    click.echo(f"{defs.as_posix()}: ok", err=True)
+    _echo(f"{defs.as_posix()}: ok", err=True)
 
 
 def _context_options(fn: F) -> F:
     options = [
-        click.option("--agent", "agent_id"), click.option("--session-key", "session_key"),
-        click.option("--spawned-by", "spawned_by",
+        click.option("--agent", "agent_id", metavar="ID",
+                     help="Agent id (agents.list); an undeclared one means no agent layer."),
+        click.option("--session-key", "session_key", metavar="KEY",
+                     help="Session key (agent:ID:CHANNEL:group:GID..., subagent markers)."),
+        click.option("--spawned-by", "spawned_by", metavar="KEY",
                      help="Session key of the session that spawned this one (a subagent keeps "
                      "its parent's group policy)."),
-        click.option("--provider", "model_provider"), click.option("--model", "model_id"),
-        click.option("--channel", "message_provider"), click.option("--account", "account_id"),
-        click.option("--group", "group_id"), click.option("--sender-id", "sender_id"),
-        click.option("--sender-e164", "sender_e164"),
-        click.option("--sender-username", "sender_username"),
-        click.option("--sender-name", "sender_name"),
+        click.option("--provider", "model_provider", metavar="PROVIDER",
+                     help="Model provider (byProvider keys, availability)."),
+        click.option("--model", "model_id", metavar="MODEL",
+                     help="Model id (byProvider provider/model keys, applyPatch.allowModels)."),
+        click.option("--channel", "message_provider", metavar="CHANNEL",
+                     help="Message channel (channels.CHANNEL group policies)."),
+        click.option("--account", "account_id", metavar="ACCOUNT",
+                     help="Channel account (its own groups replace the channel's).  "
+                     "[default: default]"),
+        click.option("--group", "group_id", metavar="GID", help="Group (chat) id."),
+        click.option("--sender-id", "sender_id", metavar="ID",
+                     help='Sender id (toolsBySender "id:..." keys).'),
+        click.option("--sender-e164", "sender_e164", metavar="PHONE",
+                     help='Sender phone number ("e164:..." keys).'),
+        click.option("--sender-username", "sender_username", metavar="NAME",
+                     help='Sender username ("username:..." keys).'),
+        click.option("--sender-name", "sender_name", metavar="NAME",
+                     help='Sender display name ("name:..." keys).'),
         click.option("--owner", "sender_is_owner", is_flag=True, default=None,
-                     help="The sender is the owner."),
-        click.option("--sandboxed", is_flag=True, default=None),
-        click.option("--spawn-depth", "spawn_depth", type=click.IntRange(min=0)),
+                     help="The sender is the owner (owner-only tools)."),
+        click.option("--sandboxed", is_flag=True, default=None,
+                     help="The session runs sandboxed (sandbox layer)."),
+        click.option("--spawn-depth", "spawn_depth", type=click.IntRange(min=0), metavar="N",
+                     help="Subagent depth (1 or more marks a subagent session)."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -165,129 +279,276 @@ def _context(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def load_runtime(out: Path) -> ModuleType:
     """Import the generated runtime package from a build directory."""
-    try:
-        manifest = json.loads((out / "manifest.json").read_text("utf-8"))
-    except (OSError, ValueError) as exc:
-        raise click.UsageError(f"{out}/manifest.json: not a toolc build ({exc})") from exc
-    package = manifest["package"]
+    package = read_manifest(out)["package"]
     init = out / package / "__init__.py"
     spec = importlib.util.spec_from_file_location(package, init,
                                                   submodule_search_locations=[str(init.parent)])
-    if spec is None or spec.loader is None:
-        raise click.UsageError(f"cannot import {init}")
+    if spec is None or spec.loader is None or not init.is_file():
+        raise BuildError(f"{out.as_posix()}: no runtime package {package}/")
     module = importlib.util.module_from_spec(spec)
     sys.modules[package] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except RuntimeError as exc:
+        mismatch = getattr(module, "DataMismatchError", None)
+        if mismatch is not None and isinstance(exc, mismatch):
+            raise BuildError(str(exc)) from exc
+        raise
     return module
+
+
+def _warn_if_stale(build_dir: Path, defs: Path, consequence: str) -> None:
+    """Warn when both exist and ``build_dir`` was not built from ``defs`` as they are now."""
+    if (build_dir / "manifest.json").is_file() and defs.is_dir() and \
+            not build_is_current(defs, build_dir):
+        _warn(f"{build_dir.as_posix()}/ is stale relative to {defs.as_posix()}/ (run `toolc "
+              f"build`){consequence}")
+
+
+def _warn_undeclared(declared: Declared, context: dict[str, Any]) -> None:
+    for text in context_warnings(declared, context):
+        _warn(text)
+
+
+def _tables(build_dir: Path) -> dict[str, Any]:
+    manifest = read_manifest(build_dir)
+    raw = read_build_file(build_dir, f"{manifest['package']}/tables.json", manifest)
+    tables: dict[str, Any] = json.loads(raw)
+    return tables
 
 
 @main.command()
 @_context_options
 @click.option("--build", "build_dir", default="build", type=click.Path(path_type=Path),
-              show_default=True, help="Build directory (engine: compiled).")
+              help="Build directory (engine: compiled).")
 @click.option("--definitions", "defs", default=None, type=click.Path(path_type=Path),
-              help="Definitions directory (engine: reference).")
+              help="Definitions directory (selects the reference engine).  "
+              "[default: definitions with --engine reference]")
 @click.option("--engine", type=click.Choice(["compiled", "reference"]), default=None,
-              help="compiled (the generated runtime) or reference (the interpreter).")
+              help="compiled (the build's generated runtime) or reference (the interpreter "
+              "over the definitions).  [default: compiled, or reference with --definitions]")
 @click.option("--json", "as_json", is_flag=True, help='Print {"tools": [...]}.')
 @_guard
 def resolve(build_dir: Path, defs: Path | None, engine: str | None, as_json: bool,
             **kwargs: Any) -> None:
-    """Print the tools a request sees."""
+    """Print the tools a request sees, one per line in catalog order.
+
+    Warns on stderr when the build is stale relative to the definitions (when both exist)
+    and when the request names an agent, channel, account or group that is not declared.
+
+    \b
+    Examples:
+      toolc resolve --agent main --provider openai --channel telegram --group -100123
+      toolc resolve --definitions definitions --agent viewer --json
+    """
     engine = engine or ("reference" if defs is not None else "compiled")
     context = _context(kwargs)
+    _warn_if_stale(build_dir, defs or DEFAULT_DEFS,
+                   ": answering from it as built" if engine == "compiled" else "")
     if engine == "reference":
-        names = ReferenceInterpreter(resolve_definitions(defs or Path("definitions"))).resolve(
-            **context).names
+        resolved = resolve_definitions(defs or DEFAULT_DEFS)
+        _warn_undeclared(Declared.of_resolved(resolved), context)
+        names = ReferenceInterpreter(resolved).resolve(**context).names
     else:
-        names = tuple(load_runtime(build_dir).resolve(**context).names)
+        runtime = load_runtime(build_dir)
+        _warn_undeclared(Declared.of_tables(_tables(build_dir)), context)
+        names = tuple(runtime.resolve(**context).names)
     if as_json:
-        click.echo(json.dumps({"tools": list(names)}))
+        _echo(json.dumps({"tools": list(names)}))
     else:
-        click.echo("\n".join(names))
+        _echo("\n".join(names))
+
+
+def _explain_source(build_dir: Path | None, defs: Path | None) -> tuple[str, Path]:
+    """``("build", OUT)`` or ``("definitions", DEFS)``: the option given, else build/ when it
+    is current relative to definitions/ (or there are no definitions), else definitions/."""
+    if build_dir is not None and defs is not None:
+        raise click.UsageError("give --build or --definitions, not both")
+    if build_dir is not None:
+        _warn_if_stale(build_dir, DEFAULT_DEFS, "")
+        return "build", build_dir
+    if defs is not None:
+        return "definitions", defs
+    has_build = (DEFAULT_BUILD / "manifest.json").is_file()
+    if has_build and not DEFAULT_DEFS.is_dir():
+        return "build", DEFAULT_BUILD
+    if has_build and build_is_current(DEFAULT_DEFS, DEFAULT_BUILD):
+        return "build", DEFAULT_BUILD
+    if has_build:
+        _warn(f"{DEFAULT_BUILD.as_posix()}/ is stale relative to {DEFAULT_DEFS.as_posix()}/ "
+              f"(run `toolc build`): explaining from {DEFAULT_DEFS.as_posix()}/")
+    return "definitions", DEFAULT_DEFS
+
+
+def _check_runtime_agrees(build_dir: Path, context: dict[str, Any], tool: str,
+                          explanation: Explanation) -> None:
+    """The build's generated runtime must give the reference's answer (exit 4 otherwise)."""
+    names = tuple(load_runtime(build_dir).resolve(**context).names)
+    if explanation.resolution is None:  # never present: nothing else was evaluated
+        reference = tuple(n for n in names if n != tool)
+    else:
+        reference = explanation.resolution.names
+    if names == reference and (tool in names) == explanation.visible:
+        return
+    only_ref = sorted(set(reference) - set(names))
+    only_rt = sorted(set(names) - set(reference))
+    raise InternalError(
+        f"{build_dir.as_posix()}: the reference interpreter (over sources.json) and the "
+        f"generated runtime disagree for this request: {tool} is "
+        f"{'visible' if explanation.visible else 'not visible'} in the reference and "
+        f"{'visible' if tool in names else 'not visible'} in the runtime (only in the "
+        f"reference: {', '.join(only_ref) or '-'}; only in the runtime: "
+        f"{', '.join(only_rt) or '-'}); a toolc bug, or a build whose files were edited "
+        "together with its manifest")
+
+
+def _print_explanation(ex: Explanation) -> None:
+    result_color = {"present": "green", "kept": "green", "absent": "red", "removed": "red"}
+    verdict = _paint("visible", err=False, fg="green") if ex.visible else _paint(
+        "not visible", err=False, fg="red")
+    decided = f" (removed by: {ex.decided_by})" if ex.decided_by else ""
+    _echo(f"{_paint(ex.tool, err=False, bold=True)}: {verdict}{decided}")
+    for row in ex.rows:
+        result = _paint(row.result, err=False, fg=result_color.get(row.result))
+        if row.result in ("skipped", "not reached") and not row.details:
+            _echo(f"  {row.layer}: {result} ({row.rule})")
+            continue
+        _echo(f"  {row.layer}: {result}" + (f" ({row.rule})" if row.result == "skipped"
+                                            else ""))
+        for d in row.details:
+            where = d.where()
+            _echo(f"    {_paint(where, err=False, bold=True)}: {d.text}" if where
+                  else f"    {d.text}")
 
 
 @main.command()
 @_context_options
-@click.option("--definitions", "defs", default="definitions", show_default=True,
-              type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--build", "build_dir", default=None, type=click.Path(path_type=Path),
+              help="Explain from a build directory (its sources.json), cross-checked with "
+              "its runtime.  [default: build when current, else --definitions]")
+@click.option("--definitions", "defs", default=None, type=click.Path(path_type=Path),
+              help="Explain from a definitions directory.  [default: definitions when build "
+              "is missing or stale]")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print {"tool", "visible", "decided_by", "layers": [...]} (see README).')
 @click.argument("tool")
 @_guard
-def explain(defs: Path, as_json: bool, tool: str, **kwargs: Any) -> None:
-    """Show, layer by layer, which rule kept or removed TOOL for a request."""
-    interp = ReferenceInterpreter(resolve_definitions(defs))
-    result = interp.resolve(**_context(kwargs))
-    if tool not in result.inventory:
-        known = ", ".join(result.inventory)
-        raise click.UsageError(f'unknown tool "{tool}" (known: {known})')
-    rows: list[dict[str, Any]] = []
-    inv = result.inventory[tool]
-    rows.append({"layer": "inventory", "result": "present" if inv.kept else "absent",
-                 "rule": inv.render()})
-    for step in result.steps if inv.kept else ():
-        decision = step.decisions.get(tool)
-        if not step.active:
-            rows.append({"layer": step.label, "result": "skipped", "rule": "no policy"})
-        elif decision is None:
-            rows.append({"layer": step.label, "result": "-", "rule": "removed earlier"})
-        else:
-            note = " (allowlist ignored: no core entries)" if step.stripped else ""
-            rows.append({"layer": step.label, "result": "kept" if decision.kept else "removed",
-                         "rule": decision.render() + note})
-    visible = tool in result.names
+def explain(build_dir: Path | None, defs: Path | None, as_json: bool, tool: str,
+            **kwargs: Any) -> None:
+    """Show, layer by layer, which rule kept or removed TOOL for a request.
+
+    TOOL is read as policies read names (Exec and bash mean exec). Every rule is printed
+    with its file:line:col, also the allow list a tool is missing from. Exits 0 when TOOL
+    is visible and 1 when it is not, so scripts can test access.
+
+    \b
+    Examples:
+      toolc explain --agent viewer exec
+      toolc explain --channel telegram --group -100123 --sender-username alice exec
+      toolc explain --build build --agent main --provider openai apply_patch --json
+    """
+    source, path = _explain_source(build_dir, defs)
+    resolved = resolve_build(path) if source == "build" else resolve_definitions(path)
+    context = _context(kwargs)
+    try:
+        name = catalog_tool(resolved, tool)
+    except UnknownToolError as exc:
+        raise click.UsageError(str(exc)) from exc
+    _warn_undeclared(Declared.of_resolved(resolved), context)
+    ex = explain_tool(resolved, name, context)
+    if source == "build":
+        _check_runtime_agrees(path, context, name, ex)
     if as_json:
-        click.echo(json.dumps({"tool": tool, "visible": visible, "layers": rows}, indent=2))
-        return
-    click.echo(f"{tool}: {'visible' if visible else 'not visible'}")
-    width = max(len(r["layer"]) for r in rows)
-    for r in rows:
-        click.echo(f"  {r['layer']:<{width}}  {r['result']:<8} {r['rule']}")
+        _echo(json.dumps({**ex.to_json(), "source": {"kind": source, "path": path.as_posix()}},
+                         indent=2, ensure_ascii=False))
+    else:
+        _print_explanation(ex)
+    sys.exit(EXIT_OK if ex.visible else EXIT_INPUT)
+
+
+def _dialect_reason(provider: str, model: str | None, providers: dict[str, Any]) -> str:
+    """Why ``dialect_for`` picks what it picks, in the definitions' words."""
+    p = provider.strip().lower()
+    m = (model or "").strip().lower()
+    entries = providers["entries"]
+    full = (m if "/" in m else f"{p}/{m}") if p and m else None
+    if full is not None and full in entries:
+        return f'providers.entries."{full}"'
+    if p in entries:
+        return f'providers.entries."{p}"'
+    if p in providers["builtin"]:
+        return f"built-in default for provider {p}"
+    if ("google" in p or "gemini" in p) and "anthropic" not in p:
+        return "built-in: a provider naming google or gemini speaks gemini-json"
+    return "providers.default"
 
 
 @main.command()
 @click.argument("tool")
-@click.option("--dialect", required=True, type=click.Choice(list(DIALECTS)))
+@click.option("--dialect", default=None, type=click.Choice(list(DIALECTS)),
+              help="The schema dialect to print.")
+@click.option("--provider", default=None, metavar="PROVIDER",
+              help="Pick the dialect PROVIDER speaks, as the runtime's dialect_for does "
+              "(providers.entries, built-in defaults, providers.default).")
+@click.option("--model", default=None, metavar="MODEL",
+              help="With --provider: a provider/model entry of providers.entries wins.")
 @click.option("--definitions", "defs", default=None, type=click.Path(path_type=Path),
-              help="Clean from the definitions (default when --build is not given).")
+              help="Clean from the definitions.  [default: definitions, unless --build]")
 @click.option("--build", "build_dir", default=None, type=click.Path(path_type=Path),
-              help="Read the cleaned schema from a build directory.")
-@click.option("--json", "as_json", is_flag=True)
+              help="Read the cleaned schema from a build directory (checked files).")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print {"tool": ..., "notes": [...]} on stdout.')
 @_guard
-def schema(tool: str, dialect: str, defs: Path | None, build_dir: Path | None,
-           as_json: bool) -> None:
-    """Print TOOL's tool object for DIALECT and the notes explaining each change."""
+def schema(tool: str, dialect: str | None, provider: str | None, model: str | None,
+           defs: Path | None, build_dir: Path | None, as_json: bool) -> None:
+    """Print TOOL's tool object for a dialect and the notes explaining each change.
+
+    Give exactly one of --dialect and --provider.
+
+    \b
+    Examples:
+      toolc schema read --dialect gemini
+      toolc schema exec --provider openai --model gpt-5-strict --build build
+    """
+    if (dialect is None) == (provider is None):
+        raise click.UsageError("give exactly one of --dialect and --provider")
+    if model is not None and provider is None:
+        raise click.UsageError("--model needs --provider")
+    if build_dir is not None and defs is not None:
+        raise click.UsageError("give --build or --definitions, not both")
     if build_dir is not None:
-        package = json.loads((build_dir / "manifest.json").read_text("utf-8"))["package"]
-        bundles = json.loads((build_dir / package / "bundles.json").read_text("utf-8"))
-        notes_all = json.loads((build_dir / "schema-notes.json").read_text("utf-8"))
-        envelopes = bundles["dialects"][dialect]["tools"]
-        if tool not in envelopes:
-            raise click.UsageError(f'unknown tool "{tool}"')
-        envelope, notes = envelopes[tool], notes_all[dialect].get(tool, [])
+        manifest = read_manifest(build_dir)
+        bundles = json.loads(read_build_file(build_dir, f"{manifest['package']}/bundles.json",
+                                             manifest))
+        notes_all = json.loads(read_build_file(build_dir, "schema-notes.json", manifest))
+        if provider is not None:  # the build's own runtime answers: exactly its rule
+            dialect = str(load_runtime(build_dir).dialect_for(provider, model))
+        providers = bundles["providers"]
     else:
-        resolved = resolve_definitions(defs or Path("definitions"))
-        found = next((t for t in resolved.tools if t.name == tool), None)
-        if found is None:
-            raise click.UsageError(f'unknown tool "{tool}"')
+        resolved = resolve_definitions(defs or DEFAULT_DEFS)
         bundle = build_bundles(resolved, Diagnostics())
-        envelope = bundle.data["dialects"][dialect]["tools"][tool]
-        notes = bundle.notes[dialect].get(tool, [])
+        bundles, notes_all = bundle.data, bundle.notes
+        providers = bundles["providers"]
+        if provider is not None:
+            dialect = dialect_for(provider, model, providers["entries"], providers["default"])
+    assert dialect is not None
+    if provider is not None:
+        _echo(f"dialect: {dialect} ({_dialect_reason(provider, model, providers)})", err=True)
+    name = normalize_tool_name(tool)  # as policies read names, like explain
+    envelopes = bundles["dialects"][dialect]["tools"]
+    if name not in envelopes:
+        hint = did_you_mean(name, envelopes)
+        raise click.UsageError(f'unknown tool "{name}"' + (f" ({hint})" if hint else ""))
+    envelope, notes = envelopes[name], notes_all[dialect].get(name, [])
     if as_json:
-        click.echo(json.dumps({"tool": envelope, "notes": notes}, indent=2, sort_keys=True))
+        _echo(json.dumps({"tool": envelope, "notes": notes}, indent=2, sort_keys=True))
         return
-    click.echo(json.dumps(envelope, indent=2))
+    _echo(json.dumps(envelope, indent=2))
     for note in notes:
         where = note["pointer"] or "(root)"
         lossy = " [lossy: kept in the description]" if note["lossy"] else ""
-        click.echo(f"{note['severity']}[{note['code']}] at {where}: {note['message']}{lossy}",
-                   err=True)
-
-
-def use_color(stream: Any = None) -> bool:
-    """Colour on a terminal, unless NO_COLOR is set (https://no-color.org)."""
-    stream = stream or sys.stdout
-    return not os.environ.get("NO_COLOR") and hasattr(stream, "isatty") and stream.isatty()
+        _echo(_message(f"{note['severity']}[{note['code']}]", f"at {where}: "
+                       f"{note['message']}{lossy}"), err=True)
 
 
 @main.command()
@@ -330,7 +591,7 @@ def diff(sides: tuple[str, ...], base_rev: str | None, defs: Path, fmt: str,
         base = load_side(sides[0], definitions=defs)
         head = load_side(sides[1] if len(sides) > 1 else str(defs), definitions=defs)
     result = compute_diff(base, head)
-    click.echo(render_diff(result, fmt, color=fmt == "text" and use_color()), nl=False)
+    _echo(render_diff(result, fmt, color=fmt == "text" and use_color()), nl=False)
     if fail_on == "widen" and result.widened:
         sys.exit(EXIT_WIDENED)
     sys.exit(EXIT_CHANGED if result.access_changed else EXIT_OK)

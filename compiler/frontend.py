@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -48,17 +49,15 @@ def definitions_schema() -> dict[str, Any]:
     return schema
 
 
-def read_sources(root: Path, diags: Diagnostics) -> tuple[list[SourceFile], bool]:
-    """Load every YAML file below ``root`` (sorted), checking encoding, syntax and version.
-
-    Returns the mappings that loaded (also those with a version problem, so that their other
-    errors are reported in the same run) and whether every file loaded.
-    """
+def read_tree(root: Path, diags: Diagnostics) -> dict[str, bytes] | None:
+    """The bytes of every YAML file below ``root`` by relative path (sorted), read once: the
+    build compiles exactly these bytes and ships them in ``sources.json``. Reports a missing
+    or empty directory (None) and files that are not YAML."""
     display = root.as_posix().rstrip("/")
     if not root.is_dir():
         diags.error(Pos(file=display, line=1, col=1), "TC007",
                     "definitions directory does not exist")
-        return [], False
+        return None
     paths = discover(root)
     for other in ignored_files(root):
         diags.warning(Pos(file=f"{display}/{other}", line=1, col=1), "TC008",
@@ -67,12 +66,22 @@ def read_sources(root: Path, diags: Diagnostics) -> tuple[list[SourceFile], bool
     if not paths:
         diags.error(Pos(file=display, line=1, col=1), "TC007",
                     "definitions directory holds no *.yaml or *.yml files")
-        return [], False
+        return None
+    return {path.relative_to(root).as_posix(): path.read_bytes() for path in paths}
+
+
+def read_sources(files: Mapping[str, bytes], display: str, diags: Diagnostics
+                 ) -> tuple[list[SourceFile], bool]:
+    """Load every file of ``files`` (sorted by relative path), checking encoding, syntax and
+    version; positions name ``display/<relative path>``.
+
+    Returns the mappings that loaded (also those with a version problem, so that their other
+    errors are reported in the same run) and whether every file loaded.
+    """
     sources = []
     complete = True
-    for path in paths:
-        name = f"{display}/{path.relative_to(root).as_posix()}"
-        src = load_yaml(path.read_bytes(), name, diags)
+    for rel in sorted(files):
+        src = load_yaml(files[rel], f"{display}/{rel}", diags)
         if src is None or not isinstance(src.data, dict):
             complete = False
         if src is not None:
@@ -486,12 +495,22 @@ def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[Source
 
 
 def load_definitions(root: Path, diags: Diagnostics) -> Definitions | None:
-    """Read, check the structure of, and model a definitions directory.
+    """Read, check the structure of, and model a definitions directory."""
+    files = read_tree(root, diags)
+    if files is None:
+        return None
+    return load_files(files, root.as_posix().rstrip("/"), diags)
+
+
+def load_files(files: Mapping[str, bytes], display: str, diags: Diagnostics
+               ) -> Definitions | None:
+    """Check the structure of, and model, definitions given as ``{relative path: bytes}``
+    (a directory's files, or a build's ``sources.json``); positions name ``display/...``.
 
     Structural problems in any file stop here (after reporting all of them), because the
     semantic checks that follow would only add confusing follow-on errors.
     """
-    sources, complete = read_sources(root, diags)
+    sources, complete = read_sources(files, display, diags)
     structural_ok = all([check_structure(src, diags) for src in sources])
     if not complete or not structural_ok or not sources:
         return None
@@ -500,4 +519,6 @@ def load_definitions(root: Path, diags: Diagnostics) -> Definitions | None:
     # A section defined twice is reported and its second definition ignored: that cannot
     # cause follow-on errors, so the semantic checks still run in the same pass.
     sections = merge_sections(sources, diags)
-    return build_model(sources, sections, root.as_posix().rstrip("/"))
+    defs = build_model(sources, sections, display)
+    # Every file loaded as UTF-8 (or load_yaml reported it), so decoding cannot fail here.
+    return replace(defs, texts={rel: raw.decode("utf-8") for rel, raw in sorted(files.items())})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .diagnostics import Pos
@@ -183,3 +183,5 @@ class Definitions:
     agents: tuple[AgentDef, ...]
     max_spawn_depth: int | None
     channels: tuple[ChannelDef, ...]
+    # ``{relative path: text}`` exactly as read (shipped as build/sources.json for explain)
+    texts: Mapping[str, str] = field(default_factory=dict)

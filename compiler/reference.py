@@ -7,24 +7,28 @@ with, and the engine behind ``toolc explain`` (it records which rule decided eve
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .analyze import PLUGINS_GROUP, Resolved
 from .context import Context, SessionInfo, group_context, parse_session_key
-from .diagnostics import BUILTIN
+from .diagnostics import BUILTIN, Pos
 from .model import (
     AccountDef,
     AgentDef,
     ChannelDef,
     Entry,
+    EntryList,
     GroupConfig,
+    Policy,
     ProviderPolicy,
     SenderRule,
     ToolDef,
+    ToolsConfig,
 )
 from .names import (
     CASE_INSENSITIVE_GROUP_CHANNELS,
@@ -55,10 +59,35 @@ class Decision:
     kept: bool
     reason: str
     entry: Entry | None = None
+    # which rule: inventory, deny (entry), allow (entry), exec (apply_patch allowed through
+    # an entry that allows exec), open (no allow list), closed (not in the allow list)
+    rule: Literal["inventory", "deny", "allow", "exec", "open", "closed"] = "inventory"
 
     def render(self) -> str:
         where = f" ({self.entry.pos})" if self.entry and self.entry.pos != BUILTIN else ""
         return self.reason + where
+
+
+ListKind = Literal["allow", "alsoAllow", "deny"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicyList:
+    """One list a layer reads, named by its place in the definitions (``tools.deny``,
+    ``channels.telegram.groups."-100123".toolsBySender."id:42".allow``) or as built in."""
+
+    label: str
+    kind: ListKind
+    pos: Pos  # the list's own position; BUILTIN for toolc's built-in lists
+    entries: tuple[Entry, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Note:
+    """Why a layer reads what it reads (which profile, group or sender rule), and where."""
+
+    text: str
+    pos: Pos | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -67,6 +96,21 @@ class StepTrace:
     active: bool
     stripped: bool = False
     decisions: dict[str, Decision] = field(default_factory=dict)
+    layer: str = ""  # short name: profile, global, agent, group, ...
+    lists: tuple[PolicyList, ...] = ()
+    notes: tuple[Note, ...] = ()
+    skip: str = ""  # why an inactive layer has no policy
+
+    def list_of(self, entry: Entry, kinds: tuple[ListKind, ...]) -> PolicyList | None:
+        """The list an entry came from. ``alsoAllow`` without ``allow`` adds a ``*`` entry
+        carrying the alsoAllow list's own position."""
+        for lst in self.lists:
+            if lst.kind in kinds and entry in lst.entries:
+                return lst
+        if entry.text == "*":
+            return next((lst for lst in self.lists
+                         if lst.kind == "alsoAllow" and lst.pos == entry.pos), None)
+        return None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,6 +126,81 @@ class _Step:
     label: str
     policy: LayerPolicy | None
     strips: bool
+    layer: str = ""
+    lists: tuple[PolicyList, ...] = ()
+    notes: tuple[Note, ...] = ()
+    skip: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupMatch:
+    """The group layer's block (None: no group policy, ``skip`` says why), its path, and
+    what matched: the map (an account's own, or the channel's), the group entry and rule."""
+
+    block: Policy | None
+    where: str = ""
+    skip: str = ""
+    map_where: str = ""  # channels.telegram or channels.telegram.accounts.work
+    account: AccountDef | None = None  # set when the account's own groups are used
+    group_id: str = ""  # as requested (trimmed)
+    candidate: str = ""  # the id looked up (a topic's chat id first)
+    entry: GroupConfig | None = None  # the entry that applies (maybe the "*" group)
+    specific: GroupConfig | None = None  # the entry declared for the id, if any
+    rule: SenderRule | None = None
+
+    def notes(self) -> tuple[Note, ...]:
+        """How the block was found, in the definitions' words, with positions."""
+        if self.entry is None:
+            return ()
+        out: list[Note] = []
+        if self.account is not None:
+            out.append(Note(text=f"account {self.account.id} has its own groups: "
+                            f"{self.map_where}.groups", pos=self.account.pos))
+        gw = f"{self.map_where}.groups.{key_text(self.entry.id)}"
+        if self.entry is self.specific:
+            topic = (f" (the chat of topic {self.group_id})"
+                     if self.candidate != self.group_id else "")
+            out.append(Note(text=f"{gw} is group {self.candidate}{topic}", pos=self.entry.pos))
+        elif self.specific is None:
+            out.append(Note(text=f"{gw} applies: group {self.candidate} is not declared in "
+                            f"{self.map_where}.groups", pos=self.entry.pos))
+        else:
+            out.append(Note(text=f"{gw} applies: {self.map_where}.groups."
+                            f"{key_text(self.specific.id)} has no rule for this sender and "
+                            "no tools", pos=self.specific.pos))
+        if self.rule is not None:
+            who = "any sender" if self.rule.kind == "*" else "this sender"
+            out.append(Note(text=f"{self.where} matches {who}", pos=self.rule.pos))
+        elif self.entry.senders:
+            out.append(Note(text=f"no {gw}.toolsBySender rule matches this sender: the "
+                            "group's tools apply", pos=self.entry.pos))
+        return tuple(out)
+
+
+_BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def key_text(key: str) -> str:
+    """A mapping key in a dotted path: bare when it is a plain word, else JSON-quoted."""
+    return key if _BARE_KEY.fullmatch(key) else json.dumps(key, ensure_ascii=False)
+
+
+def block_lists(where: str, block: Policy | None) -> tuple[PolicyList, ...]:
+    """The allow, alsoAllow and deny lists of a ``{allow, alsoAllow, deny}`` block."""
+    if block is None:
+        return ()
+    out = []
+    for kind, lst in (("allow", block.allow), ("alsoAllow", block.also_allow),
+                      ("deny", block.deny)):
+        if lst is not None:
+            out.append(PolicyList(label=f"{where}.{kind}", kind=kind,  # type: ignore[arg-type]
+                                  pos=lst.pos, entries=lst.items))
+    return tuple(out)
+
+
+def _entry_list(label: str, kind: ListKind, lst: EntryList | None) -> tuple[PolicyList, ...]:
+    return () if lst is None else (PolicyList(label=label, kind=kind, pos=lst.pos,
+                                              entries=lst.items),)
 
 
 @functools.cache
@@ -94,8 +213,10 @@ def _compile(pattern: str) -> re.Pattern[str]:
 class ReferenceInterpreter:
     """Evaluates one request at a time against the resolved definitions."""
 
-    def __init__(self, resolved: Resolved) -> None:
+    def __init__(self, resolved: Resolved, *, trace: bool = False) -> None:
+        """``trace``: record in every step which lists it reads and why (``toolc explain``)."""
         self.r = resolved
+        self.trace = trace
         self.agents = {a.id: a for a in reversed(resolved.defs.agents)}
         self.channels = {c.name: c for c in resolved.defs.channels}
 
@@ -145,55 +266,159 @@ class ReferenceInterpreter:
               session: Any) -> list[_Step]:
         g = self.r.defs.tools_config
         a = agent.tools if agent else None
-        profile_ref = a.profile if a and a.profile else g.profile
-        profile_also = (a.policy.also_allow if a and a.policy.also_allow is not None
-                        else g.policy.also_allow)
+        aid = agent.id if agent else None
+        at = f"agents.{key_text(aid)}.tools" if aid else ""
         gp = _provider_entry(g.by_provider, provider, model)
         ap = _provider_entry(a.by_provider, provider, model) if a else None
-        pp_ref = ap.profile if ap and ap.profile else gp.profile if gp else None
-        pp_also = (ap.policy.also_allow if ap and ap.policy.also_allow is not None
-                   else gp.policy.also_allow if gp else None)
-        aid = agent.id if agent else None
+        gpw = f"tools.byProvider.{key_text(gp.key)}" if gp else ""
+        apw = f"{at}.byProvider.{key_text(ap.key)}" if ap else ""
+        no_agent = ("no declared agent: only the global policy applies" if agent is None
+                    else f"agents.{key_text(agent.id)} has no tools")
+        asked = f"provider {model_key(provider, model) if provider and model else provider}"
+        no_gp = (f"tools.byProvider has no entry for {asked}" if provider
+                 else "no provider in the request")
+        no_ap = (no_agent if a is None else f"{at}.byProvider has no entry for {asked}"
+                 if provider else "no provider in the request")
         steps = [
-            _Step(label=f"tools.profile ({profile_ref.text})" if profile_ref else "tools.profile",
-                  policy=profile_policy(self.r.defs.profiles.get(profile_ref.text)
-                                        if profile_ref else None, profile_also), strips=True),
-            _Step(label=f"tools.byProvider.profile ({pp_ref.text})" if pp_ref
-                  else "tools.byProvider.profile",
-                  policy=profile_policy(self.r.defs.profiles.get(pp_ref.text) if pp_ref
-                                        else None, pp_also), strips=True),
-            _Step(label="tools.allow", policy=pick_policy(g.policy), strips=True),
-            _Step(label="tools.byProvider.allow", policy=pick_policy(gp.policy if gp else None),
-                  strips=True),
-            _Step(label=f"agents.{aid}.tools.allow" if aid else "agent tools.allow",
-                  policy=pick_policy(a.policy if a else None), strips=True),
-            _Step(label=f"agents.{aid}.tools.byProvider.allow" if aid
-                  else "agent tools.byProvider.allow",
-                  policy=pick_policy(ap.policy if ap else None), strips=True),
-            _Step(label="group tools.allow", strips=True,
-                  policy=pick_policy(self.group_block(ctx, channel, group_id))),
-            _Step(label="sandbox tools.allow", strips=False,
-                  policy=sandbox_policy(self.r, a) if ctx.sandboxed is True else None),
+            self.profile_step(
+                "profile", "tools.profile",
+                (a.profile, f"{at}.profile") if a and a.profile else (g.profile, "tools.profile"),
+                (a.policy.also_allow, f"{at}.alsoAllow") if a and a.policy.also_allow is not None
+                else (g.policy.also_allow, "tools.alsoAllow"), "no tools.profile"),
+            self.profile_step(
+                "provider profile", "tools.byProvider.profile",
+                (ap.profile, f"{apw}.profile") if ap and ap.profile
+                else (gp.profile, f"{gpw}.profile") if gp else (None, ""),
+                (ap.policy.also_allow, f"{apw}.alsoAllow")
+                if ap and ap.policy.also_allow is not None
+                else (gp.policy.also_allow, f"{gpw}.alsoAllow") if gp else (None, ""),
+                "no byProvider profile" if gp or ap else no_gp),
+            self.block_step("global", "tools.allow", "tools", g.policy, "tools"),
+            self.block_step("global provider", "tools.byProvider.allow", gpw,
+                            gp.policy if gp else None, no_gp),
+            self.block_step("agent", f"agents.{aid}.tools.allow" if aid else "agent tools.allow",
+                            at, a.policy if a else None, no_agent),
+            self.block_step("agent provider", f"agents.{aid}.tools.byProvider.allow" if aid
+                            else "agent tools.byProvider.allow", apw, ap.policy if ap else None,
+                            no_ap),
+            self.group_step(ctx, channel, group_id),
+            self.sandbox_step(a, at) if ctx.sandboxed is True else _Step(
+                label="sandbox tools.allow", layer="sandbox", policy=None, strips=False,
+                skip="not sandboxed"),
         ]
         is_sub = session.is_subagent or (ctx.spawn_depth or 0) >= 1
-        depth = ctx.spawn_depth if ctx.spawn_depth is not None else session.depth
-        steps.append(_Step(label="subagent tools.allow", strips=False,
-                           policy=subagent_policy(self.r, leaf=is_leaf(self.r, max(depth, 1)))
-                           if is_sub else None))
+        depth = max(ctx.spawn_depth if ctx.spawn_depth is not None else session.depth, 1)
+        steps.append(self.subagent_step(depth) if is_sub else _Step(
+            label="subagent tools.allow", layer="subagent", policy=None, strips=False,
+            skip="not a subagent session"))
         return steps
 
+    # Each step's lists and notes name where its policy comes from, for `toolc explain`; they
+    # are built only when tracing, so that the oracle and benchmark baseline stays as fast.
+    def block_step(self, layer: str, label: str, where: str, block: Policy | None,
+                   none: str) -> _Step:
+        """A step reading one ``{allow, alsoAllow, deny}`` block at ``where`` (``none``: why
+        there is no block)."""
+        return _Step(label=label, layer=layer, policy=pick_policy(block), strips=True,
+                     skip=none if block is None
+                     else f"{where} has no allow, alsoAllow or deny list",
+                     lists=block_lists(where, block) if self.trace else ())
+
+    def profile_step(self, layer: str, label: str, ref: tuple[Entry | None, str],
+                     also: tuple[EntryList | None, str], none: str) -> _Step:
+        """The profile or provider-profile step: the profile named at ``ref`` with the
+        alsoAllow list chosen for it."""
+        entry, where = ref
+        if entry is None:
+            return _Step(label=label, layer=layer, policy=None, strips=True, skip=none)
+        profile = self.r.defs.profiles.get(entry.text)
+        policy = profile_policy(profile, also[0])
+        step = _Step(label=f"{label} ({entry.text})", layer=f"{layer} {entry.text}",
+                     policy=policy, strips=True,
+                     skip=f'profile "{entry.text}" restricts nothing')
+        if not self.trace or profile is None:
+            return step
+        pw = f"profiles.{key_text(entry.text)}"
+        return replace(step, lists=(*_entry_list(f"{pw}.allow", "allow", profile.allow),
+                                    *_entry_list(also[1], "alsoAllow", also[0]),
+                                    *_entry_list(f"{pw}.deny", "deny", profile.deny)),
+                       notes=(Note(text=f'profile "{entry.text}" from {where}', pos=entry.pos),))
+
+    def group_step(self, ctx: Context, channel: str | None, group_id: str | None) -> _Step:
+        match = self.group_match(ctx, channel, group_id)
+        return _Step(label="group tools.allow", layer="group", strips=True,
+                     policy=pick_policy(match.block),
+                     skip=match.skip or f"{match.where} has no allow, alsoAllow or deny list",
+                     lists=block_lists(match.where, match.block) if self.trace else (),
+                     notes=match.notes() if self.trace else ())
+
+    def sandbox_step(self, a: ToolsConfig | None, at: str) -> _Step:
+        """Section 8: allow and deny each from the agent, else the global config, else the
+        built-in default; ``image`` joins a non-empty allow list."""
+        policy = sandbox_policy(self.r, a)
+        step = _Step(label="sandbox tools.allow", layer="sandbox", strips=False, policy=policy)
+        if not self.trace:
+            return step
+        g = self.r.defs.tools_config
+        lists: list[PolicyList] = []
+        sides: tuple[tuple[ListKind, EntryList | None, EntryList | None,
+                           tuple[Entry, ...] | None], ...] = (
+            ("allow", a.sandbox_allow if a else None, g.sandbox_allow, policy.allow),
+            ("deny", a.sandbox_deny if a else None, g.sandbox_deny, policy.deny))
+        for kind, ours, theirs, used in sides:
+            if ours is not None:
+                lists += _entry_list(f"{at}.sandbox.tools.{kind}", kind, ours)
+            elif theirs is not None:
+                lists += _entry_list(f"tools.sandbox.tools.{kind}", kind, theirs)
+            builtin = tuple(e for e in used or () if e.pos == BUILTIN)
+            if builtin:
+                lists.append(PolicyList(
+                    label="the built-in rule adding image to a sandbox allow list"
+                    if ours is not None or theirs is not None
+                    else f"the built-in sandbox {kind} list", kind=kind, pos=BUILTIN,
+                    entries=builtin))
+        return replace(step, lists=tuple(lists))
+
+    def subagent_step(self, depth: int) -> _Step:
+        """Section 9: the built-in deny lists (leaf or not), with the configured lists."""
+        leaf = is_leaf(self.r, depth)
+        policy = subagent_policy(self.r, leaf=leaf)
+        step = _Step(label="subagent tools.allow", layer="subagent", strips=False,
+                     policy=policy)
+        if not self.trace:
+            return step
+        builtin = tuple(e for e in policy.deny or () if e.pos == BUILTIN)
+        kind = "leaf subagent" if leaf else "subagent"
+        return replace(step, lists=(
+            *block_lists("tools.subagents.tools", self.r.defs.tools_config.subagents),
+            PolicyList(label=f"the built-in {kind} deny list", kind="deny", pos=BUILTIN,
+                       entries=builtin)),
+            notes=(Note(text=f"a {kind} session (depth {depth}; agents.defaults.subagents."
+                        f"maxSpawnDepth is {max(1, self.r.max_spawn_depth)})"),))
+
     def group_block(self, ctx: Context, channel: str | None, group_id: str | None) -> Any:
+        """The group layer's ``{allow, alsoAllow, deny}`` block, or None."""
+        return self.group_match(ctx, channel, group_id).block
+
+    def group_match(self, ctx: Context, channel: str | None, group_id: str | None
+                    ) -> GroupMatch:
         """Section 7: the channel's (or account's) group map, per-channel id rules, then the
         precedence group sender rule > group tools > ``*`` sender rule > ``*`` tools."""
-        if channel is None or group_id is None or channel not in self.channels:
-            return None
+        if channel is None:
+            return GroupMatch(block=None, skip="no channel in the request")
+        if group_id is None:
+            return GroupMatch(block=None, skip="no group in the request")
+        if channel not in self.channels:
+            return GroupMatch(block=None, skip=f'channel "{channel}" is not declared')
         ch = self.channels[channel]
-        groups = ch.groups
+        groups, where = ch.groups, f"channels.{key_text(channel)}"
         account = _account(ch, ctx.account_id)
         if account is not None and account.groups is not None:
-            groups = account.groups
+            groups, where = account.groups, f"{where}.accounts.{key_text(account.id)}"
+        else:
+            account = None
         if groups is None:
-            return None
+            return GroupMatch(block=None, skip=f"{where} declares no groups")
         default = next((x for x in groups if x.id == "*"), None)
         for gid in group_candidates(channel, group_id):
             specific = next((x for x in groups if x.id == gid), None)
@@ -204,21 +429,33 @@ class ReferenceInterpreter:
                 if cfg is None:
                     continue
                 rule = _sender_rule(cfg, ctx, e164=channel not in NO_E164_CHANNELS)
-                if rule is not None:
-                    return rule.policy
-                if cfg.tools is not None:
-                    return cfg.tools
-        return None
+                if rule is None and cfg.tools is None:
+                    continue
+                gw = f"{where}.groups.{key_text(cfg.id)}"
+                block_where = (f"{gw}.toolsBySender.{key_text(rule.key)}" if rule is not None
+                               else f"{gw}.tools")
+                return GroupMatch(block=rule.policy if rule is not None else cfg.tools,
+                                  where=block_where, map_where=where, account=account,
+                                  group_id=group_id.strip(), candidate=gid, entry=cfg,
+                                  specific=specific, rule=rule)
+        if default is None:
+            return GroupMatch(block=None, skip=f"group {group_id} is not declared in "
+                              f'{where}.groups, which has no "*" group')
+        return GroupMatch(block=None, skip=f'neither group {group_id} nor the "*" group of '
+                          f"{where}.groups has tools or a rule for this sender")
 
     def inventory(self, agent: AgentDef | None, provider: str | None, model: str | None,
                   channel: str | None, explicit: set[str]) -> dict[str, Decision]:
         applypatch = apply_patch_config(self.r, agent.tools if agent else None)
-        return {t.name: self.present(t, provider, model, channel, explicit, applypatch)
+        where = (f"agents.{key_text(agent.id)}.tools" if agent and agent.tools
+                 and agent.tools.apply_patch_set else "tools")
+        return {t.name: self.present(t, provider, model, channel, explicit, applypatch, where)
                 for t in self.r.tools}
 
     def present(self, t: ToolDef, provider: str | None, model: str | None,
                 channel: str | None, explicit: set[str],
-                applypatch: tuple[bool, tuple[str, ...] | None]) -> Decision:
+                applypatch: tuple[bool, tuple[str, ...] | None], where: str = "tools"
+                ) -> Decision:
         origin = Entry(text=t.name, pos=t.pos)
         av = t.availability
         if av and av.providers is not None and provider not in av.providers:
@@ -235,10 +472,11 @@ class ReferenceInterpreter:
         if t.name == "apply_patch":
             enabled, models = applypatch
             if not enabled:
-                return Decision(kept=False, reason="tools.exec.applyPatch.enabled is not true")
+                return Decision(kept=False, reason=f"{where}.exec.applyPatch.enabled is not "
+                                "true", entry=origin)
             if not apply_patch_model_ok(models, provider, model):
-                return Decision(kept=False, reason="model not in tools.exec.applyPatch."
-                                "allowModels")
+                return Decision(kept=False, reason=f"model {model} is not in {where}.exec."
+                                "applyPatch.allowModels", entry=origin)
         if t.optional and not ({t.name, PLUGINS_GROUP, t.plugin} & explicit):
             return Decision(kept=False, reason="optional plugin tool not named by any allow "
                             "list", entry=origin)
@@ -257,7 +495,9 @@ class ReferenceInterpreter:
         traces: list[StepTrace] = []
         warnings: list[str] = []
         for step in steps:
-            trace = StepTrace(label=step.label, active=step.policy is not None)
+            trace = StepTrace(label=step.label, active=step.policy is not None,
+                              layer=step.layer, lists=step.lists, notes=step.notes,
+                              skip=step.skip)
             traces.append(trace)
             if step.policy is None:
                 continue
@@ -272,7 +512,7 @@ class ReferenceInterpreter:
                                                        plugin_tools))
             kept = []
             for name in names:
-                decision = _decide(name, allow_p, deny_p, step)
+                decision = _decide(name, allow_p, deny_p)
                 trace.decisions[name] = decision
                 if decision.kept:
                     kept.append(name)
@@ -330,23 +570,23 @@ class ReferenceInterpreter:
 
 
 def _decide(name: str, allow: list[tuple[re.Pattern[str], Entry]],
-            deny: list[tuple[re.Pattern[str], Entry]], step: _Step) -> Decision:
+            deny: list[tuple[re.Pattern[str], Entry]]) -> Decision:
     for pattern, origin in deny:
         if pattern.match(name):
-            return Decision(kept=False, reason=f'denied by "{origin.text}" in {step.label}',
-                            entry=origin)
+            return Decision(kept=False, reason=f'denied by "{origin.text}"', entry=origin,
+                            rule="deny")
     if not allow:
-        return Decision(kept=True, reason=f"{step.label} has no allow list")
+        return Decision(kept=True, reason="no allow list", rule="open")
     for pattern, origin in allow:
         if pattern.match(name):
-            return Decision(kept=True, reason=f'allowed by "{origin.text}" in {step.label}',
-                            entry=origin)
+            return Decision(kept=True, reason=f'allowed by "{origin.text}"', entry=origin,
+                            rule="allow")
     if name == "apply_patch":
         for pattern, origin in allow:
             if pattern.match("exec"):
-                return Decision(kept=True, reason=f'allowed because "{origin.text}" allows exec '
-                                f"in {step.label}", entry=origin)
-    return Decision(kept=False, reason=f"not in the allow list of {step.label}")
+                return Decision(kept=True, reason=f'allowed because "{origin.text}" allows exec',
+                                entry=origin, rule="exec")
+    return Decision(kept=False, reason="not in the allow list", rule="closed")
 
 
 def _provider_entry(entries: Sequence[ProviderPolicy], provider: str | None,

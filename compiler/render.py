@@ -20,6 +20,7 @@ from .schema.models import model_class_name
 from .tables import Tables
 
 DEFAULT_PACKAGE = "toolc_runtime"
+SOURCES = "sources.json"  # {relative path: text} of the definitions compiled
 
 
 def dump_json(value: Any) -> str:
@@ -124,6 +125,8 @@ def render(resolved: Resolved, tables: Tables, bundles: Bundles, models: str | N
     if models is not None:
         files[f"{package}/models.py"] = models
     files["schema-notes.json"] = dump_json(bundles.notes)
+    # The definitions themselves, so that `toolc explain --build` needs nothing but build/.
+    files[SOURCES] = dump_json(dict(resolved.defs.texts))
     files["manifest.json"] = dump_json({
         "toolc": __version__, "package": package,
         "sources": list(resolved.defs.files),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -73,3 +75,39 @@ class Engines:
 def engines_for(tmp: Path, files: dict[str, Any]) -> Engines:
     defs = write_definitions(tmp / "defs", files)
     return Engines(defs, tmp / "out")
+
+
+# -- git repositories for the pre-commit and CI tests ----------------------------------------
+GIT_IDENTITY = ("-c", "user.name=toolc tests", "-c", "user.email=tests@toolc.invalid",
+                "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main")
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git with a fixed identity (the developer's git config may sign or hook)."""
+    proc = subprocess.run(["git", *GIT_IDENTITY, *args], cwd=cwd, capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0, f"git {' '.join(args)}: {proc.stdout}{proc.stderr}"
+    return proc.stdout.strip()
+
+
+def commit_all(repo: Path, message: str = "snapshot") -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def snapshot_checkout(dst: Path) -> str:
+    """A git repository at ``dst`` holding this checkout's working tree as one commit on
+    ``main`` (tracked and untracked files, minus ignored ones), so that tests see the code
+    under test even before it is committed. Returns the commit."""
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                            "--exclude-standard"], cwd=ROOT, capture_output=True,
+                           check=True).stdout.decode().split("\0")
+    for rel in filter(None, files):
+        src = ROOT / rel
+        if src.is_file():  # a tracked file deleted in the working tree is left out
+            target = dst / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, target)
+    git(dst, "init", "-q")
+    return commit_all(dst)

@@ -120,7 +120,7 @@ def test_cli_resolve_json_and_explain() -> None:
     assert json.loads(compiled.stdout)["tools"][0] == "read"
     explained = runner.invoke(main, ["explain", "--definitions", str(DEFS), "--agent",
                                      "viewer", "exec"])
-    assert explained.exit_code == 0
+    assert explained.exit_code == 1  # not visible
     assert "not visible" in explained.stdout and "deployment/agents.yaml" in explained.stdout
 
 

@@ -1,0 +1,365 @@
+"""The reviewer's command line: explain (from definitions and from a build), the warnings of
+resolve and explain, schema --provider, help pages and colour. Small inline definitions, one
+build per module."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner, Result
+from toolc.bundles import dialect_for
+from toolc.cli import load_runtime, main
+
+from tests.helpers import write_definitions
+
+CATALOG = """\
+version: 1
+catalog:
+  - {name: read, description: Read a file., parameters: {type: object}, groups: [fs]}
+  - {name: exec, description: Run a command., parameters: {type: object}, groups: [runtime]}
+  - {name: message, description: Send a message., parameters: {type: object}}
+  - {name: memo, description: A plugin tool., parameters: {type: object}, plugin: memos}
+"""
+POLICY = """\
+version: 1
+profiles:
+  coding: {allow: ["group:fs", "group:runtime"]}
+  messaging: {allow: [message]}
+plugins:
+  entries: {memos: {enabled: false}}
+providers:
+  default: openai
+  entries:
+    google: {dialect: gemini}
+    "openai/gpt-5-strict": {dialect: openai-strict}
+tools:
+  profile: coding
+  alsoAllow: [message]
+  deny: [memo]
+agents:
+  list:
+    - id: viewer
+      tools:
+        allow: [read, message]
+        deny: [exec]
+    - id: support
+      tools:
+        profile: messaging
+channels:
+  telegram:
+    groups:
+      "-100123":
+        tools: {deny: [exec]}
+        toolsBySender:
+          "id:42": {alsoAllow: [exec]}
+          "username:@alice": {allow: [read]}
+      "*":
+        tools: {deny: [message]}
+    accounts:
+      work:
+        groups:
+          "-7": {tools: {deny: [read]}}
+"""
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory holding definitions/ and a current build/ (explain's default)."""
+    root = tmp_path_factory.mktemp("project")
+    write_definitions(root / "definitions", {"catalog.yaml": CATALOG, "policy.yaml": POLICY})
+    result = CliRunner().invoke(main, ["build", str(root / "definitions"), "-o",
+                                       str(root / "build")])
+    assert result.exit_code == 0, result.output
+    return root
+
+
+@pytest.fixture
+def here(project: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.chdir(project)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    yield project
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(main, list(args), env=env)
+
+
+def explain_json(*args: str) -> tuple[int, dict[str, Any]]:
+    result = run("explain", "--json", *args)
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.stdout)
+
+
+def layer(data: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(x for x in data["layers"] if x["layer"] == name)
+
+
+def text_at(root: Path, pos: str) -> str:
+    """The definitions text at ``file:line:col``, to that line's end."""
+    file, line, col = pos.rsplit(":", 2)
+    lines = (root / file).read_text("utf-8").splitlines()
+    return lines[int(line) - 1][int(col) - 1:]
+
+
+# -- explain: labels and positions -----------------------------------------------------------
+def test_deny_is_labelled_as_the_deny_list_with_its_position(here: Path) -> None:
+    code, data = explain_json("--agent", "viewer", "exec")
+    assert code == 1 and data["visible"] is False and data["decided_by"] == "agent"
+    agent = layer(data, "agent")
+    assert agent["result"] == "removed"
+    assert agent["rule"] == 'denied by "exec" in agents.viewer.tools.deny'
+    assert text_at(here, agent["pos"]).startswith("exec]")
+
+
+def test_not_in_the_allow_list_points_at_the_list(here: Path) -> None:
+    code, data = explain_json("--agent", "support", "read")
+    assert code == 1
+    profile = layer(data, "profile messaging")
+    # the global alsoAllow joins the agent's profile (the agent has none of its own)
+    assert profile["rule"] == "not in profiles.messaging.allow nor tools.alsoAllow"
+    assert text_at(here, profile["pos"]).startswith("[message]")
+    assert [(d["text"], text_at(here, d["pos"])[:9]) for d in profile["details"][1:]] == [
+        ("not in profiles.messaging.allow", "[message]"), ("not in tools.alsoAllow", "[message]")]
+    source = profile["details"][0]
+    assert source["text"] == 'profile "messaging" from agents.support.tools.profile'
+    assert text_at(here, source["pos"]).startswith("messaging")
+
+
+def test_global_profile_and_also_allow_are_named(here: Path) -> None:
+    code, data = explain_json("message")
+    assert code == 0 and data["visible"] is True and data["decided_by"] is None
+    profile = layer(data, "profile coding")
+    assert profile["details"][0]["text"] == 'profile "coding" from tools.profile'
+    assert profile["rule"] == 'allowed by "message" in tools.alsoAllow'
+    glob = layer(data, "global")
+    assert glob["rule"] == "tools.alsoAllow without an allow list keeps every tool"
+    assert [d["text"] for d in glob["details"]][1:] == ["not in tools.deny"]
+    assert text_at(here, glob["details"][1]["pos"]).startswith("[memo]")
+
+
+def test_group_sender_rule_is_named(here: Path) -> None:
+    args = ("--channel", "telegram", "--group", "-100123")
+    code, data = explain_json(*args, "--sender-username", "@alice", "exec")
+    group = layer(data, "group")
+    assert code == 1 and group["result"] == "removed"
+    rule = 'channels.telegram.groups."-100123".toolsBySender."username:@alice"'
+    assert group["rule"] == f"not in {rule}.allow"
+    texts = [d["text"] for d in group["details"]]
+    assert texts[:2] == ['channels.telegram.groups."-100123" is group -100123',
+                         f"{rule} matches this sender"]
+    assert text_at(here, group["details"][1]["pos"]).startswith('"username:@alice"')
+    code, data = explain_json(*args, "exec")  # no sender rule: the group's tools
+    assert code == 1
+    assert layer(data, "group")["rule"] == \
+        'denied by "exec" in channels.telegram.groups."-100123".tools.deny'
+    code, data = explain_json(*args, "--sender-id", "42", "exec")
+    assert code == 0
+    assert layer(data, "group")["rule"] == ('channels.telegram.groups."-100123".toolsBySender.'
+                                            '"id:42".alsoAllow without an allow list keeps '
+                                            "every tool")
+
+
+def test_wildcard_group_and_account_map(here: Path) -> None:
+    code, data = explain_json("--channel", "telegram", "--group", "-5", "message")
+    group = layer(data, "group")
+    assert code == 1 and group["rule"] == \
+        'denied by "message" in channels.telegram.groups."*".tools.deny'
+    assert group["details"][0]["text"] == ('channels.telegram.groups."*" applies: group -5 is '
+                                           "not declared in channels.telegram.groups")
+    code, data = explain_json("--channel", "telegram", "--account", "work", "--group", "-7",
+                              "read")
+    group = layer(data, "group")
+    assert code == 1 and group["rule"] == \
+        'denied by "read" in channels.telegram.accounts.work.groups."-7".tools.deny'
+    assert group["details"][0]["text"] == \
+        "account work has its own groups: channels.telegram.accounts.work.groups"
+
+
+def test_tool_names_are_read_as_policies_read_them(here: Path) -> None:
+    for spelling in ("Exec", " bash ", "EXEC"):
+        result = run("explain", "--agent", "viewer", spelling)
+        assert result.exit_code == 1 and result.stdout.startswith("exec: not visible")
+    unknown = run("explain", "exce")
+    assert unknown.exit_code == 2 and 'unknown tool "exce" (did you mean "exec"?)' in \
+        unknown.stderr
+
+
+def test_text_output_and_never_present_tools(here: Path) -> None:
+    result = run("explain", "--agent", "viewer", "exec")
+    assert result.exit_code == 1
+    assert "  agent: removed\n    definitions/policy.yaml:" in result.stdout
+    assert 'denied by "exec" in agents.viewer.tools.deny' in result.stdout
+    assert "  sandbox: skipped (not sandboxed)" in result.stdout
+    disabled = run("explain", "memo")
+    assert disabled.exit_code == 1
+    assert "never present: tool of plugin memos, which plugins.entries disables" in \
+        disabled.stdout
+
+
+# -- explain: where it reads from --------------------------------------------------------------
+def test_default_source_is_a_current_build_else_definitions(project: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    shutil.copytree(project / "definitions", tmp_path / "definitions")
+    shutil.copytree(project / "build", tmp_path / "build")
+    monkeypatch.chdir(tmp_path)
+    args = ("--channel", "telegram", "--group", "-100123", "--sender-id", "42", "exec")
+    from_build = run("explain", "--json", *args)
+    assert json.loads(from_build.stdout)["source"] == {"kind": "build", "path": "build"}
+    from_defs = run("explain", "--json", "--definitions", "definitions", *args)
+    assert from_build.stderr == from_defs.stderr == ""
+    # a build explains itself: positions name definitions/, exactly as from the definitions
+    assert json.loads(from_build.stdout)["layers"] == json.loads(from_defs.stdout)["layers"]
+    policy = tmp_path / "definitions" / "policy.yaml"
+    policy.write_text(policy.read_text().replace("deny: [memo]", "deny: [memo, read]"))
+    stale = run("explain", "--json", *args)
+    assert json.loads(stale.stdout)["source"]["kind"] == "definitions"
+    assert "warning: build/ is stale relative to definitions/ (run `toolc build`): " \
+        "explaining from definitions/" in stale.stderr
+    assert "is stale" in run("explain", "--build", "build", *args).stderr
+    shutil.rmtree(tmp_path / "definitions")  # a deployment ships only build/
+    only_build = run("explain", "--json", *args)
+    assert only_build.exit_code == 0 and only_build.stderr == ""
+    assert json.loads(only_build.stdout)["source"]["kind"] == "build"
+    assert run("explain", "--build", "build", "--definitions", "x", "exec").exit_code == 2
+
+
+def _tamper(out: Path, sources: dict[str, str], *, fix_manifest: bool) -> None:
+    text = json.dumps(sources, indent=2, sort_keys=True) + "\n"
+    (out / "sources.json").write_text(text)
+    if fix_manifest:
+        manifest = json.loads((out / "manifest.json").read_text())
+        manifest["files"]["sources.json"] = hashlib.sha256(text.encode()).hexdigest()
+        (out / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_explain_checks_the_build(project: Path, tmp_path: Path) -> None:
+    out = tmp_path / "build"
+    shutil.copytree(project / "build", out)
+    sources = json.loads((out / "sources.json").read_text())
+    sources["policy.yaml"] = sources["policy.yaml"].replace("deny: [memo]", "deny: [memo, read]")
+    _tamper(out, sources, fix_manifest=False)
+    result = run("explain", "--build", str(out), "read")
+    assert result.exit_code == 1 and "sources.json does not match the sha256" in result.stderr
+    # edited together with the manifest: the reference and the runtime now disagree (exit 4)
+    _tamper(out, sources, fix_manifest=True)
+    result = run("explain", "--build", str(out), "read")
+    assert result.exit_code == 4 and "internal error" in result.stderr
+    assert "read is not visible in the reference and visible in the runtime" in result.stderr
+    (out / "sources.json").unlink()
+    missing = run("explain", "--build", str(out), "read")
+    assert missing.exit_code == 1 and "sources.json: unreadable" in missing.stderr
+    assert run("explain", "--build", str(tmp_path / "nowhere"), "read").exit_code == 1
+
+
+# -- warnings: undeclared names, stale builds --------------------------------------------------
+@pytest.mark.parametrize(("args", "warning"), [
+    (["--agent", "veiwer"], 'agent "veiwer" is not declared (did you mean "viewer"?): only the '
+     "global policy applies"),
+    (["--channel", "telegrm", "--group", "-100123"], 'channel "telegrm" is not declared (did '
+     'you mean "telegram"?): no group policy applies'),
+    (["--channel", "telegram", "--group", "-100124"], 'group "-100124" is not declared in '
+     'channels.telegram (did you mean "-100123"?): the "*" group applies'),
+    (["--channel", "telegram", "--account", "work", "--group", "-77"], 'group "-77" is not '
+     'declared in channels.telegram.accounts.work (did you mean "-7"?): no group policy '
+     "applies"),
+    (["--channel", "telegram", "--account", "wrok"], 'account "wrok" is not declared in '
+     'channels.telegram (did you mean "work"?): the channel\'s groups apply'),
+    (["--group", "-100123"], 'group "-100123" is given without a channel (--channel or a group '
+     "session key): no group policy applies"),
+])
+def test_undeclared_names_warn_with_the_fallback(here: Path, args: list[str],
+                                                 warning: str) -> None:
+    for command in (["resolve"], ["resolve", "--definitions", "definitions"], ["explain"]):
+        result = run(*command, *args, *(["read"] if command == ["explain"] else []))
+        assert f"warning: {warning}\n" in result.stderr, (command, result.stderr)
+
+
+def test_declared_names_do_not_warn(here: Path) -> None:
+    for args in (["--agent", "Viewer"], ["--channel", "Telegram", "--group", "-100123:topic:4"],
+                 ["--channel", "telegram", "--account", "WORK", "--group", "-7"]):
+        result = run("resolve", *args)
+        assert result.exit_code == 0 and result.stderr == "", (args, result.stderr)
+
+
+def test_resolve_warns_on_a_stale_build(project: Path, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(project / "definitions", tmp_path / "definitions")
+    shutil.copytree(project / "build", tmp_path / "build")
+    monkeypatch.chdir(tmp_path)
+    assert run("resolve").stderr == ""
+    policy = tmp_path / "definitions" / "policy.yaml"
+    policy.write_text(policy.read_text() + "\n# a comment is a change too\n")
+    result = run("resolve")
+    assert result.exit_code == 0
+    assert result.stderr == ("warning: build/ is stale relative to definitions/ (run `toolc "
+                             "build`): answering from it as built\n")
+
+
+# -- schema --provider -------------------------------------------------------------------------
+def test_schema_dialect_follows_the_runtime(here: Path) -> None:
+    runtime = load_runtime(here / "build")
+    pairs = [("openai", None), ("openai", "gpt-5-strict"), ("OpenAI ", "GPT-5-Strict"),
+             ("google", None), ("google-vertex", None), ("anthropic", None), ("acme", None)]
+    bundles = json.loads((here / "build" / "toolc_runtime" / "bundles.json").read_text())
+    providers = bundles["providers"]
+    for provider, model in pairs:
+        expected = runtime.dialect_for(provider, model)
+        assert dialect_for(provider, model, providers["entries"], providers["default"]) == \
+            expected
+        args = ["--provider", provider, *(["--model", model] if model else [])]
+        for source in (["--build", "build"], ["--definitions", "definitions"]):
+            result = run("schema", "read", *args, *source, "--json")
+            assert result.exit_code == 0, result.output
+            assert result.stderr.startswith(f"dialect: {expected} ("), result.stderr
+            direct = run("schema", "read", "--dialect", expected, *source, "--json")
+            assert json.loads(result.stdout) == json.loads(direct.stdout)
+    assert 'providers.entries."openai/gpt-5-strict"' in run(
+        "schema", "read", "--provider", "openai", "--model", "gpt-5-strict").stderr
+
+
+def test_schema_needs_exactly_one_of_dialect_and_provider(here: Path) -> None:
+    assert run("schema", "read").exit_code == 2
+    both = run("schema", "read", "--dialect", "openai", "--provider", "openai")
+    assert both.exit_code == 2 and "exactly one of --dialect and --provider" in both.stderr
+    assert run("schema", "read", "--dialect", "openai", "--model", "x").exit_code == 2
+    assert run("schema", "raed", "--dialect", "openai").exit_code == 2
+    assert run("schema", " READ ", "--dialect", "openai").exit_code == 0
+
+
+# -- help and colour ---------------------------------------------------------------------------
+def test_every_option_has_help_and_every_command_an_example() -> None:
+    assert isinstance(main, click.Group)
+    for name, command in main.commands.items():
+        for param in command.params:
+            if isinstance(param, click.Option):
+                assert param.help, f"toolc {name} {param.opts[0]} has no help text"
+        page = run(name, "--help").stdout
+        assert "Examples:" in page, name
+    assert "[default: build]" in run("build", "--help").stdout
+
+
+def test_diagnostics_are_coloured_only_when_asked(tmp_path: Path) -> None:
+    defs = write_definitions(tmp_path / "defs", {"a.yaml": {"tools": {"profile": "codng"}}})
+    plain = run("validate", str(defs))
+    assert plain.exit_code == 1 and "\x1b[" not in plain.stderr
+    assert re.search(r"defs/a.yaml:\d+:\d+: error\[TC104\]: unknown profile", plain.stderr)
+    forced = run("validate", str(defs), env={"FORCE_COLOR": "1"})
+    assert "\x1b[31m\x1b[1merror[TC104]\x1b[0m" in forced.stderr  # red, bold
+    assert re.search(r"\x1b\[1m\S*defs/a.yaml:\d+:\d+\x1b\[0m: ", forced.stderr)  # bold
+    off = run("validate", str(defs), env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
+    assert "\x1b[" not in off.stderr and off.stderr == plain.stderr
+
+
+def test_warnings_are_yellow(here: Path) -> None:
+    result = run("resolve", "--agent", "nobody", env={"FORCE_COLOR": "1"})
+    assert "\x1b[33m\x1b[1mwarning\x1b[0m: agent " in result.stderr
