@@ -4,9 +4,16 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .api import BuildResult, build, resolve_definitions, validate
+from .api import (
+    BuildResult,
+    build,
+    load_reference,
+    reference_resolve,
+    resolve_definitions,
+    validate,
+)
 from .diagnostics import DefinitionsError, Diagnostic
-from .reference import ReferenceInterpreter, load_reference, reference_resolve
+from .reference import ReferenceInterpreter
 
 __all__ = [
     "BuildResult",

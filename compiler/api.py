@@ -15,8 +15,10 @@ from typing import Any
 from . import __version__
 from .analyze import Resolved, analyze
 from .bundles import build_bundles
+from .checks import run_checks
 from .diagnostics import DefinitionsError, Diagnostic, Diagnostics
 from .frontend import load_definitions, load_files
+from .reference import ReferenceInterpreter, Resolution
 from .render import DEFAULT_PACKAGE, SOURCES, dump_json, render
 from .schema.models import generate_models
 from .tables import build_tables
@@ -45,6 +47,16 @@ def resolve_definitions(definitions_dir: Path) -> Resolved:
     if resolved is None:
         raise DefinitionsError(diags.sorted())
     return resolved
+
+
+def load_reference(definitions_dir: str | Path) -> ReferenceInterpreter:
+    """Load and check a definitions directory once; raises DefinitionsError on errors."""
+    return ReferenceInterpreter(resolve_definitions(Path(definitions_dir)))
+
+
+def reference_resolve(definitions_dir: str | Path, **context: Any) -> Resolution:
+    """Evaluate one request against a definitions directory with the reference interpreter."""
+    return load_reference(definitions_dir).resolve(**context)
 
 
 class BuildError(Exception):
@@ -122,8 +134,9 @@ def validate(definitions_dir: str | Path, *, strict: bool = False) -> list[Diagn
     diags = Diagnostics()
     resolved = _front(Path(definitions_dir), diags)
     if resolved is not None:
-        build_tables(resolved, diags)
+        tables = build_tables(resolved, diags)
         build_bundles(resolved, diags)
+        run_checks(resolved, tables.data, diags)
     return diags.sorted(strict=strict)
 
 
@@ -141,6 +154,7 @@ def compile_files(definitions_dir: Path, *, package: str = DEFAULT_PACKAGE,
         raise DefinitionsError(diags.sorted(strict=strict))
     tables = build_tables(resolved, diags)
     bundles = build_bundles(resolved, diags)
+    run_checks(resolved, tables.data, diags)
     if diags.has_errors(strict=strict):
         raise DefinitionsError(diags.sorted(strict=strict))
     models = (generate_models({t.name: dict(t.parameters) for t in resolved.tools})

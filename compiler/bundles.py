@@ -18,7 +18,6 @@ from .analyze import Resolved
 from .diagnostics import Diagnostics
 from .model import ToolDef
 from .names import model_key, normalize_key
-from .reference import ReferenceInterpreter
 from .schema import (
     DIALECTS,
     CleanedSchema,
@@ -28,12 +27,6 @@ from .schema import (
     tool_envelope,
 )
 from .schema.aliases import apply_param_aliases, required_groups
-from .schema.lint import MAX_TOOLS
-
-# Example contexts the tool-count lint evaluates per dialect (it stops at the first hit): the
-# first agents (owner, no channel) with each provider speaking the dialect, up to a budget.
-COUNT_LINT_AGENTS = 8
-COUNT_LINT_BUDGET = 24
 
 DEFAULT_DIALECT = "openai"
 BUILTIN_PROVIDER_DIALECTS = {"openai": "openai", "openai-codex": "openai",
@@ -143,47 +136,6 @@ class _BundleBuilder:
                 self.diags.warning(pos, "TC210", f"{dialect}: {v.message}",
                                    hint=f"lint {v.code}")
 
-    def provider_candidates(self) -> list[tuple[str, str | None]]:
-        """Every provider (and provider/model) the definitions mention, in sorted order."""
-        defs = self.r.defs
-        keys = {p.key for p in defs.provider_dialects} | set(BUILTIN_PROVIDER_DIALECTS)
-        for config in [defs.tools_config, *(a.tools for a in defs.agents if a.tools)]:
-            keys |= {bp.key for bp in config.by_provider}
-        for tool in self.r.tools:
-            if tool.availability and tool.availability.providers:
-                keys |= tool.availability.providers
-        out: list[tuple[str, str | None]] = []
-        for key in sorted(keys):
-            provider, _, model = key.partition("/")
-            out.append((provider, model or None))
-        return out
-
-    def lint_counts(self, entries: Mapping[str, str], default: str) -> None:
-        """A dialect's tool-count limit, checked on example contexts (owner, each agent)."""
-        if all(len(self.r.tools) <= MAX_TOOLS.get(d, len(self.r.tools)) for d in DIALECTS):
-            return
-        interp = ReferenceInterpreter(self.r)
-        agents = [a.id for a in self.r.defs.agents][:COUNT_LINT_AGENTS] or ["main"]
-        candidates = self.provider_candidates()
-        for dialect, limit in sorted(MAX_TOOLS.items()):
-            pairs = [(p, m) for p, m in candidates if dialect_for(p, m, entries, default)
-                     == dialect]
-            tries = [(a, p, m) for a in agents for p, m in pairs][:COUNT_LINT_BUDGET]
-            hit = next(((a, p, m, names) for a, p, m in tries
-                        for names in [interp.resolve(agent_id=a, model_provider=p, model_id=m,
-                                                     sender_is_owner=True).names]
-                        if len(names) > limit), None)
-            if hit is None:
-                continue
-            agent, provider, model, names = hit
-            tool = next(t for t in self.r.tools if t.name == names[limit])
-            example = f"--agent {agent} --provider {provider} --owner" + (
-                f" --model {model}" if model else "")
-            self.diags.warning(tool.pos, "TC211", f"{dialect} accepts at most {limit} tools, "
-                               f"but {len(names)} are visible in some contexts; "
-                               f'"{tool.name}" is number {limit + 1}',
-                               hint=f"example context: toolc resolve {example}")
-
     def build(self) -> Bundles:
         defs = self.r.defs
         entries = {p.key: p.dialect for p in defs.provider_dialects}
@@ -193,7 +145,6 @@ class _BundleBuilder:
             "dialects": {}, "aliases": {}}
         notes: dict[str, Any] = {}
         lossy: dict[str, list[str]] = {}
-        self.lint_counts(entries, data["providers"]["default"])
         for dialect in DIALECTS:
             bundle, dialect_notes, lost = self.dialect(dialect)
             data["dialects"][dialect] = bundle

@@ -10,7 +10,7 @@ from dataclasses import replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import jsonschema
 
@@ -18,6 +18,7 @@ from .diagnostics import Diagnostics, Pos, did_you_mean
 from .model import (
     AccountDef,
     AgentDef,
+    AssertionDef,
     Availability,
     ChannelDef,
     Definitions,
@@ -25,6 +26,7 @@ from .model import (
     EntryList,
     GroupConfig,
     GroupDef,
+    PatternValue,
     PluginEntry,
     Policy,
     ProfileDef,
@@ -219,23 +221,30 @@ def _report_schema_error(src: SourceFile, err: jsonschema.ValidationError,
                     if isinstance(instance, str) else None)
     elif err.validator == "pattern":
         diags.error(pos, "TC114", f"{where}: {instance!r} does not match {expected}")
+    elif err.validator == "oneOf" and "x-message" in schema:
+        diags.error(pos, "TC119", f"{where}: {schema['x-message']}")
     else:
         diags.error(pos, "TC119", f"{where}: {err.message}")
 
 
+_REPEATABLE = ("catalog", "assertions")
+
+
 def merge_sections(sources: list[SourceFile],
                    diags: Diagnostics) -> dict[str, list[tuple[SourceFile, Any]]]:
-    """Top-level key -> its (file, value) definitions; only ``catalog`` may repeat."""
+    """Top-level key -> its (file, value) definitions; only ``catalog`` and ``assertions``
+    may repeat (their items simply add up)."""
     sections: dict[str, list[tuple[SourceFile, Any]]] = {}
     for src in sources:
         for key, value in src.data.items():
             if key == "version":
                 continue
-            if key != "catalog" and key in sections:
+            if key not in _REPEATABLE and key in sections:
                 first = sections[key][0][0].kpos((key,))
                 diags.error(src.kpos((key,)), "TC103",
                             f'top-level key "{key}" is already defined at {first}',
-                            hint="only `catalog` may appear in more than one file")
+                            hint="only `catalog` and `assertions` may appear in more than "
+                            "one file")
                 continue
             sections.setdefault(key, []).append((src, value))
     return sections
@@ -258,6 +267,29 @@ class _Builder:
                       also_allow=self.entry_list(value.get("alsoAllow"), (*path, "alsoAllow")),
                       deny=self.entry_list(value.get("deny"), (*path, "deny")),
                       pos=self.src.pos(path))
+
+    def assertion(self, value: dict[str, Any], path: JsonPath) -> AssertionDef:
+        kind: Literal["never", "always"] = "never" if "never" in value else "always"
+        body, p = value[kind], (*path, kind)
+        tools = body.get("tools", body.get("tool"))
+        tkey = "tools" if "tools" in body else "tool"
+        items = [tools] if isinstance(tools, str) else tools
+        entries = tuple(Entry(text=t, pos=self.src.pos((*p, tkey) if isinstance(tools, str)
+                                                       else (*p, tkey, i)))
+                        for i, t in enumerate(items))
+        where: dict[str, PatternValue] = {}
+        for key, v in body.items():
+            if key in ("tools", "tool"):
+                continue
+            where[key] = (v if isinstance(v, bool) or v == "*" else
+                          (v,) if isinstance(v, str) else tuple(v))
+        parts = [f"{tkey}: " + (json.dumps(tools) if isinstance(tools, str)
+                                else "[" + ", ".join(items) + "]")]
+        parts += [f"{k}: {json.dumps(v) if not isinstance(v, list) else '[' + ', '.join(v) + ']'}"
+                  for k, v in body.items() if k not in ("tools", "tool")]
+        return AssertionDef(kind=kind, pos=self.src.kpos(p), tools=entries, where=where,
+                            field_pos={k: self.src.pos((*p, k)) for k in body},
+                            text=f"{kind} {{{', '.join(parts)}}}", because=value.get("because"))
 
     def profile_ref(self, value: dict[str, Any], path: JsonPath) -> Entry | None:
         if "profile" not in value:
@@ -486,7 +518,10 @@ def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[Source
     for b in _one(sections, "channels"):
         channels = tuple(b.channel(name, block, ("channels", name))
                          for name, block in b.src.data["channels"].items())
+    assertions = [_Builder(src).assertion(item, ("assertions", i))
+                  for src, items in sections.get("assertions", []) for i, item in enumerate(items)]
     return Definitions(
+        assertions=tuple(assertions),
         files=tuple(s.path.removeprefix(root + "/") for s in sources), tools=tuple(tools),
         groups=groups,
         profiles=profiles, plugins_enabled=plugins_enabled, plugin_entries=plugin_entries,

@@ -167,6 +167,25 @@ class ProviderDialect:
     pos: Pos
 
 
+# What an assertion's class pattern says about one dimension: a list of values (any of
+# them), "*" (any value present), a boolean (owner, sandboxed), or a subagent kind.
+PatternValue = tuple[str, ...] | Literal["*"] | bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssertionDef:
+    """``assertions: [{never|always: {tools, agent, provider, ...}, because}]``: a policy unit
+    test checked over every context class at build time."""
+
+    kind: Literal["never", "always"]
+    pos: Pos  # the ``never``/``always`` key
+    tools: tuple[Entry, ...]
+    where: Mapping[str, PatternValue]  # pattern keys as written (agent, channel, owner, ...)
+    field_pos: Mapping[str, Pos]
+    text: str  # the pattern in one line, for messages
+    because: str | None = None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Definitions:
     """Everything one definitions directory says, merged across its files."""
@@ -185,3 +204,4 @@ class Definitions:
     channels: tuple[ChannelDef, ...]
     # ``{relative path: text}`` exactly as read (shipped as build/sources.json for explain)
     texts: Mapping[str, str] = field(default_factory=dict)
+    assertions: tuple[AssertionDef, ...] = ()

@@ -11,7 +11,6 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Literal
 
 from .analyze import PLUGINS_GROUP, Resolved
@@ -640,16 +639,3 @@ def _sender_rule(cfg: GroupConfig, ctx: Context, *, e164: bool = True) -> Sender
         if cand in buckets:
             return buckets[cand]
     return wildcard
-
-
-def load_reference(definitions_dir: str | Path) -> ReferenceInterpreter:
-    """Load and check a definitions directory once; raises DefinitionsError on errors."""
-    from .api import resolve_definitions  # noqa: PLC0415 - api imports this module
-
-    return ReferenceInterpreter(resolve_definitions(Path(definitions_dir)))
-
-
-def reference_resolve(definitions_dir: str | Path, **context: Any) -> Resolution:
-    """Evaluate one request against a definitions directory with the reference interpreter."""
-    return load_reference(definitions_dir).resolve(**context)
-

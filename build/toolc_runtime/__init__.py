@@ -37,7 +37,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "bundles.json": "938c83b8f9d1375c67443b1f01dd557d8483340ccf0e3e82b1241a8755b32269",
     "catalog.json": "bf05da8afb2cb4ed0a677d34b67c20c913b9addc9eb7dbd41a06a5e8c905a4ef",
     "models.py": "2c7267f07aafc30f1ae783bbed4d58bfc660b3520b7e97850577c055259c76f2",
-    "tables.json": "c9d772d8a8d7ead8d017fa5cf6f41329877a82dfe7c7cb699608a7267b03ba52",
+    "tables.json": "e3f7a88887c655b42254cf09054554ec8bbd96a24bd15fbdf3860a4332adabce",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (
