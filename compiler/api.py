@@ -20,6 +20,7 @@ from .diagnostics import DefinitionsError, Diagnostic, Diagnostics
 from .frontend import load_definitions, load_files
 from .reference import ReferenceInterpreter, Resolution
 from .render import DEFAULT_PACKAGE, SOURCES, dump_json, render
+from .review import access_markdown
 from .schema.models import generate_models
 from .tables import build_tables
 from .writer import check_output_dir, matches_disk, publish
@@ -145,8 +146,9 @@ def compile_files(definitions_dir: Path, *, package: str = DEFAULT_PACKAGE,
                   ) -> tuple[dict[str, str], list[Diagnostic], dict[str, int]]:
     """The build as a file map, plus diagnostics; raises DefinitionsError on errors.
 
-    ``with_models=False`` leaves out ``models.py`` (the typed parameter models): resolution
-    never uses them, and the differential tests build thousands of runtimes.
+    ``with_models=False`` leaves out ``models.py`` (the typed parameter models) and
+    ``ACCESS.md`` (the review table): resolution never uses them, and the differential
+    tests and ``toolc diff`` build thousands of runtimes.
     """
     diags = Diagnostics()
     resolved = _front(definitions_dir, diags)
@@ -160,7 +162,9 @@ def compile_files(definitions_dir: Path, *, package: str = DEFAULT_PACKAGE,
     models = (generate_models({t.name: dict(t.parameters) for t in resolved.tools})
               if with_models else None)
     warnings = [d for d in diags.sorted() if d.severity == "warning"]
-    files = render(resolved, tables, bundles, models, package=package, warnings=warnings)
+    access = access_markdown(tables.data) if with_models else None
+    files = render(resolved, tables, bundles, models, package=package, warnings=warnings,
+                   access=access)
     return files, diags.sorted(), tables.counts
 
 

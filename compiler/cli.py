@@ -551,7 +551,22 @@ def schema(tool: str, dialect: str | None, provider: str | None, model: str | No
                        f"{note['message']}{lossy}"), err=True)
 
 
-@main.command()
+class _DiffCommand(click.Command):
+    """``toolc diff`` exits 1 on usage errors: its 2 means "access changed"."""
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            raise _DiffUsageError(exc.format_message(), exc.ctx) from exc
+
+
+class _DiffUsageError(click.UsageError):
+    exit_code = EXIT_INPUT
+
+
+@main.command(cls=_DiffCommand)
 @click.argument("sides", nargs=-1, metavar="[BASE] [HEAD]")
 @click.option("--base-rev", metavar="REV", default=None,
               help="Use the definitions at git revision REV as BASE (compiled in a temporary "
@@ -583,7 +598,7 @@ def diff(sides: tuple[str, ...], base_rev: str | None, defs: Path, fmt: str,
     """
     limit = 1 if base_rev is not None else 2
     if len(sides) > limit or (base_rev is None and not sides):
-        raise click.UsageError("give BASE and HEAD, or --base-rev REV and at most HEAD")
+        raise _DiffUsageError("give BASE and HEAD, or --base-rev REV and at most HEAD")
     if base_rev is not None:
         base = side_from_revision(base_rev, defs)
         head = load_side(sides[0] if sides else str(defs), definitions=defs)

@@ -111,7 +111,7 @@ def render_init(package: str, hashes: list[tuple[str, str]]) -> str:
 
 def render(resolved: Resolved, tables: Tables, bundles: Bundles, models: str | None, *,
            package: str = DEFAULT_PACKAGE,
-           warnings: Sequence[Diagnostic] = ()) -> dict[str, str]:
+           warnings: Sequence[Diagnostic] = (), access: str | None = None) -> dict[str, str]:
     """Every file of ``build/`` as text, keyed by path relative to the output directory."""
     data = {"catalog.json": dump_json(catalog_json(resolved)),
             "tables.json": dump_compact(tables.data),
@@ -127,6 +127,8 @@ def render(resolved: Resolved, tables: Tables, bundles: Bundles, models: str | N
     files["schema-notes.json"] = dump_json(bundles.notes)
     # The definitions themselves, so that `toolc explain --build` needs nothing but build/.
     files[SOURCES] = dump_json(dict(resolved.defs.texts))
+    if access is not None:
+        files["ACCESS.md"] = access
     files["manifest.json"] = dump_json({
         "toolc": __version__, "package": package,
         "sources": list(resolved.defs.files),
