@@ -464,10 +464,11 @@ class ClassSpace:
                 p, m = k.split("/", 1)
                 providers.add(p)
                 models.update((k, m))
-            elif k in keys:
-                providers.add(k)
-            else:
-                models.add(k)
+            else:  # a bare key is a provider to byProvider, a model to allowModels
+                if k in keys:
+                    providers.add(k)
+                if k in gate_models:
+                    models.add(k)
         other = _fresh(providers)
         candidates: list[tuple[str | None, str | None]] = [(None, None), (other, None)]
         candidates += [(p, None) for p in sorted(providers)]
@@ -608,12 +609,29 @@ class ClassSpace:
         for acc in acc_classes:
             acc_label = self._account_label(acc, acc_classes)
             found = [v.group_map(name, acc) for v in self.views]
+            here = _declared_ids(found)
+            other_rows: list[tuple[tuple[tuple[str, str], ...], Any]] | None = None
+            other_sigs: set[Any] = set()
             for gid in [*gids, other_group]:
                 keys = candidates.get(gid)
                 if keys is None:
                     keys = candidates[gid] = [self._sender_candidates(m, name, gid)
                                               for m in per_view_maps]
-                rows = self._sender_rows(keys, found, name, gid)
+                if gid == other_group and other_rows is not None:
+                    rows = other_rows
+                else:
+                    rows = self._sender_rows(keys, found, name, gid)
+                if other_rows is None and gid != other_group:
+                    okeys = candidates[other_group] = [
+                        self._sender_candidates(m, name, other_group) for m in per_view_maps]
+                    other_rows = self._sender_rows(okeys, found, name, other_group)
+                    other_sigs = {sig for _, sig in other_rows}
+                if gid != other_group and not any(
+                        c in here or c.lower() in here for c in group_candidates(name, gid)) \
+                        and {sig for _, sig in rows} <= other_sigs:
+                    # a group the account's own map does not declare: "any other group"
+                    # of this account holds it (classify falls back to it)
+                    continue
                 group_label = "any other group" if gid == other_group else f"group {gid}"
                 for gi, session_only in gate_modes:
                     index = rows_index.setdefault((gi, acc, gid), {})
@@ -741,6 +759,16 @@ class ClassSpace:
                 label = f"subagent depth {depth}" + (" or more" if last else "")
             labelled.append(Klass(label=label, flags=k.flags, key=k.key))
         return labelled
+
+
+def _declared_ids(found: Sequence[tuple[str, Any] | None]) -> set[str]:
+    """Group ids (and their lowercase forms) that the maps in use declare."""
+    out: set[str] = set()
+    for f in found:
+        if f is not None:
+            out.update(f[1]["exact"])
+            out.update(k.lower() for k in f[1]["exact"])
+    return out
 
 
 def _maps_per_view(space: ClassSpace, name: str) -> list[list[dict[str, Any]]]:

@@ -148,6 +148,8 @@ class Evaluator:
         for v in self.views:
             self.relevant |= v.witness_bits()
         self._provider_info = [self._providers_of(v) for v in self.views]
+        self._defaults: tuple[list[tuple[Any, ...]], dict[tuple[Any, ...], int],
+                              list[dict[str, list[int]]]] | None = None
         self.subs = [[None if (st := v.subagent_stack(k.key[0])) is None
                       else self.content(side, (st,)) for k in space.subagent]
                      for side, v in enumerate(self.views)]
@@ -185,27 +187,65 @@ class Evaluator:
             out.append((provider, full, sigs.setdefault((ge, gates, ap), len(sigs))))
         return out, list(sigs)
 
+    def _default_groups(self) -> tuple[list[tuple[Any, ...]], dict[tuple[Any, ...], int],
+                                       list[dict[str, list[int]]]]:
+        """Per provider class its key for an agent without byProvider entries, those keys'
+        groups (key -> class bits), and per side the classes each entry key can select."""
+        if self._defaults is None:
+            infos = [info for info, _ in self._provider_info]
+            keys = [tuple(x for info in infos for x in (None, info[pi][2]))
+                    for pi in range(len(self.space.providers))]
+            groups: dict[tuple[Any, ...], int] = {}
+            for pi, key in enumerate(keys):
+                groups[key] = groups.get(key, 0) | 1 << pi
+            by_key: list[dict[str, list[int]]] = []
+            for info in infos:
+                index: dict[str, list[int]] = defaultdict(list)
+                for pi, (provider, full, _) in enumerate(info):
+                    if provider is not None:
+                        index[provider].append(pi)
+                        if full is not None:
+                            index[full].append(pi)
+                by_key.append(dict(index))
+            self._defaults = (keys, groups, by_key)
+        return self._defaults
+
     def provider_groups(self, recs: Sequence[Record]) -> list[tuple[tuple[Any, ...], int]]:
         """The provider classes grouped by what they select for agents with records ``recs``
-        (one per side): ``[(per-side (agent key, global key, gates, ap verdict), bits)]``."""
+        (one per side): ``[(per-side (agent key, global key, gates, ap verdict), bits)]``.
+        Only the classes an agent's own byProvider keys can select leave the default
+        grouping, so an agent costs its few keys, not every provider class."""
         own = any(rec.bp for rec in recs)
         cache_key = None if own else tuple(rec.ap for rec in recs)
         if cache_key is not None and cache_key in self._group_cache:
             return self._group_cache[cache_key]
-        groups: dict[tuple[Any, ...], int] = {}
-        infos = [info for info, _ in self._provider_info]
-        for pi in range(len(self.space.providers)):
-            key: list[Any] = []
-            for rec, info in zip(recs, infos, strict=True):
-                provider, full, gid = info[pi]
-                bp = rec.bp
-                ae = None
-                if bp and provider is not None:
-                    ae = full if full is not None and full in bp else (
-                        provider if provider in bp else None)
-                key += (ae, gid)
-            tkey = tuple(key)
-            groups[tkey] = groups.get(tkey, 0) | 1 << pi
+        keys, defaults, by_key = self._default_groups()
+        groups = dict(defaults)
+        if own:
+            infos = [info for info, _ in self._provider_info]
+            affected: set[int] = set()
+            for rec, index in zip(recs, by_key, strict=True):
+                for k in rec.bp:
+                    affected.update(index.get(k, ()))
+            for pi in sorted(affected):
+                key: list[Any] = []
+                for rec, info in zip(recs, infos, strict=True):
+                    provider, full, gid = info[pi]
+                    bp = rec.bp
+                    ae = None
+                    if bp and provider is not None:
+                        ae = full if full is not None and full in bp else (
+                            provider if provider in bp else None)
+                    key += (ae, gid)
+                tkey = tuple(key)
+                if tkey == keys[pi]:
+                    continue
+                rest = groups[keys[pi]] & ~(1 << pi)
+                if rest:
+                    groups[keys[pi]] = rest
+                else:
+                    del groups[keys[pi]]
+                groups[tkey] = groups.get(tkey, 0) | 1 << pi
         out = []
         for tkey, bits in groups.items():
             per_side = []
@@ -441,8 +481,20 @@ def covered(region: Cube, pool: Sequence[Cube]) -> bool:
     """Is every class of ``region`` in one of the ``pool`` cubes? The pool cubes are pairwise
     disjoint (they come from a partition of the classes), so summing overlaps is exact."""
     total = cube_size(region)
-    for c in pool:
-        total -= _overlap(region, c)
+    r0, r1, r2, r3, r4, r5 = region
+    for c0, c1, c2, c3, c4, c5 in pool:  # inlined _overlap: this loop is the diff's hottest
+        x = r2 & c2
+        if not x:
+            continue
+        a = r0 & c0
+        if not a:
+            continue
+        p = r1 & c1
+        if not p:
+            continue
+        n = (x.bit_count() * a.bit_count() * p.bit_count() * (r3 & c3).bit_count()
+             * (r4 & c4).bit_count() * (r5 & c5).bit_count())
+        total -= n
         if total <= 0:
             return True
     return total <= 0
