@@ -62,6 +62,8 @@ TARGETS = {
     "import_ms_max": 50.0,
     # issue 9: a wrapped call of a no-op sync tool, no hooks (validation on, as by default)
     "wrap_sync_ns_max": 10_000.0,
+    # issue 8: `toolc diff` of two large deployments (one agent, one group's senders changed)
+    "diff_s_max": 5.0,
     # "grows linearly when a dimension doubles": at most 2x, with 10% allowance for noise
     "scaling_ratio_max": 2.2,
 }
@@ -621,6 +623,50 @@ def compile_worker(defs: Path, out: Path) -> None:
     print(json.dumps({"api_s": round(api_s, 4), "toolc_import_s": round(import_s, 4)}))
 
 
+def policy_change(defs: Path, head: Path) -> dict[str, str]:
+    """A copy of ``defs`` with one agent's policy changed (the eighth agent, or the last, to
+    the messaging profile) and one group's sender rules changed (the first channel's first
+    group: one more sender rule), as a pull request would; returns what changed."""
+    shutil.copytree(defs, head)
+    agents_file = next(p for p in sorted(head.rglob("*.yaml"))
+                       if "agents" in (yaml.safe_load(p.read_text()) or {}))
+    doc = yaml.safe_load(agents_file.read_text())
+    agent = doc["agents"]["list"][min(7, len(doc["agents"]["list"]) - 1)]
+    agent.setdefault("tools", {})["profile"] = "messaging"
+    agents_file.write_text(yaml.safe_dump(doc, sort_keys=False))
+    channels_file = next(p for p in sorted(head.rglob("*.yaml"))
+                         if "channels" in (yaml.safe_load(p.read_text()) or {}))
+    doc = yaml.safe_load(channels_file.read_text())
+    name, channel = next(iter(doc["channels"].items()))
+    gid, group = next(iter(channel["groups"].items()))
+    group.setdefault("toolsBySender", {})["id:424242"] = {"deny": ["exec"]}
+    channels_file.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return {"agent": str(agent["id"]), "group": f"channels.{name}.groups.{gid}"}
+
+
+def measure_diff(size: str, defs: Path, out: Path, work: Path) -> dict[str, Any]:
+    """``toolc diff BASE HEAD --format json`` between two builds, as a reviewer runs it (a
+    fresh process: import, loading both builds, the exact delta, the JSON)."""
+    head_defs = work / f"defs-{size}-head"
+    head_out = work / f"build-{size}-head"
+    changed = policy_change(defs, head_defs)
+    built = compile_once(head_defs, head_out)
+    if "error" in built:
+        return {"error": f"head build: {built['error']}"}
+    best: Proc | None = None
+    for _ in range(2):  # the first run may pay for .pyc files
+        proc = run_measured([*toolc_cli(), "diff", str(out), str(head_out), "--format", "json"])
+        if proc.returncode != 2:
+            return {"error": f"toolc diff exited {proc.returncode}: {tail(proc.stderr)}"}
+        if best is None or proc.wall_s < best.wall_s:
+            best = proc
+    assert best is not None
+    data = json.loads(best.stdout)
+    return {"wall_s": round(best.wall_s, 3), "peak_rss_bytes": best.peak_rss_bytes,
+            "classes": data["classes"], "tools_changed": len(data["access"]),
+            "changed": changed}
+
+
 # --------------------------------------------------------------------------------------------
 # One size
 
@@ -688,6 +734,10 @@ def measure_size(size: str, defs: Path, work: Path, *, mode: Mode, seed: int) ->
             "error": f"wrapping worker exited {proc.returncode}: {tail(proc.stderr)}"
         }
     phase("wrapping", t0)
+    log(f"[{size}] toolc diff")
+    t0 = time.perf_counter()
+    result["diff"] = measure_diff(size, defs, out, work)
+    phase("diff", t0)
     return result
 
 
@@ -772,6 +822,7 @@ def targets(result: dict[str, Any]) -> dict[str, Any]:
         get("wrapping", "sync_validated_plain", "median_ns"),
         TARGETS["wrap_sync_ns_max"],
     )
+    check("diff_s", get("diff", "wall_s"), TARGETS["diff_s_max"])
     scaling = result.get("scaling") or {}
     for dim in SCALING_DIMENSIONS:
         entry = scaling.get(dim) or {}
@@ -836,6 +887,9 @@ def _row_values(r: dict[str, Any]) -> list[tuple[str, str]]:
         ("tool_definitions median", _fmt(_us(td.get("median_ns")), " us") if td else "n/a"),
         ("tool_definitions p99", _fmt(_us(td.get("p99_ns")), " us") if td else "n/a"),
         *_wrap_rows(r.get("wrapping") or {}),
+        ("toolc diff (one agent, one group)", _fmt((r.get("diff") or {}).get("wall_s"), " s")),
+        ("diff classes", _fmt((r.get("diff") or {}).get("classes"))),
+        ("diff peak memory", _fmt(_mib((r.get("diff") or {}).get("peak_rss_bytes")), " MiB")),
     ]
 
 
