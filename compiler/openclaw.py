@@ -172,7 +172,7 @@ class _Keeper:
             return [self.keep(v, spec[1], (*path, i)) or {} for i, v in enumerate(value)]
         if not isinstance(value, dict):
             raise ConfigError(f"{path_text(path)}: expected an object, got "
-                              f"{type(value).__name__}")
+                              f"{_json_type(value)}")
         if isinstance(spec, tuple):  # ("map", item spec)
             return {key: self.keep(item, spec[1], (*path, key)) or {}
                     for key, item in value.items()}
@@ -194,6 +194,12 @@ class _Keeper:
                     INT: "an integer"}[spec]
             raise ConfigError(f"{path_text(path)}: expected {want}")
         return list(value) if spec == LIST else value
+
+
+def _json_type(value: Any) -> str:
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string",
+             list: "an array", type(None): "null"}
+    return names.get(type(value), "an object")
 
 
 _CHECKS: dict[str, Callable[[Any], bool]] = {
@@ -420,6 +426,7 @@ def import_openclaw(config: dict[str, Any], source_name: str) -> ImportResult:
     stubs = _stubs(policy, result)
     files = starter_files()
     files[PROFILES_FILE] = with_directive(PROFILES_FILE, _profiles_text())
+    source_name = "".join(c if c.isprintable() else "?" for c in source_name)
     header = (f"version: 1\n\n# Imported from {source_name} by toolc import-openclaw: its "
               "tool-policy sections,\n# in OpenClaw's own shape.\n")
     files[POLICY_FILE] = with_directive(POLICY_FILE, header + (_dump(policy) if policy else ""))

@@ -246,7 +246,8 @@ def test_input_errors_are_positioned_and_exit_1(tmp_path: Path) -> None:
              '{tools: {allow: "exec"}}': "tools.allow: expected a list of strings",
              '{agents: {list: {id: "a"}}}': "agents.list: expected a list",
              '{channels: {telegram: {groups: []}}}': "channels.telegram.groups: expected an "
-                                                    "object"}
+                                                    "object, got an array",
+             "{tools: null}": "tools: expected an object, got null"}
     for text, message in cases.items():
         bad.write_text(text)
         result = run("import-openclaw", str(bad), "-o", str(tmp_path / "o"))
