@@ -54,6 +54,7 @@ bench-quick: install
 ## Compare toolc with OpenClaw's own published code (needs node and npm; not part of `test`).
 conformance: install-test
 	$(PY) -m conformance
+	$(PY) -m conformance.roundtrip
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,4 +1,5 @@
-"""The ``toolc`` command line: build, validate, resolve, explain, schema, diff.
+"""The ``toolc`` command line: build, validate, resolve, explain, schema, diff, init,
+import-openclaw, schema-path.
 
 Exit codes: 0 ok; 1 errors in the definitions, a stale build under --check, a missing or
 modified build directory, or (explain) a tool that is not visible; 2 usage errors; 4 internal
@@ -44,9 +45,11 @@ from .diff import DiffInputError, compute_diff, load_side, render_diff, side_fro
 from .explain import Explanation, UnknownToolError, catalog_tool
 from .explain import explain as explain_tool
 from .names import normalize_tool_name
+from .openclaw import ConfigError, import_openclaw, parse_config
 from .reference import ReferenceInterpreter
 from .render import DEFAULT_PACKAGE
 from .schema import DIALECTS
+from .starter import ProjectWriteError, init_files, schema_path, write_new_files
 from .writer import OutputDirError, check_output_dir, diff_disk
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 4
@@ -610,6 +613,102 @@ def diff(sides: tuple[str, ...], base_rev: str | None, defs: Path, fmt: str,
     if fail_on == "widen" and result.widened:
         sys.exit(EXIT_WIDENED)
     sys.exit(EXIT_CHANGED if result.access_changed else EXIT_OK)
+
+
+@main.command()
+@click.argument("defs", default="definitions", type=click.Path(path_type=Path))
+@_guard
+def init(defs: Path) -> None:
+    """Write a starter definitions directory DEFS (default: definitions) that builds as is.
+
+    The shipped core catalog (catalog/, plugins/memory-core.yaml), the profiles, the
+    provider dialects, a commented example policy (policy.yaml) and a copy of the editor
+    schema (.schema/definitions.schema.json, named by each file's first line). Existing
+    files are never overwritten: the command refuses and writes nothing.
+
+    \b
+    Examples:
+      toolc init && toolc build
+      toolc init policies
+    """
+    try:
+        write_new_files(init_files(), defs, force=False, refuse_non_empty=False)
+    except ProjectWriteError as exc:
+        _error(str(exc))
+        sys.exit(EXIT_INPUT)
+    _echo(f"wrote a starter {defs.as_posix()}/; next: toolc build {defs.as_posix()}", err=True)
+
+
+@main.command("import-openclaw")
+@click.argument("config", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("-o", "--out", default="definitions", type=click.Path(path_type=Path),
+              help="Definitions directory to write (must be new or empty).")
+@click.option("--force", is_flag=True,
+              help="Write into a non-empty OUT, overwriting the files the import writes "
+              "(nothing else is touched).")
+@_guard
+def import_openclaw_cmd(config: Path, out: Path, force: bool) -> None:
+    """Turn an OpenClaw config (JSON or JSON5) into definitions that mean the same.
+
+    Writes OUT with the shipped core catalog (with OpenClaw 2026.3.2's own profiles), the
+    config's tool-policy sections (tools, agents, channels, plugins) in
+    openclaw/policy.yaml, and catalog stubs for the policy names no catalog knows in
+    openclaw/stubs.yaml. Prints a report: the stubs, notes on changed meaning, and every
+    key left out (no tool-policy meaning, by JSON path; values are never printed), then
+    checks the result as `toolc validate` does. Secrets are never written.
+
+    \b
+    Examples:
+      toolc import-openclaw ~/.openclaw/openclaw.json -o definitions
+      toolc import-openclaw openclaw.json5 -o policies --force
+    """
+    try:
+        raw = config.read_bytes()
+    except OSError as exc:
+        _error(f"{config.as_posix()}: cannot read ({exc.strerror or exc})")
+        sys.exit(EXIT_INPUT)
+    try:
+        result = import_openclaw(parse_config(raw, config.as_posix()), config.name)
+        write_new_files(result.files, out, force=force, refuse_non_empty=True)
+    except ConfigError as exc:
+        _echo(_message("error", str(exc)), err=True)
+        sys.exit(EXIT_INPUT)
+    except ProjectWriteError as exc:
+        _error(str(exc))
+        sys.exit(EXIT_INPUT)
+    _print_import_report(result.stubs, result.notes, result.left_out, out)
+    diagnostics = api_validate(out)
+    errors = [d for d in diagnostics if d.severity == "error"]
+    _echo(f"check: {len(errors)} error(s), {len(diagnostics) - len(errors)} warning(s) "
+          f"(toolc validate {out.as_posix()} lists them)")
+    if errors:
+        _print_diagnostics(errors)
+        sys.exit(EXIT_INPUT)
+
+
+def _print_import_report(stubs: list[str], notes: list[str], left_out: list[str],
+                         out: Path) -> None:
+    _echo(f"wrote {out.as_posix()}/ (openclaw/policy.yaml: the imported policy)")
+    sections = [("catalog stubs to fill in (openclaw/stubs.yaml)", stubs),
+                ("notes", notes), ("left out (no tool-policy meaning in toolc)", left_out)]
+    for title, lines in sections:
+        if lines:
+            _echo(f"{title}: {len(lines)}")
+            for line in lines:
+                _echo(f"  {line}")
+
+
+@main.command("schema-path")
+def schema_path_cmd() -> None:
+    """Print the path of the installed JSON Schema for definitions files (for editors:
+    `# yaml-language-server: $schema=<that path>`).
+
+    \b
+    Examples:
+      toolc schema-path
+      cp "$(toolc schema-path)" definitions/.schema/   # refresh init's copy
+    """
+    _echo(schema_path().as_posix())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+import json5
 import jsonschema
 
 from .diagnostics import Diagnostics, Pos, did_you_mean
@@ -62,8 +63,14 @@ def read_tree(root: Path, diags: Diagnostics) -> dict[str, bytes] | None:
         return None
     paths = discover(root)
     for other in ignored_files(root):
-        diags.warning(Pos(file=f"{display}/{other}", line=1, col=1), "TC008",
-                      "not a *.yaml or *.yml file: ignored",
+        pos = Pos(file=f"{display}/{other}", line=1, col=1)
+        if is_openclaw_config(root / other):
+            diags.error(pos, "TC010", "an OpenClaw config: definitions/ does not read it",
+                        hint=f"turn it into definitions with `toolc import-openclaw "
+                             f"{display}/{other} -o DIR`, then move the config (it holds "
+                             f"tokens) out of {display}/")
+            continue
+        diags.warning(pos, "TC008", "not a *.yaml or *.yml file: ignored",
                       hint="JSON is YAML: rename it to .yaml if it holds definitions")
     if not paths:
         diags.error(Pos(file=display, line=1, col=1), "TC007",
@@ -91,6 +98,30 @@ def read_sources(files: Mapping[str, bytes], display: str, diags: Diagnostics
             if isinstance(src.data, dict):
                 sources.append(src)
     return sources, complete
+
+
+# Top-level keys of an OpenClaw config (2026.3.2) that definitions never have.
+OPENCLAW_ONLY_KEYS = frozenset({
+    "gateway", "models", "auth", "session", "messages", "env", "hooks", "cron", "bindings",
+    "identity", "logging", "routing", "skills", "browser", "ui", "talk", "commands", "wizard",
+    "meta", "diagnostics", "update", "broadcast", "audio", "memory", "discovery",
+    "canvasHost", "approvals", "nodeHost", "web", "$include"})
+OPENCLAW_POLICY_KEYS = frozenset({"tools", "agents", "channels", "plugins"})
+
+
+def is_openclaw_config(path: Path) -> bool:
+    """A ``*.json5`` file, or a JSON(5) object without ``version`` that has OpenClaw's
+    top-level keys: someone dropped their OpenClaw config into definitions/."""
+    if path.suffix not in (".json", ".json5"):
+        return False
+    if path.suffix == ".json5":
+        return True
+    try:
+        data = json5.loads(path.read_bytes()[:5_000_000].decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+    return isinstance(data, dict) and "version" not in data and bool(
+        set(data) & (OPENCLAW_ONLY_KEYS | OPENCLAW_POLICY_KEYS))
 
 
 def ignored_files(root: Path) -> list[str]:
@@ -227,27 +258,57 @@ def _report_schema_error(src: SourceFile, err: jsonschema.ValidationError,
         diags.error(pos, "TC119", f"{where}: {err.message}")
 
 
-_REPEATABLE = ("catalog", "assertions")
+# Top-level keys that several files may hold: `catalog` and `assertions` lists are
+# concatenated; `plugins` entries are merged (a plugin file declares its own entry beside its
+# tools), each plugin id and `plugins.enabled` in one file only.
+REPEATABLE = frozenset({"catalog", "assertions", "plugins"})
 
 
 def merge_sections(sources: list[SourceFile],
                    diags: Diagnostics) -> dict[str, list[tuple[SourceFile, Any]]]:
-    """Top-level key -> its (file, value) definitions; only ``catalog`` and ``assertions``
-    may repeat (their items simply add up)."""
+    """Top-level key -> its (file, value) definitions; only ``catalog``, ``assertions``
+    and ``plugins`` may repeat (``plugins`` without conflicts between files: see
+    ``_plugin_conflicts``)."""
     sections: dict[str, list[tuple[SourceFile, Any]]] = {}
     for src in sources:
         for key, value in src.data.items():
             if key == "version":
                 continue
-            if key not in _REPEATABLE and key in sections:
+            if key not in REPEATABLE and key in sections:
                 first = sections[key][0][0].kpos((key,))
                 diags.error(src.kpos((key,)), "TC103",
                             f'top-level key "{key}" is already defined at {first}',
-                            hint="only `catalog` and `assertions` may appear in more than "
-                            "one file")
+                            hint="only `catalog`, `assertions` and `plugins` may appear in "
+                                 "more than one file")
+                continue
+            if key == "plugins" and not _plugin_conflicts(sections.get(key, []), src, diags):
                 continue
             sections.setdefault(key, []).append((src, value))
     return sections
+
+
+def _plugin_conflicts(earlier: list[tuple[SourceFile, Any]], src: SourceFile,
+                      diags: Diagnostics) -> bool:
+    """Report what ``src``'s ``plugins`` repeats from other files (TC103, naming both
+    places); False when there is any conflict (its section is then ignored)."""
+    ok = True
+    data = src.data["plugins"]
+    for other, other_data in earlier:
+        if "enabled" in data and "enabled" in other_data:
+            diags.error(src.kpos(("plugins", "enabled")), "TC103",
+                        "plugins.enabled is already set at "
+                        f"{other.kpos(('plugins', 'enabled'))}",
+                        hint="set it in one file; plugin entries may be spread over files")
+            ok = False
+        theirs = {k.strip().lower(): k for k in other_data.get("entries", {})}
+        for key in data.get("entries", {}):
+            if key.strip().lower() in theirs:
+                first = other.kpos(("plugins", "entries", theirs[key.strip().lower()]))
+                diags.error(src.kpos(("plugins", "entries", key)), "TC103",
+                            f'plugin "{key}" is already declared at {first}',
+                            hint="declare each plugin in one file (its plugin file)")
+                ok = False
+    return ok
 
 
 class _Builder:
@@ -486,13 +547,13 @@ def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[Source
             profiles[name] = ProfileDef(name=name, pos=b.src.kpos(p),
                                         allow=b.entry_list(block.get("allow"), (*p, "allow")),
                                         deny=b.entry_list(block.get("deny"), (*p, "deny")))
-    plugins_enabled, plugin_entries = True, tuple[PluginEntry, ...]()
-    for b in _one(sections, "plugins"):
-        data = b.src.data["plugins"]
-        plugins_enabled = data.get("enabled", True) is not False
-        plugin_entries = tuple(
+    plugins_enabled, plugin_entries = True, list[PluginEntry]()
+    for src, data in sections.get("plugins", []):
+        if "enabled" in data:
+            plugins_enabled = data["enabled"] is not False
+        plugin_entries.extend(
             PluginEntry(id=k.strip().lower(), enabled=v.get("enabled", True) is not False,
-                        pos=b.src.kpos(("plugins", "entries", k)))
+                        pos=src.kpos(("plugins", "entries", k)))
             for k, v in data.get("entries", {}).items())
     default_dialect, dialects = None, tuple[ProviderDialect, ...]()
     for b in _one(sections, "providers"):
@@ -524,7 +585,7 @@ def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[Source
         assertions=tuple(assertions),
         files=tuple(s.path.removeprefix(root + "/") for s in sources), tools=tuple(tools),
         groups=groups,
-        profiles=profiles, plugins_enabled=plugins_enabled, plugin_entries=plugin_entries,
+        profiles=profiles, plugins_enabled=plugins_enabled, plugin_entries=tuple(plugin_entries),
         default_dialect=default_dialect, provider_dialects=dialects, tools_config=tools_config,
         agents=tuple(agents), max_spawn_depth=max_depth, channels=channels)
 

@@ -145,7 +145,7 @@ def test_non_editable_install_finds_templates(tmp_path: Path) -> None:
     source.mkdir()
     for name in ("pyproject.toml", "setup.cfg", "README.md"):
         shutil.copyfile(ROOT / name, source / name)
-    for name in ("compiler", "templates"):
+    for name in ("compiler", "templates", "definitions"):
         shutil.copytree(ROOT / name, source / name,
                         ignore=shutil.ignore_patterns("__pycache__"))
     target = tmp_path / "site"
@@ -162,3 +162,25 @@ def test_non_editable_install_finds_templates(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert str(target) in proc.stdout
     assert _tree(tmp_path / "out") == _tree(BUILD)
+    # The core catalog and the editor schema ship in the wheel: init, import-openclaw and
+    # schema-path work from any directory, without the repository.
+    shutil.rmtree(source)
+    cli = [sys.executable, "-c", "from toolc.cli import main; main()"]
+
+    def toolc(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*cli, *args], cwd=elsewhere, env=env, capture_output=True,
+                              text=True, check=False)
+
+    schema = toolc("schema-path")
+    assert schema.returncode == 0 and schema.stdout.strip().startswith(str(target))
+    assert toolc("init").returncode == 0
+    built = toolc("build")
+    assert built.returncode == 0, built.stderr
+    assert "warning" not in built.stderr
+    (elsewhere / "openclaw.json5").write_text(
+        "{tools: {profile: 'coding', alsoAllow: ['lobster']}, // docs style\n"
+        " channels: {whatsapp: {dmPolicy: 'pairing'}}}\n")
+    imported = toolc("import-openclaw", "openclaw.json5", "-o", "imported")
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    assert "lobster (plugin lobster" in imported.stdout
+    assert toolc("build", "imported", "-o", "imported-build").returncode == 0
