@@ -458,6 +458,11 @@ def maybe_passes(view: TablesView, index: int) -> int:
     return bits
 
 
+# TC312 warnings whose hint names the removing rule (one reference run each); the rest point
+# at `toolc explain`.
+EXPLAINED_LINTS = 20
+
+
 def lint_reach(resolved: Resolved, view: TablesView, diags: Diagnostics) -> None:
     """TC312: an agent's allow entry naming a tool that the agent's own stack (profile,
     global and agent layers) removes in every context; TC313: an agent whose stack removes
@@ -465,6 +470,7 @@ def lint_reach(resolved: Resolved, view: TablesView, diags: Diagnostics) -> None
     index = {n: i for i, n in enumerate(view.tools)}
     everything = (1 << len(view.tools)) - 1
     done: set[str] = set()
+    explained = 0
     for agent in resolved.defs.agents:
         if agent.id in done or agent.id not in view.agents:
             continue
@@ -495,14 +501,20 @@ def lint_reach(resolved: Resolved, view: TablesView, diags: Diagnostics) -> None
                 if not hit or any(bits >> index[n] & 1 for n in hit):
                     continue
                 what = f'"{e.text}"' + (" (every member)" if len(hit) > 1 else "")
-                ex = explain(resolved, hit[0], {"agent_id": agent.id, "sender_is_owner": True})
-                removed = next((r for r in ex.rows if r.result in ("absent", "removed")), None)
+                hint = (f"toolc explain {shlex.quote(hit[0])} --agent "
+                        f"{shlex.quote(agent.id)} shows which layer removes it")
+                if explained < EXPLAINED_LINTS:  # the reference is slow on huge catalogs
+                    explained += 1
+                    ex = explain(resolved, hit[0], {"agent_id": agent.id,
+                                                    "sender_is_owner": True})
+                    removed = next((r for r in ex.rows if r.result in ("absent", "removed")),
+                                   None)
+                    if removed is not None:
+                        hint = (f"removed in every context by {removed.layer}: "
+                                f"{removed.rule}{_at(removed.pos)}")
                 diags.warning(e.pos, "TC312",
                               f"{what} in {label} never takes effect: agent {agent.id} "
-                              f"never sees {hit[0]}",
-                              hint=("removed in every context by " + (
-                                  f"{removed.layer}: {removed.rule}{_at(removed.pos)}"
-                                  if removed else "an earlier layer")))
+                              f"never sees {hit[0]}", hint=hint)
 
 
 # -- tool counts -----------------------------------------------------------------------------
