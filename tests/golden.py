@@ -2,13 +2,15 @@
 ``args`` (extra ``toolc build`` flags), and the expected ``stderr``, ``exit_code`` and, for
 cases that build, ``expected/``: the whole output directory except the runtime's static
 modules, which are the same in every build and are checked by hash instead (the expected
-``manifest.json`` and ``__init__.py`` record the sha256 of each).
+``manifest.json`` and ``__init__.py`` record the sha256 of each; the loader's body that
+``__init__.py`` embeds is stored as one line with its sha256).
 
 Regenerate after an intended change:  ``make golden``  (= ``python -m tests.golden --update``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -19,6 +21,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 from toolc.cli import main
+from toolc.render import bootstrap_body
 from toolc.runtime import MODULES
 
 CASES = Path(__file__).resolve().parent / "cases"
@@ -56,9 +59,21 @@ def run_case(case: Path) -> Outcome:
                  for p in sorted(out.rglob("*")) if p.is_file()} if out.exists() else {}
     stderr = result.stderr.replace(tmp, "<tmp>")
     static = static_paths(files)
+    files = {k: _fold_bootstrap(v) if k.endswith("/__init__.py") else v
+             for k, v in files.items()}
     return Outcome(stderr=stderr, exit_code=result.exit_code,
                    files={k: v for k, v in files.items() if k not in static},
                    static={k: v for k, v in files.items() if k in static})
+
+
+def _fold_bootstrap(init: bytes) -> bytes:
+    """The generated ``__init__.py`` with the loader's body (static source, the same in every
+    build: ``toolc/runtime/bootstrap.py``) replaced by one line naming its sha256, so cases
+    keep only what is generated."""
+    body = bootstrap_body().encode()
+    digest = hashlib.sha256(body).hexdigest()
+    assert init.count(body) == 1, "the generated __init__.py embeds the bootstrap body once"
+    return init.replace(body, f"# <toolc/runtime/bootstrap.py body, sha256 {digest}>".encode())
 
 
 def expected(case: Path) -> Outcome:
