@@ -694,7 +694,11 @@ def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | 
                              upstreams=_upstream_specs(upstreams, "--upstream"),
                              reload_interval=reload_interval)
     server.setup_logging()
-    server.run(options, None if http is None else _host_port(http))
+    try:
+        server.run(options, None if http is None else _host_port(http))
+    except _mcp_module("serve-mcp", "mcp_upstream").UpstreamUnavailable as exc:
+        _error(str(exc))
+        sys.exit(EXIT_INPUT)
 
 
 @main.group()
@@ -746,7 +750,11 @@ def import_mcp(upstream: str, out: Path | None) -> None:
     """
     mod = _mcp_module("import-mcp", "mcp_upstream")
     spec = _upstream_specs((upstream,), "NAME=COMMAND")[0]
-    text, count = mod.snapshot(spec)
+    try:
+        text, count = mod.snapshot(spec)
+    except mod.UpstreamUnavailable as exc:
+        _error(str(exc))
+        sys.exit(EXIT_INPUT)
     path = out or DEFAULT_DEFS / "plugins" / f"{spec.name}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")

@@ -47,7 +47,16 @@ from mcp.shared.exceptions import MCPError
 from . import __version__
 from .api import BuildError, read_build_file, read_manifest
 from .mcp_identity import Identities, Identity
-from .mcp_upstream import Route, Upstream, UpstreamSpec, connect, forwarder, match
+from .mcp_upstream import (
+    Route,
+    Upstream,
+    UpstreamSpec,
+    UpstreamUnavailable,
+    connect,
+    forwarder,
+    match,
+    reason,
+)
 
 LOG: Final = logging.getLogger("toolc.mcp")
 IDENTITY_SCOPE_KEY: Final = "toolc.identity"
@@ -416,6 +425,11 @@ def run(options: Options, http: tuple[str, int] | None) -> None:
             anyio.run(serve_http, options, *http)
     except KeyboardInterrupt:
         pass
+    except BaseExceptionGroup as group:  # what failed inside the upstreams' task groups
+        leaf = reason(group)
+        if isinstance(leaf, (BuildError, UpstreamUnavailable)):
+            raise leaf from None
+        raise
 
 
 def import_attr(spec: str) -> Any:

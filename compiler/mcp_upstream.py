@@ -63,9 +63,29 @@ class Upstream:
     tools: dict[str, types.Tool] = field(default_factory=dict)
 
 
+class UpstreamUnavailable(Exception):
+    """An upstream could not be started, reached or listed (the message says which)."""
+
+
+def reason(exc: BaseException) -> BaseException:
+    """The first leaf of an exception group (task groups wrap what fails inside them)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
 async def connect(stack: AsyncExitStack, spec: UpstreamSpec) -> Upstream:
     """Start (or reach) the upstream, run the handshake and list its tools; the connection
-    lives as long as ``stack``."""
+    lives as long as ``stack``. UpstreamUnavailable when that fails."""
+    try:
+        return await _connect(stack, spec)
+    except Exception as exc:
+        leaf = reason(exc)
+        why = str(leaf) or type(leaf).__name__
+        raise UpstreamUnavailable(f"upstream {spec.name} ({spec.target}): {why}") from exc
+
+
+async def _connect(stack: AsyncExitStack, spec: UpstreamSpec) -> Upstream:
     if spec.is_http:
         read, write = await stack.enter_async_context(streamable_http_client(spec.target))
     else:
@@ -133,7 +153,10 @@ def snapshot(spec: UpstreamSpec) -> tuple[str, int]:
             up = await connect(stack, spec)
             return snapshot_yaml(spec, list(up.tools.values())), len(up.tools)
 
-    return anyio.run(run)
+    try:
+        return anyio.run(run)
+    except BaseExceptionGroup as group:
+        raise reason(group) from None
 
 
 def _plain(value: Any) -> Any:
