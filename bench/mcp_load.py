@@ -9,8 +9,10 @@ directory and served by ``toolc serve-mcp --http 127.0.0.1:0`` in its own proces
 its own agent; the tool answers ``<agent of the caller>|<text>``, so a call answered with
 another client's agent or text is *misrouted*. After every client has connected, all of them
 call back to back at once; reported: calls per second (all calls over the wall time of that
-phase), latency per call (median, p90, p99, max) and the failed and misrouted counts. Exits 1
-when any call failed or was misrouted.
+phase), latency per call (median, p90, p99, max), the server process's CPU time per call
+(Linux; user + system, that phase only) and the failed and misrouted counts. Exits 1 when any
+call failed or was misrouted. The clients run in one Python process, which on a small machine
+needs more CPU than the server does: compare the server's CPU per call across runs.
 """
 
 from __future__ import annotations
@@ -66,6 +68,15 @@ def prepare(work: Path, clients: int) -> tuple[Path, Path, list[str]]:
     return work / "build", ids, tokens
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process (Linux /proc), or None elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def start_server(build_dir: Path, ids: Path, log: Any) -> tuple[subprocess.Popen[bytes], str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "toolc.cli", "serve-mcp", "--build", str(build_dir), "--http",
@@ -109,7 +120,7 @@ async def client(url: str, token: str, index: int, calls: int, ready: Any, go: a
                 out["misrouted"].append(f"{agent} sent {sent!r}, got {got!r}")
 
 
-async def load(url: str, tokens: list[str], calls: int) -> dict[str, Any]:
+async def load(url: str, tokens: list[str], calls: int, pid: int) -> dict[str, Any]:
     out: dict[str, list[Any]] = {"latency": [], "failed": [], "misrouted": []}
     go = anyio.Event()
     send, receive = anyio.create_memory_object_stream[int](len(tokens))
@@ -119,9 +130,11 @@ async def load(url: str, tokens: list[str], calls: int) -> dict[str, Any]:
         with anyio.fail_after(120):
             for _ in tokens:
                 await receive.receive()
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), cpu_seconds(pid)
         go.set()
     wall = time.perf_counter() - start
+    cpu_end = cpu_seconds(pid)
+    cpu = None if cpu_start is None or cpu_end is None else cpu_end - cpu_start
     lat = sorted(out["latency"])
     ms = [x * 1000 for x in lat]
 
@@ -134,6 +147,8 @@ async def load(url: str, tokens: list[str], calls: int) -> dict[str, Any]:
         "latency_ms": {"median": round(statistics.median(ms), 3) if ms else None,
                        "p90": pct(0.90), "p99": pct(0.99), "max": round(max(ms), 3)
                        if ms else None},
+        "server_cpu_ms_per_call": None if cpu is None or not lat else
+        round(cpu * 1000 / len(lat), 3),
         "failed": len(out["failed"]), "misrouted": len(out["misrouted"]),
         "examples": (out["failed"] + out["misrouted"])[:5],
     }
@@ -152,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         with (work / "server.log").open("w+") as log:
             proc, url = start_server(build_dir, ids, log)
             try:
-                result = anyio.run(load, url, tokens, args.calls)
+                result = anyio.run(load, url, tokens, args.calls, proc.pid)
             finally:
                 proc.terminate()
                 proc.wait(10)
@@ -165,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  {result['calls_per_s']:,} calls/s ({result['calls']:,} calls in "
           f"{result['wall_s']} s); latency median {lat['median']} ms, p90 {lat['p90']} ms, "
           f"p99 {lat['p99']} ms, max {lat['max']} ms")
-    print(f"  failed {result['failed']}, misrouted {result['misrouted']}")
+    print(f"  server CPU per call {result['server_cpu_ms_per_call']} ms; failed "
+          f"{result['failed']}, misrouted {result['misrouted']}")
     for example in result["examples"]:
         print(f"    {example}")
     return 1 if result["failed"] or result["misrouted"] else 0
