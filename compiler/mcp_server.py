@@ -190,10 +190,17 @@ class View:
             return self.runtime.error_result(name, f"Tool {name} has no implementation on "
                                              "this server")
         tool = self.tools[name]
-        if tool.is_async:
+        if tool.is_async:  # a cancelled request cancels its task
             return await tool.acall(dict(arguments), tool_call_id=call_id)
-        return await anyio.to_thread.run_sync(
-            partial(tool.call, dict(arguments), tool_call_id=call_id))
+        signal = self.runtime.AbortSignal()
+        try:
+            return await anyio.to_thread.run_sync(
+                partial(tool.call, dict(arguments), tool_call_id=call_id, signal=signal),
+                abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            # the client cancelled: the thread's call sees its signal, its result is dropped
+            signal.abort("cancelled by the MCP client")
+            raise
 
 
 def mcp_result(result: Any) -> types.CallToolResult:

@@ -20,11 +20,13 @@ import httpx2
 import mcp_types as types
 import pytest
 import yaml
+from click.testing import CliRunner
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from toolc.api import build
-from toolc.mcp_identity import add_identity
+from toolc.cli import main
+from toolc.mcp_identity import Identities, IdentitiesError, add_identity, token_hash
 
 from tests.helpers import ROOT, write_definitions
 
@@ -45,6 +47,8 @@ def catalog(*extra: str) -> dict[str, Any]:
         {"name": "admin", "description": "Owner only.", "ownerOnly": True, "parameters": EMPTY},
         {"name": "secret", "description": "Denied to b.", "parameters": EMPTY},
         {"name": "unimplemented", "description": "Nobody serves it.", "parameters": EMPTY},
+        {"name": "sleepy", "description": "Wait for an abort.", "parameters": {
+            "type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}}},
     ]
     tools += [{"name": n, "description": f"The {n} tool.", "parameters": EMPTY} for n in extra]
     return {
@@ -152,10 +156,10 @@ def test_http_identities_see_their_own_tool_lists(http_server: dict[str, Any]) -
             return [t.name for t in (await s.list_tools()).tools]
 
     web = ["web_add", "web_shout", "web_fail"]
-    mine = ["echo", "aecho", "unimplemented"]
+    mine = ["echo", "aecho", "unimplemented", "sleepy"]
     # up's shout changed its schema upstream: not listed (plugin files sort before tools.yaml)
     assert run(names, "a") == ["add", "fail", *web, "echo", "aecho", "admin", "secret",
-                               "unimplemented"]
+                               "unimplemented", "sleepy"]
     assert run(names, "b") == [*web, *mine]
 
 
@@ -236,6 +240,22 @@ def test_proxy_filters_upstream_tools_and_forwards_calls(http_server: dict[str, 
     assert "upstream up: tool 'extra' is not in the build" in log
 
 
+def test_a_cancelled_request_aborts_its_sync_call(http_server: dict[str, Any],
+                                                 tmp_path: Path) -> None:
+    marker = tmp_path / "sleepy.txt"
+
+    async def cancel() -> None:
+        async with http_session(http_server["url"], http_server["tokens"]["b"]) as s:
+            with anyio.move_on_after(0.5):
+                await s.call_tool("sleepy", {"path": str(marker)})
+            with anyio.fail_after(10):
+                while not marker.exists():
+                    await anyio.sleep(0.05)
+
+    run(cancel)
+    assert marker.read_text() == "aborted: cancelled by the MCP client"
+
+
 def test_stdio_replaced_build_is_announced_and_a_corrupt_one_refused(
         project: dict[str, Any], tmp_path: Path) -> None:
     out = tmp_path / "build"
@@ -275,10 +295,10 @@ def test_stdio_replaced_build_is_announced_and_a_corrupt_one_refused(
 
     got = run(session)
     assert got["before"] == ["web_add", "web_shout", "web_fail", "echo", "aecho",
-                             "unimplemented"]
+                             "unimplemented", "sleepy"]
     assert got["echo"] == "over stdio"
     assert got["admin"].is_error
-    assert got["after"] == ["echo", "aecho", "unimplemented", "fresh"]
+    assert got["after"] == ["echo", "aecho", "unimplemented", "sleepy", "fresh"]
     assert got["kept"] == got["after"] and got["still"] == "still here"
     assert got["notified"] == 1
     errlog.seek(0)
@@ -330,3 +350,28 @@ def test_http_clients_hear_of_a_replaced_build(http_server: dict[str, Any]) -> N
     before, after = run(session)
     assert changed == ["notifications/tools/list_changed"]
     assert after == [*before, "fresh"]
+
+
+def test_identity_add_stores_only_the_token_hash(tmp_path: Path) -> None:
+    path = tmp_path / "ids.yaml"
+    runner = CliRunner()
+    added = runner.invoke(main, ["identity", "add", "carol", "--identities", str(path),
+                                 "--agent", "a", "--group", "-100", "--owner"])
+    assert added.exit_code == 0, added.output
+    token = added.stdout.strip()
+    text = path.read_text()
+    assert token not in text and token_hash(token) in text
+    identity = Identities.load(path).lookup(token)
+    assert identity is not None and identity.name == "carol"
+    assert dict(identity.context) == {"agent_id": "a", "group_id": "-100",
+                                      "sender_is_owner": True}
+    assert Identities.load(path).lookup(token + "x") is None
+    again = runner.invoke(main, ["identity", "add", "carol", "--identities", str(path)])
+    assert again.exit_code == 2 and "exists" in again.output
+    path.write_text(f"version: 1\nidentities:\n- name: dave\n  token_sha256: {token}\n")
+    with pytest.raises(IdentitiesError, match="never the token itself"):
+        Identities.load(path)
+    path.write_text(f"version: 1\nidentities:\n- name: eve\n  token_sha256: '{'0' * 64}'\n"
+                    "  context: {sender_is_owner: 'yes'}\n")
+    with pytest.raises(IdentitiesError, match="sender_is_owner"):
+        Identities.load(path)

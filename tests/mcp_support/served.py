@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -24,7 +25,15 @@ def secret(args: dict[str, Any], call: Any) -> str:
     return "the secret"
 
 
-IMPLEMENTATIONS = {"echo": echo, "aecho": aecho, "admin": admin, "secret": secret}
+def sleepy(args: dict[str, Any], call: Any) -> str:
+    """Wait (in serve-mcp's worker thread) until the call is aborted; say so in a file."""
+    aborted = call.signal.wait(20)
+    Path(args["path"]).write_text(f"aborted: {call.signal.reason}" if aborted else "not")
+    return "woke up"
+
+
+IMPLEMENTATIONS = {"echo": echo, "aecho": aecho, "admin": admin, "secret": secret,
+                   "sleepy": sleepy}
 
 
 def hooks(rt: ModuleType) -> Any:
