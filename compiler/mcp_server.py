@@ -148,17 +148,19 @@ def load_generation(build_dir: Path, impls: ImplSource, hooks: HooksSource,
     rt, catalog, digest = load_runtime_copy(build_dir)
     given = dict(impls(rt) if callable(impls) else (impls or {}))
     routes: dict[str, Route] = match(catalog, upstreams)
+    proxied = {u.spec.name for u in upstreams}
+    # a proxied plugin's tools are its upstream's alone: routed, or hidden and never callable
+    upstream_only = {str(t["name"]): str(t["plugin"]) for t in catalog
+                     if t.get("plugin") in proxied}
     known = set(rt.TOOL_NAMES)
     for name in sorted(set(given) - known):
         LOG.warning("implementation %s: no such tool in the build: ignored", name)
-    for name in sorted(set(given) & set(routes)):
-        LOG.warning("tool %s: served by upstream %s, not by --impl", name,
-                    routes[name].upstream.spec.name)
-    implementations = {n: f for n, f in given.items() if n in known}
+    for name in sorted(set(given) & set(upstream_only)):
+        LOG.warning("implementation %s: a tool of upstream %s, served by it alone: ignored",
+                    name, upstream_only[name])
+    implementations = {n: f for n, f in given.items() if n in known and n not in upstream_only}
     implementations.update({n: forwarder(r) for n, r in routes.items()})
-    proxied = {u.spec.name for u in upstreams}
-    hidden = frozenset(str(t["name"]) for t in catalog
-                       if t.get("plugin") in proxied and t["name"] not in routes)
+    hidden = frozenset(n for n in upstream_only if n not in routes)
     return Generation(rt, digest, implementations, hooks(rt) if hooks is not None else None,
                       hidden)
 

@@ -238,6 +238,7 @@ def test_proxy_filters_upstream_tools_and_forwards_calls(http_server: dict[str, 
     log = Path(http_server["log"].name).read_text()
     assert "upstream up: tool 'shout' changed its inputSchema since the build" in log
     assert "upstream up: tool 'extra' is not in the build" in log
+    assert "implementation shout: a tool of upstream up, served by it alone: ignored" in log
 
 
 def test_a_cancelled_request_aborts_its_sync_call(http_server: dict[str, Any],

@@ -32,8 +32,9 @@ def sleepy(args: dict[str, Any], call: Any) -> str:
     return "woke up"
 
 
+# "shout" is a tool of the proxied upstream "up": serve-mcp ignores this implementation
 IMPLEMENTATIONS = {"echo": echo, "aecho": aecho, "admin": admin, "secret": secret,
-                   "sleepy": sleepy}
+                   "sleepy": sleepy, "shout": echo}
 
 
 def hooks(rt: ModuleType) -> Any:
