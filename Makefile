@@ -5,6 +5,7 @@ PY := $(VENV)/bin/python
 TOOLC := $(VENV)/bin/toolc
 STAMP := $(VENV)/.installed-stamp
 TEST_STAMP := $(VENV)/.test-installed-stamp
+MCP_STAMP := $(VENV)/.mcp-installed-stamp
 # The package directory `compiler/` is installed as `toolc`; setuptools' editable install warns
 # about same-named folders in the working directory, which this layout does not have.
 PIP := PYTHONWARNINGS=ignore $(PY) -m pip install -q
@@ -24,6 +25,11 @@ $(STAMP): pyproject.toml | $(PY)
 $(TEST_STAMP): pyproject.toml $(STAMP)
 	$(PIP) -e '.[test]'
 	touch $(TEST_STAMP)
+
+## What serve-mcp adds: the MCP SDK (the `mcp` extra).
+$(MCP_STAMP): pyproject.toml $(STAMP)
+	$(PIP) -e '.[mcp]'
+	touch $(MCP_STAMP)
 
 install: $(STAMP)
 
@@ -45,8 +51,10 @@ test: install-test
 golden: install-test
 	$(PY) -m tests.golden --update
 
-bench: install
+## Speed and memory of the compiler and runtime, then a serve-mcp load test on loopback HTTP.
+bench: install $(MCP_STAMP)
 	$(PY) -m bench.run
+	$(PY) -m bench.mcp_load
 
 bench-quick: install
 	$(PY) -m bench.run --quick

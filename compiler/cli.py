@@ -44,6 +44,7 @@ from .diagnostics import DefinitionsError, Diagnostic, Diagnostics, did_you_mean
 from .diff import DiffInputError, compute_diff, load_side, render_diff, side_from_revision
 from .explain import Explanation, UnknownToolError, catalog_tool
 from .explain import explain as explain_tool
+from .mcp_identity import IdentitiesError, add_identity
 from .names import normalize_tool_name
 from .openclaw import ConfigError, import_openclaw, parse_config
 from .reference import ReferenceInterpreter
@@ -709,6 +710,169 @@ def schema_path_cmd() -> None:
       cp "$(toolc schema-path)" definitions/.schema/   # refresh init's copy
     """
     _echo(schema_path().as_posix())
+
+
+# -- MCP ---------------------------------------------------------------------------------------
+_MCP_MISSING = ("needs the MCP Python SDK, which is an optional extra of toolc: "
+                "pip install 'toolc[mcp]'")
+
+
+def _mcp_module(command: str, name: str) -> ModuleType:
+    """``toolc.<name>``, or a clear error naming the extra when the SDK is missing."""
+    try:
+        return importlib.import_module(f"toolc.{name}")
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] in ("mcp", "mcp_types", "uvicorn", "starlette"):
+            raise click.ClickException(f"toolc {command} {_MCP_MISSING}") from exc
+        raise
+
+
+def _host_port(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    host = host.strip("[]") if sep else "127.0.0.1"
+    try:
+        number = int(port)
+    except ValueError:
+        number = -1
+    if not 0 <= number <= 65535:
+        raise click.BadParameter(f"{value!r}: expected HOST:PORT or PORT", param_hint="--http")
+    return host or "127.0.0.1", number
+
+
+def _upstream_specs(values: tuple[str, ...], param: str) -> list[Any]:
+    upstream = _mcp_module("serve-mcp", "mcp_upstream")
+    try:
+        specs = [upstream.UpstreamSpec.parse(v) for v in values]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint=param) from exc
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        raise click.BadParameter("each upstream NAME may be given once", param_hint=param)
+    return specs
+
+
+@main.command("serve-mcp")
+@_context_options
+@click.option("--build", "build_dir", default="build", type=click.Path(path_type=Path),
+              help="Build directory to serve (polled: a new valid build replaces it).")
+@click.option("--impl", "impl", metavar="MODULE:ATTR", default=None,
+              help="Tool implementations: a mapping of tool name to fn(args, call), or a "
+              "function of the runtime package returning one.")
+@click.option("--hooks", "hooks", metavar="MODULE:ATTR", default=None,
+              help="A function of the runtime package returning its HookRunner.")
+@click.option("--http", "http", metavar="[HOST:]PORT", default=None,
+              help="Serve streamable HTTP at http://HOST:PORT/mcp (HOST: 127.0.0.1) instead "
+              "of stdio; needs --identities.")
+@click.option("--identities", "identities", type=click.Path(path_type=Path), default=None,
+              help="With --http: bearer token hashes and their contexts (toolc identity add).")
+@click.option("--upstream", "upstreams", metavar="NAME=COMMAND|NAME=URL", multiple=True,
+              help="Proxy an upstream MCP server's tools (plugin NAME in the build).")
+@click.option("--reload-interval", type=click.FloatRange(min=0.05), default=1.0,
+              help="Seconds between checks for a replaced build.")
+@_guard
+def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | None,
+              identities: Path | None, upstreams: tuple[str, ...], reload_interval: float,
+              **kwargs: Any) -> None:
+    """Serve the build's tools over MCP (stdio, or streamable HTTP with --http).
+
+    tools/list is the resolved tool set (mcp dialect); tools/call runs the wrapped request
+    path into --impl or an --upstream. Over stdio the context flags say who calls; over
+    HTTP each request's bearer token does (--identities), and the flags are refused.
+
+    \b
+    Examples:
+      toolc serve-mcp --agent main --sender-id 42 --impl mytools:IMPLEMENTATIONS
+      toolc serve-mcp --http 127.0.0.1:8765 --identities identities.yaml --impl mytools:IMPLS
+      toolc serve-mcp --agent coder --upstream files="python -m files_server"
+    """
+    server = _mcp_module("serve-mcp", "mcp_server")
+    identity = _mcp_module("serve-mcp", "mcp_identity")
+    context = _context(kwargs)
+    if http is not None and identities is None:
+        raise click.UsageError("--http needs --identities (toolc identity add makes one)")
+    if http is None and identities is not None:
+        raise click.UsageError("--identities is for --http (over stdio the flags give the "
+                               "context)")
+    if http is not None and context:
+        raise click.UsageError("over --http the identities file gives each request's context; "
+                               "drop the context flags")
+    try:
+        ids = identity.Identities.load(identities) if identities is not None else None
+        impl_source = server.import_attr(impl) if impl else None
+        hooks_source = server.import_attr(hooks) if hooks else None
+    except (identity.IdentitiesError, ValueError, ImportError, AttributeError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    read_manifest(build_dir)  # exit 1 now, with the reason, when there is no build
+    options = server.Options(build_dir=build_dir, context=context, identities=ids,
+                             impls=impl_source, hooks=hooks_source,
+                             upstreams=_upstream_specs(upstreams, "--upstream"),
+                             reload_interval=reload_interval)
+    server.setup_logging()
+    try:
+        server.run(options, None if http is None else _host_port(http))
+    except _mcp_module("serve-mcp", "mcp_upstream").UpstreamUnavailable as exc:
+        _error(str(exc))
+        sys.exit(EXIT_INPUT)
+
+
+@main.group()
+def identity() -> None:
+    """Bearer-token identities for toolc serve-mcp --http.
+
+    \b
+    Examples:
+      toolc identity add alice --agent main --sender-id 42 --identities identities.yaml
+    """
+
+
+@identity.command("add")
+@_context_options
+@click.argument("name")
+@click.option("--identities", "path", type=click.Path(path_type=Path),
+              default="identities.yaml", help="The identities file (created when missing).")
+@_guard
+def identity_add(name: str, path: Path, **kwargs: Any) -> None:
+    """Add identity NAME with the given context; print its new bearer token once.
+
+    Only the token's sha256 is written to the file: keep the printed token secret.
+
+    \b
+    Examples:
+      toolc identity add alice --agent main --channel telegram --group -100123 --sender-id 42
+    """
+    try:
+        token = add_identity(path, name, _context(kwargs))
+    except IdentitiesError as exc:
+        raise click.UsageError(str(exc)) from exc
+    _echo(token)
+    _echo(f"added identity {name} to {path.as_posix()} (the token is not stored: keep it)",
+          err=True)
+
+
+@main.command("import-mcp")
+@click.argument("upstream", metavar="NAME=COMMAND|NAME=URL")
+@click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
+              help="File to write.  [default: definitions/plugins/NAME.yaml]")
+@_guard
+def import_mcp(upstream: str, out: Path | None) -> None:
+    """Snapshot an MCP server's tools/list into catalog YAML (plugin NAME, schemas verbatim).
+
+    \b
+    Examples:
+      toolc import-mcp files="python -m files_server" -o definitions/plugins/files.yaml
+      toolc import-mcp search=http://127.0.0.1:9000/mcp
+    """
+    mod = _mcp_module("import-mcp", "mcp_upstream")
+    spec = _upstream_specs((upstream,), "NAME=COMMAND")[0]
+    try:
+        text, count = mod.snapshot(spec)
+    except mod.UpstreamUnavailable as exc:
+        _error(str(exc))
+        sys.exit(EXIT_INPUT)
+    path = out or DEFAULT_DEFS / "plugins" / f"{spec.name}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    _echo(f"wrote {path.as_posix()}: {count} tool(s) of plugin {spec.name}", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

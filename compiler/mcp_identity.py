@@ -1,0 +1,167 @@
+"""Who an HTTP client of ``toolc serve-mcp`` is: bearer tokens, stored as sha256 hashes.
+
+An identities file (YAML) maps the sha256 of each bearer token to a name and a request
+context (the keywords of ``resolve``)::
+
+    version: 1
+    identities:
+      - name: alice
+        token_sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+        context: {agent_id: main, message_provider: telegram, group_id: "-100123",
+                  sender_id: "42", sender_is_owner: false}
+
+Tokens themselves are never stored: ``toolc identity add`` makes one, prints it once and
+appends its hash. Standard library and PyYAML only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Final
+
+import yaml
+
+from .context import CONTEXT_KEYS, check_value
+
+_HEX64: Final = re.compile(r"[0-9a-f]{64}")
+_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")
+
+
+class IdentitiesError(ValueError):
+    """The identities file is missing, unreadable or malformed (the message says where)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """One caller: a name for the logs and the request context its token stands for."""
+
+    name: str
+    context: Mapping[str, Any]
+
+
+def token_hash(token: str) -> str:
+    """The sha256 (hex) an identities file stores for ``token``."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def new_token() -> str:
+    """A fresh bearer token (256 random bits, URL-safe)."""
+    return secrets.token_urlsafe(32)
+
+
+def check_context(raw: object, where: str) -> dict[str, Any]:
+    """A context mapping, every key one of resolve's keywords and every value of its type."""
+    if not isinstance(raw, Mapping):
+        raise IdentitiesError(f"{where}: context must be a mapping")
+    unknown = sorted(str(k) for k in raw if k not in CONTEXT_KEYS)
+    if unknown:
+        raise IdentitiesError(f"{where}: unknown context key(s) {', '.join(unknown)} "
+                              f"(known: {', '.join(CONTEXT_KEYS)})")
+    try:
+        checked = {str(k): check_value(str(k), v) for k, v in raw.items()}
+    except TypeError as exc:
+        raise IdentitiesError(f"{where}: {exc}") from exc
+    return {k: v for k, v in checked.items() if v is not None}
+
+
+class Identities:
+    """The identities of a file, by token hash."""
+
+    def __init__(self, by_hash: Mapping[str, Identity]) -> None:
+        self._by_hash: Final = MappingProxyType(dict(by_hash))
+
+    def __len__(self) -> int:
+        return len(self._by_hash)
+
+    def lookup(self, token: str) -> Identity | None:
+        """The identity of a bearer token, or None when the token is unknown."""
+        return self._by_hash.get(token_hash(token))
+
+    @classmethod
+    def load(cls, path: Path) -> Identities:
+        """Read and check an identities file (IdentitiesError naming the problem)."""
+        entries = _entries(_read(path), path)
+        by_hash: dict[str, Identity] = {}
+        names: set[str] = set()
+        for i, entry in enumerate(entries):
+            where = f"{path.as_posix()}: identities[{i}]"
+            identity, digest = _identity(entry, where)
+            if digest in by_hash:
+                raise IdentitiesError(f"{where}: token_sha256 used twice")
+            if identity.name in names:
+                raise IdentitiesError(f"{where}: name {identity.name!r} used twice")
+            names.add(identity.name)
+            by_hash[digest] = identity
+        return cls(by_hash)
+
+
+def _read(path: Path) -> object:
+    try:
+        return yaml.safe_load(path.read_text("utf-8"))
+    except FileNotFoundError as exc:
+        raise IdentitiesError(f"{path.as_posix()}: no such identities file") from exc
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise IdentitiesError(f"{path.as_posix()}: unreadable ({exc})") from exc
+
+
+def _entries(data: object, path: Path) -> list[object]:
+    if data is None:
+        return []
+    if not isinstance(data, dict) or data.get("version") != 1:
+        raise IdentitiesError(f"{path.as_posix()}: expected a mapping with version: 1")
+    extra = sorted(str(k) for k in data if k not in ("version", "identities"))
+    if extra:
+        raise IdentitiesError(f"{path.as_posix()}: unknown key(s) {', '.join(extra)}")
+    entries = data.get("identities") or []
+    if not isinstance(entries, list):
+        raise IdentitiesError(f"{path.as_posix()}: identities must be a list")
+    return entries
+
+
+def _identity(entry: object, where: str) -> tuple[Identity, str]:
+    if not isinstance(entry, dict):
+        raise IdentitiesError(f"{where}: expected a mapping")
+    extra = sorted(str(k) for k in entry if k not in ("name", "token_sha256", "context"))
+    if extra:
+        raise IdentitiesError(f"{where}: unknown key(s) {', '.join(extra)}")
+    name, digest = entry.get("name"), entry.get("token_sha256")
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise IdentitiesError(f"{where}: name must match {_NAME.pattern}")
+    if not isinstance(digest, str) or not _HEX64.fullmatch(digest):
+        raise IdentitiesError(f"{where}: token_sha256 must be 64 lowercase hex digits (the "
+                              "sha256 of the token, never the token itself)")
+    return Identity(name, MappingProxyType(check_context(entry.get("context") or {}, where))), \
+        digest
+
+
+def add_identity(path: Path, name: str, context: Mapping[str, Any]) -> str:
+    """Append an identity for a new token to ``path`` (created when missing); the token.
+
+    The file is checked before and after, and rewritten whole (comments are not kept)."""
+    if path.exists():
+        Identities.load(path)  # refuse to extend a broken file
+        data = _read(path) or {"version": 1}
+    else:
+        data = {"version": 1}
+    assert isinstance(data, dict)
+    entries = list(data.get("identities") or [])
+    if any(isinstance(e, dict) and e.get("name") == name for e in entries):
+        raise IdentitiesError(f"{path.as_posix()}: an identity named {name!r} exists")
+    if not _NAME.fullmatch(name):
+        raise IdentitiesError(f"identity name {name!r} must match {_NAME.pattern}")
+    token = new_token()
+    entries.append({"name": name, "token_sha256": token_hash(token),
+                    "context": check_context(context, f"identity {name}")})
+    data["identities"] = entries
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    Identities.load(path)
+    return token

@@ -1,0 +1,50 @@
+"""What the test server serves: implementations and a hook (``--impl``, ``--hooks``)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+
+def echo(args: dict[str, Any], call: Any) -> str:
+    return str(args["text"])
+
+
+async def aecho(args: dict[str, Any], call: Any) -> dict[str, Any]:
+    await asyncio.sleep(0)
+    return {"echo": args["text"], "agent": call.context.agent_id}
+
+
+def admin(args: dict[str, Any], call: Any) -> str:
+    return "administered"
+
+
+def secret(args: dict[str, Any], call: Any) -> str:
+    return "the secret"
+
+
+def sleepy(args: dict[str, Any], call: Any) -> str:
+    """Wait (in serve-mcp's worker thread) until the call is aborted; say so in a file."""
+    aborted = call.signal.wait(20)
+    Path(args["path"]).write_text(f"aborted: {call.signal.reason}" if aborted else "not")
+    return "woke up"
+
+
+# "shout" is a tool of the proxied upstream "up": serve-mcp ignores this implementation
+IMPLEMENTATIONS = {"echo": echo, "aecho": aecho, "admin": admin, "secret": secret,
+                   "sleepy": sleepy, "shout": echo}
+
+
+def hooks(rt: ModuleType) -> Any:
+    """A before_tool_call hook that blocks any text saying "block me"."""
+    runner = rt.HookRunner()
+
+    def guard(event: Any, ctx: Any) -> Any:
+        if "block me" in str(event.params.get("text", "")):
+            return rt.BeforeToolCallResult(block=True, block_reason="blocked by the test hook")
+        return None
+
+    runner.before_tool_call(guard)
+    return runner
