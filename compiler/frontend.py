@@ -14,6 +14,7 @@ from typing import Any
 
 import jsonschema
 
+from .channels import rule_for
 from .diagnostics import Diagnostics, Pos, did_you_mean
 from .model import (
     AccountDef,
@@ -32,6 +33,7 @@ from .model import (
     ProviderPolicy,
     SenderKind,
     SenderRule,
+    SpaceConfig,
     ToolDef,
     ToolsConfig,
 )
@@ -324,7 +326,8 @@ class _Builder:
             pos=self.src.pos(path))
 
     def group_map(self, value: dict[str, Any], path: JsonPath) -> tuple[GroupConfig, ...]:
-        return tuple(self.group(gid, block, (*path, gid)) for gid, block in value.items())
+        # JS key order: OpenClaw's case-folded and slug passes take the first key in it
+        return tuple(self.group(gid, block, (*path, gid)) for gid, block in js_key_order(value))
 
     def group(self, gid: str, value: dict[str, Any], path: JsonPath) -> GroupConfig:
         senders = tuple(self.sender(key, block, (*path, "toolsBySender", key))
@@ -339,15 +342,33 @@ class _Builder:
                           policy=self.policy(value, path))
 
     def channel(self, name: str, value: dict[str, Any], path: JsonPath) -> ChannelDef:
-        groups = value.get("groups")
+        """A channel in OpenClaw's own shape: its rule names the map (``groups``, Slack's
+        ``channels``, Discord's ``guilds``)."""
+        channel = normalize_key(name)
+        rule = rule_for(channel)
+        key = rule.map_key
+        if rule.kind == "nested":
+            guilds = value.get(key)
+            spaces = None if guilds is None else tuple(
+                self.space(gid, block, (*path, key, gid), rule.inner_key)
+                for gid, block in js_key_order(guilds))
+            return ChannelDef(name=channel, pos=self.src.kpos(path), accounts=(), groups=None,
+                              spaces=spaces)
+        groups = value.get(key)
         accounts = tuple(
             AccountDef(id=acc, pos=self.src.kpos((*path, "accounts", acc)),
-                       groups=None if "groups" not in block else
-                       self.group_map(block["groups"], (*path, "accounts", acc, "groups")))
+                       groups=None if key not in block else
+                       self.group_map(block[key], (*path, "accounts", acc, key)))
             for acc, block in value.get("accounts", {}).items())
-        return ChannelDef(name=normalize_key(name), pos=self.src.kpos(path), accounts=accounts,
+        return ChannelDef(name=channel, pos=self.src.kpos(path), accounts=accounts,
                           groups=None if groups is None
-                          else self.group_map(groups, (*path, "groups")))
+                          else self.group_map(groups, (*path, key)))
+
+    def space(self, gid: str, value: dict[str, Any], path: JsonPath, inner: str) -> SpaceConfig:
+        channels = value.get(inner)
+        return SpaceConfig(entry=self.group(gid, value, path), slug=value.get("slug"),
+                           channels=None if channels is None
+                           else self.group_map(channels, (*path, inner)))
 
 
 def js_key_order(mapping: dict[str, Any]) -> list[tuple[str, Any]]:
