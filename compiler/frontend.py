@@ -196,10 +196,12 @@ def _report_schema_error(src: SourceFile, err: jsonschema.ValidationError,
     expected: Any = err.validator_value
     if err.validator == "additionalProperties":
         known = list(schema.get("properties", {}))
+        shaped = _shaped_channel(path)
         for key in instance:
             if key not in known:
                 diags.error(src.kpos((*path, key)), "TC110", f'unknown key "{key}" in {where}',
-                            hint=did_you_mean(key, known) or f"known keys: {', '.join(known)}")
+                            hint=shaped or did_you_mean(key, known)
+                            or f"known keys: {', '.join(known)}")
         return
     if err.validator == "propertyNames":
         key = str(instance)
@@ -223,6 +225,16 @@ def _report_schema_error(src: SourceFile, err: jsonschema.ValidationError,
         diags.error(pos, "TC114", f"{where}: {instance!r} does not match {expected}")
     else:
         diags.error(pos, "TC119", f"{where}: {err.message}")
+
+
+def _shaped_channel(path: JsonPath) -> str | None:
+    """A channel key spelled other than OpenClaw's id loses its own shape (``Slack:``)."""
+    if len(path) != 2 or path[0] != "channels" or not isinstance(path[1], str):
+        return None
+    name = normalize_key(path[1])
+    if name != path[1] and rule_for(name).map_key != "groups":
+        return f'write the key as "{name}" (OpenClaw\'s channel id) to use its shape'
+    return None
 
 
 def merge_sections(sources: list[SourceFile],
