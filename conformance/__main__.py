@@ -133,12 +133,26 @@ class Run:
 
 def _aim(ctx: dict[str, Any], cfg: Mapping[str, Any], data: st.DataObject
          ) -> dict[str, Any]:
-    """Half of the contexts go to a channel the config declares, so that every channel's
-    group rule is exercised, not only reached by luck."""
+    """Half of the contexts go to a channel the config declares (often with one of its
+    declared group ids and guilds), so that every channel's group rule is exercised, not
+    only reached by luck."""
     declared = sorted(cfg.get("channels", {}))
-    if declared and data.draw(st.booleans()):
-        return {**ctx, "message_provider": data.draw(st.sampled_from(declared))}
-    return ctx
+    if not declared or not data.draw(st.booleans()):
+        return ctx
+    name = data.draw(st.sampled_from(declared))
+    channel = cfg["channels"][name]
+    maps = [channel.get(k) or {} for k in ("groups", "channels")]
+    maps += [a.get(k) or {} for a in channel.get("accounts", {}).values()
+             for k in ("groups", "channels")]
+    guilds = channel.get("guilds", {})
+    maps += [g.get("channels") or {} for g in guilds.values()]
+    keys = sorted({k for m in maps for k in m})
+    out = {**ctx, "message_provider": name}
+    if keys and data.draw(st.booleans()):
+        out["group_id"] = data.draw(st.sampled_from(keys))
+    if guilds and data.draw(st.booleans()):
+        out["group_space"] = data.draw(st.sampled_from(sorted(guilds)))
+    return out
 
 
 def _group_channel(ctx: Mapping[str, Any]) -> str:
