@@ -258,20 +258,10 @@ class TablesView:
     def _nested(ch: dict[str, Any], rule: dict[str, Any], group: str,
                 senders: Sequence[tuple[str, str]], where: tuple[str | None, str | None]
                 ) -> tuple[Any, int | None]:
-        spaces = ch["spaces"]
-        if not spaces:
-            return None, None
-        entries = spaces["entries"]
-        keys = key_candidates(tuple(rule["keys"]), group, *where)
-        key = next((k for k in keys if k in entries), None)
-        slug = athash_slug(where[0])
-        if key is None and slug:
-            key = next((k for k in spaces["order"] if entries[k][1] == slug), None)
-        if key is None and "*" in entries:
-            key = "*"
+        key = _guild_key(ch, rule, group, where[0])
         if key is None:
             return None, None
-        guild = entries[key]
+        guild = ch["spaces"]["entries"][key]
         inner = guild[2]["exact"] if guild[2] else None
         if inner:
             ikeys = key_candidates(tuple(rule["inner_keys"]), group, *where)
@@ -340,6 +330,23 @@ def _sender_hit(entry: list[Any], senders: Sequence[tuple[str, str]]
         if hit is not None:
             return (kind, value), hit
     return None if entry[5] is None else ("*", entry[5])
+
+
+def _guild_key(ch: dict[str, Any], rule: dict[str, Any], group: str, space: str | None
+               ) -> str | None:
+    """The outer key a nested rule chooses (Discord: guild id, slug key, slug field, ``*``)."""
+    spaces = ch["spaces"]
+    if not spaces:
+        return None
+    entries = spaces["entries"]
+    keys = key_candidates(tuple(rule["keys"]), group, space, None)
+    key = next((k for k in keys if k in entries), None)
+    slug = athash_slug(space)
+    if key is None and slug:
+        key = next((k for k in spaces["order"] if entries[k][1] == slug), None)
+    if key is None and "*" in entries:
+        key = "*"
+    return key
 
 
 def _entry_decision(prefix: tuple[Any, ...], entry: list[Any],
@@ -715,12 +722,8 @@ class ClassSpace:
             rows: dict[Any, tuple[str, str | None, str | None, tuple[tuple[str, str], ...]]] = {}
             maps = [v.group_map(name, acc) for v in self.views]
             for gid in reps["gids"]:
-                # Slack tries the id first: where every side has it, names change nothing
-                names = reps["names"] if reps["spaces"] != [None] or not all(
-                    m is not None and gid == gid.strip() and gid in m[1]["exact"]
-                    for m in maps) else [None]
                 for space in reps["spaces"]:
-                    for gchan in names:
+                    for gchan in self._names(name, chans, maps, reps, gid, space):
                         for senders in reps["senders"]:
                             sig = tuple(v.group(name, gid, acc, senders, (space, gchan))
                                         for v in self.views)
@@ -731,6 +734,28 @@ class ClassSpace:
                     index[sig] = len(out)
                     out.append(self._keyed_class(name, gi, session_only, acc, acc_label, rep,
                                                  sig, reps["other"]))
+
+    @staticmethod
+    def _names(name: str, chans: list[dict[str, Any] | None], maps: list[Any],
+               reps: dict[str, Any], gid: str, space: str | None) -> list[str | None]:
+        """The channel names worth trying at one group id and space: none where every side
+        finds the id itself (the id is tried first), else the names of the keys that every
+        side's chosen map holds (a name reaching no key acts like any other name)."""
+        if reps["spaces"] == [None]:  # Slack: the channel map is the account's or channel's
+            inner = [m[1]["exact"] if m is not None else {} for m in maps]
+            found = all(gid == gid.strip() and gid in m for m in inner)
+        else:  # Discord: the chosen guild's channels
+            inner = []
+            for ch in chans:
+                key = _guild_key(ch, ch["rule"], gid, space) if ch is not None else None
+                guild = ch["spaces"]["entries"][key] if ch is not None and key else None
+                inner.append(guild[2]["exact"] if guild and guild[2] else {})
+            found = all(gid in m for m in inner)
+        if found:
+            return [None]
+        keys = {k for m in inner for k in m}
+        names = {k.removeprefix("#") for k in keys} | keys
+        return [None, *sorted(names - {""}), reps["other"]]
 
     def _keyed_class(self, name: str, gi: int, session_only: bool, acc: str | None,
                      acc_label: str, rep: tuple[str, str | None, str | None,
