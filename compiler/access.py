@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from .channels import athash_slug, key_candidates
 from .context import Context, SessionInfo, group_context, parse_session_key
 from .names import (
     group_candidates,
@@ -229,10 +230,47 @@ class TablesView:
         return tuple(out)
 
     def group(self, channel: str, group: str, account: str | None,
-              senders: Sequence[tuple[str, str]] = ()) -> tuple[Any, int | None]:
+              senders: Sequence[tuple[str, str]] = (),
+              where: tuple[str | None, str | None] = (None, None)) -> tuple[Any, int | None]:
         """(decision, stack index or None) of the group layer: which map, entry and rule.
-        ``senders``: the sender's candidate keys in the runtime's order (``sender_keys``)."""
-        return self.decide(channel, self.group_map(channel, account), group, senders)
+        ``senders``: the sender's candidate keys in the runtime's order (``sender_keys``);
+        ``where``: the request's (group_space, group_channel)."""
+        ch = self.channels.get(channel)
+        kind = ch["rule"]["kind"] if ch else "groups"
+        if kind == "groups":
+            return self.decide(channel, self.group_map(channel, account), group, senders)
+        assert ch is not None
+        rule = ch["rule"]
+        if not rule["e164"]:
+            senders = [s for s in senders if s[0] != "e164"]
+        if kind == "pick":
+            found = self.group_map(channel, account)
+            if found is None:
+                return None, None
+            exact = found[1]["exact"]
+            keys = key_candidates(tuple(rule["keys"]), group, *where)
+            key = next((k for k in keys if k in exact), "*" if "*" in exact else None)
+            return (None, None) if key is None else _entry_decision(
+                (found[0], key), exact[key], senders)
+        return self._nested(ch, rule, group, senders, where)
+
+    @staticmethod
+    def _nested(ch: dict[str, Any], rule: dict[str, Any], group: str,
+                senders: Sequence[tuple[str, str]], where: tuple[str | None, str | None]
+                ) -> tuple[Any, int | None]:
+        key = _guild_key(ch, rule, group, where[0])
+        if key is None:
+            return None, None
+        guild = ch["spaces"]["entries"][key]
+        inner = guild[2]["exact"] if guild[2] else None
+        if inner:
+            ikeys = key_candidates(tuple(rule["inner_keys"]), group, *where)
+            ikey = next((k for k in ikeys if k in inner), None)
+            if ikey is not None:
+                decision, stack = _entry_decision((key, ikey), inner[ikey], senders)
+                if stack is not None:
+                    return decision, stack
+        return _entry_decision((key, None), guild[0], senders)
 
     def group_map(self, channel: str, account: str | None) -> tuple[str, Any] | None:
         """The group map an account uses on a channel (the account's, else the channel's)."""
@@ -292,6 +330,33 @@ def _sender_hit(entry: list[Any], senders: Sequence[tuple[str, str]]
         if hit is not None:
             return (kind, value), hit
     return None if entry[5] is None else ("*", entry[5])
+
+
+def _guild_key(ch: dict[str, Any], rule: dict[str, Any], group: str, space: str | None
+               ) -> str | None:
+    """The outer key a nested rule chooses (Discord: guild id, slug key, slug field, ``*``)."""
+    spaces = ch["spaces"]
+    if not spaces:
+        return None
+    entries = spaces["entries"]
+    keys = key_candidates(tuple(rule["keys"]), group, space, None)
+    key = next((k for k in keys if k in entries), None)
+    slug = athash_slug(space)
+    if key is None and slug:
+        key = next((k for k in spaces["order"] if entries[k][1] == slug), None)
+    if key is None and "*" in entries:
+        key = "*"
+    return key
+
+
+def _entry_decision(prefix: tuple[Any, ...], entry: list[Any],
+                    senders: Sequence[tuple[str, str]]) -> tuple[Any, int | None]:
+    """One chosen entry: its sender rule, else its tools (stack None: neither)."""
+    if len(entry) > 1:
+        hit = _sender_hit(entry, senders)
+        if hit is not None:
+            return (*prefix, hit[0]), hit[1]
+    return (*prefix, None), entry[0]
 
 
 def sender_keys(sender_id: str | None = None, sender_e164: str | None = None,
@@ -425,7 +490,14 @@ class ClassSpace:
                                       for v in self.views)]
         senders = sender_keys(ctx.sender_id, ctx.sender_e164, ctx.sender_username,
                               ctx.sender_name)
-        sig = tuple(v.group(channel, group, ctx.account_id, senders) for v in self.views)
+        where = (ctx.group_space, ctx.group_channel)
+        sig = tuple(v.group(channel, group, ctx.account_id, senders, where)
+                    for v in self.views)
+        if "keyed" in index:  # Slack, Discord: classes are the distinct group-layer answers
+            found = index["keyed"].get((gi, acc), {}).get(sig)
+            if found is None:
+                raise LookupError(f"no class holds {ctx}: the class space is incomplete")
+            return int(found)
         # the literal group, then the ids the channel's resolver tries, then any group
         candidates = [group.strip(), *group_candidates(channel, group)]
         gids = [g for g in candidates if g in index["gids"]] + [index["other"]]
@@ -585,6 +657,9 @@ class ClassSpace:
 
     def _channel(self, name: str, out: list[Klass]) -> None:
         chans = [v.channels.get(name) for v in self.views]
+        if any(ch is not None and ch["rule"]["kind"] != "groups" for ch in chans):
+            self._keyed_channel(name, chans, out)
+            return
         per_view_maps = _maps_per_view(self, name)
         maps = [m for view_maps in per_view_maps for m in view_maps]
         declared = sorted({a for ch in chans if ch for a in ch["accounts"]})
@@ -640,6 +715,97 @@ class ClassSpace:
                         out.append(self._group_class(name, gi, session_only, acc, acc_label,
                                                      gid, group_label, senders, sig,
                                                      len(rows) > 1))
+
+    def _keyed_channel(self, name: str, chans: list[dict[str, Any] | None],
+                       out: list[Klass]) -> None:
+        """A channel whose rule tries several keys (Slack, Discord): representative requests
+        built from every declared key (and the names that reach it) plus fresh values; one
+        class per distinct answer of the group layer on every side."""
+        declared = sorted({a for ch in chans if ch for a in ch["accounts"]})
+        accounts: list[str | None] = [None, *declared]
+        if "default" in declared:
+            accounts.append(_fresh(declared, OTHER))
+        acc_sigs: dict[Any, str | None] = {}
+        for acc in accounts:
+            acc_sigs.setdefault(tuple(self._map_key(v, name, acc) for v in self.views), acc)
+        acc_classes = list(acc_sigs.values())
+        reps = _keyed_values([ch for ch in chans if ch is not None])
+        gate_modes = [(self.gate(name), False)]
+        if self.gate(None) != self.gate(name):
+            gate_modes.append((self.gate(None), True))
+        keyed: dict[Any, dict[Any, int]] = {}
+        self._chan_index[name] = {"accounts": acc_sigs, "keyed": keyed}
+        for acc in acc_classes:
+            acc_label = self._account_label(acc, acc_classes)
+            rows: dict[Any, tuple[str, str | None, str | None, tuple[tuple[str, str], ...]]] = {}
+            maps = [v.group_map(name, acc) for v in self.views]
+            for gid in reps["gids"]:
+                for space in reps["spaces"]:
+                    for gchan in self._names(name, chans, maps, reps, gid, space):
+                        for senders in reps["senders"]:
+                            sig = tuple(v.group(name, gid, acc, senders, (space, gchan))
+                                        for v in self.views)
+                            rows.setdefault(sig, (gid, space, gchan, senders))
+            for gi, session_only in gate_modes:
+                index = keyed.setdefault((gi, acc), {})
+                for sig, rep in rows.items():
+                    index[sig] = len(out)
+                    out.append(self._keyed_class(name, gi, session_only, acc, acc_label, rep,
+                                                 sig, reps["other"]))
+
+    @staticmethod
+    def _names(name: str, chans: list[dict[str, Any] | None], maps: list[Any],
+               reps: dict[str, Any], gid: str, space: str | None) -> list[str | None]:
+        """The channel names worth trying at one group id and space: none where every side
+        finds the id itself (the id is tried first), else the names of the keys that every
+        side's chosen map holds (a name reaching no key acts like any other name)."""
+        if reps["spaces"] == [None]:  # Slack: the channel map is the account's or channel's
+            inner = [m[1]["exact"] if m is not None else {} for m in maps]
+            found = all(gid == gid.strip() and gid in m for m in inner)
+        else:  # Discord: the chosen guild's channels
+            inner = []
+            for ch in chans:
+                key = _guild_key(ch, ch["rule"], gid, space) if ch is not None else None
+                guild = ch["spaces"]["entries"][key] if ch is not None and key else None
+                inner.append(guild[2]["exact"] if guild and guild[2] else {})
+            found = all(gid in m for m in inner)
+        if found:
+            return [None]
+        keys = {k for m in inner for k in m}
+        names = {k.removeprefix("#") for k in keys} | keys
+        return [None, *sorted(names - {""}), reps["other"]]
+
+    def _keyed_class(self, name: str, gi: int, session_only: bool, acc: str | None,
+                     acc_label: str, rep: tuple[str, str | None, str | None,
+                                                tuple[tuple[str, str], ...]],
+                     sig: Any, other: str) -> Klass:
+        gid, space, gchan, senders = rep
+        head = f"channel {name}" + (" (from the session key only)" if session_only else "")
+        where = [f"group {gid}" if gid != other else "any other group"]
+        if space is not None:
+            where.append(f"space {space}" if space != other else "any other space")
+        if gchan is not None:
+            where.append(f"channel name {gchan}" if gchan != other
+                         else "any other channel name")
+        group_label = ", ".join(where)
+        parts = [head, *([acc_label] if acc_label else []), group_label]
+        if senders:
+            parts.append(" and ".join(f"sender {k}:{v}" for k, v in senders))
+        flags: list[tuple[str, Any]] = [
+            ("spawned_by", f"{name}:group:{gid}") if session_only
+            else ("message_provider", name)]
+        if acc is not None:
+            flags.append(("account_id", acc))
+        flags.append(("group_id", gid))
+        if space is not None:
+            flags.append(("group_space", space))
+        if gchan is not None:
+            flags.append(("group_channel", gchan))
+        flags += [(_SENDER_FLAGS[k], v) for k, v in senders]
+        return Klass(label=", ".join(parts), flags=tuple(flags),
+                     key=(gi, (name, gid, acc, senders, space, gchan)),
+                     group=(head, acc_label, group_label),
+                     stacks=tuple(stack for _, stack in sig))
 
     def _group_class(self, name: str, gi: int, session_only: bool, acc: str | None,
                      acc_label: str, gid: str, group_label: str,
@@ -769,6 +935,40 @@ def _declared_ids(found: Sequence[tuple[str, Any] | None]) -> set[str]:
             out.update(f[1]["exact"])
             out.update(k.lower() for k in f[1]["exact"])
     return out
+
+
+def _keyed_values(chans: list[dict[str, Any]]) -> dict[str, Any]:
+    """Representative group ids, spaces, channel names and senders of keyed channels: every
+    declared key, the names and slugs that reach it, and a fresh value of each."""
+    maps = [m for ch in chans for m in (ch["groups"], *ch["accounts"].values()) if m]
+    outer: list[str] = []
+    slugs: list[str] = []
+    for ch in chans:
+        if ch["spaces"]:
+            outer += ch["spaces"]["entries"]
+            slugs += [e[1] for e in ch["spaces"]["entries"].values() if e[1]]
+            maps += [e[2] for e in ch["spaces"]["entries"].values() if e[2]]
+    keys = sorted({k for m in maps for k in m["exact"]})  # "*" too: group id "*" is a Discord key
+    other = _fresh([*keys, *outer, *slugs])
+    names = {k.removeprefix("#") for k in keys} | set(keys)
+    senders: set[tuple[str, str]] = set()
+    entries = [e for m in maps for e in m["exact"].values()]
+    entries += [e[0] for ch in chans if ch["spaces"] for e in ch["spaces"]["entries"].values()]
+    for entry in entries:
+        if len(entry) > 1:
+            for kind, bucket in _BUCKETS.items():
+                senders.update((kind, value) for value in entry[bucket])
+    ordered = sorted(senders)
+    order = list(_BUCKETS)
+    pairs = [(a, b) for i, a in enumerate(ordered) for b in ordered[i + 1:]
+             if order.index(a[0]) < order.index(b[0])] if len(chans) > 1 else []
+    spaces: list[str | None] = [None]
+    if any(ch["spaces"] is not None for ch in chans):
+        spaces += sorted({*(k for k in outer if k != "*"), *(athash_slug(k) for k in outer),
+                          *slugs, other} - {"", "*"})
+    return {"gids": [*keys, other], "spaces": spaces, "other": other,
+            "names": [None, *sorted(names - {""}), other],
+            "senders": [(), *((k,) for k in ordered), *pairs]}
 
 
 def _maps_per_view(space: ClassSpace, name: str) -> list[list[dict[str, Any]]]:

@@ -74,9 +74,8 @@ def _all_policy_lists(defs: Definitions) -> Iterator[EntryList]:
     for profile in defs.profiles.values():
         yield from (lst for lst in (profile.allow, profile.deny) if lst)
     for channel in defs.channels:
-        group_maps = [channel.groups, *(a.groups for a in channel.accounts)]
-        for gmap in group_maps:
-            for group in gmap or ():
+        for gmap in channel.entry_maps():
+            for group in gmap:
                 blocks = [group.tools, *(s.policy for s in group.senders)]
                 for block in blocks:
                     if block:
@@ -246,8 +245,8 @@ class _Analyzer:
 
     def senders(self) -> None:
         for channel in self.defs.channels:
-            for gmap in [channel.groups, *(a.groups for a in channel.accounts)]:
-                for group in gmap or ():
+            for gmap in channel.entry_maps():
+                for group in gmap:
                     seen: dict[tuple[str, str], str] = {}
                     for rule in group.senders:
                         if rule.kind != "*" and not rule.value:

@@ -256,7 +256,12 @@ def _context_options(fn: F) -> F:
         click.option("--account", "account_id", metavar="ACCOUNT",
                      help="Channel account (its own groups replace the channel's).  "
                      "[default: default]"),
-        click.option("--group", "group_id", metavar="GID", help="Group (chat) id."),
+        click.option("--group", "group_id", metavar="GID",
+                     help="Group (chat) id; Slack and Discord: the channel id."),
+        click.option("--group-space", "group_space", metavar="SPACE",
+                     help="The group's container: a Discord guild id or name."),
+        click.option("--group-channel", "group_channel", metavar="NAME",
+                     help='The group\'s channel name, e.g. "#general" (Slack, Discord).'),
         click.option("--sender-id", "sender_id", metavar="ID",
                      help='Sender id (toolsBySender "id:..." keys).'),
         click.option("--sender-e164", "sender_e164", metavar="PHONE",

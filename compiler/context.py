@@ -12,7 +12,8 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 CONTEXT_KEYS = ("agent_id", "session_key", "spawned_by", "model_provider", "model_id",
-                "message_provider", "account_id", "group_id", "sender_id", "sender_e164",
+                "message_provider", "account_id", "group_id", "group_space", "group_channel",
+                "sender_id", "sender_e164",
                 "sender_username", "sender_name", "sender_is_owner", "sandboxed", "spawn_depth")
 STRING_KEYS = frozenset(CONTEXT_KEYS) - {"sender_is_owner", "sandboxed", "spawn_depth"}
 _THREAD_MARKERS = (":thread:", ":topic:")
@@ -30,6 +31,10 @@ class Context:
     message_provider: str | None = None
     account_id: str | None = None
     group_id: str | None = None
+    # OpenClaw's groupSpace (a Discord guild id or name) and groupChannel (a channel's name,
+    # e.g. "#general"), which Discord's and Slack's resolvers read beside the group id
+    group_space: str | None = None
+    group_channel: str | None = None
     sender_id: str | None = None
     sender_e164: str | None = None
     sender_username: str | None = None

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .analyze import Resolved
+from .channels import rule_for
 from .context import group_context, parse_session_key
 from .diagnostics import did_you_mean
 from .model import GroupConfig
@@ -88,6 +89,9 @@ def context_warnings(declared: Declared, context: Mapping[str, Any]) -> list[str
             out.append(f'channel "{given_channel}" is not declared'
                        f"{_hint(channel, declared.channels)}: no group policy applies")
         return out
+    rule = rule_for(channel)
+    if not rule.accounts:
+        return out  # Discord: no accounts, and the channel id is not the only key tried
     where, groups = f"channels.{key_text(channel)}", names.groups
     # The account's own groups replace the channel's (no account given: "default").
     account = context.get("account_id")
@@ -101,7 +105,7 @@ def context_warnings(declared: Declared, context: Mapping[str, Any]) -> list[str
                    f"{_hint(norm, names.accounts)}: {fallback}")
     elif key is not None and names.accounts[key] is not None:
         groups, where = names.accounts[key], f"{where}.accounts.{key_text(key)}"
-    if group is not None:
+    if group is not None and rule.kind == "groups":  # Slack also matches channel names
         out.extend(_group_warning(channel, group, groups, where))
     return out
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import json5
 import jsonschema
 
+from .channels import rule_for
 from .diagnostics import Diagnostics, Pos, did_you_mean
 from .model import (
     AccountDef,
@@ -35,6 +36,7 @@ from .model import (
     ProviderPolicy,
     SenderKind,
     SenderRule,
+    SpaceConfig,
     ToolDef,
     ToolsConfig,
 )
@@ -227,10 +229,12 @@ def _report_schema_error(src: SourceFile, err: jsonschema.ValidationError,
     expected: Any = err.validator_value
     if err.validator == "additionalProperties":
         known = list(schema.get("properties", {}))
+        shaped = _shaped_channel(path)
         for key in instance:
             if key not in known:
                 diags.error(src.kpos((*path, key)), "TC110", f'unknown key "{key}" in {where}',
-                            hint=did_you_mean(key, known) or f"known keys: {', '.join(known)}")
+                            hint=shaped or did_you_mean(key, known)
+                            or f"known keys: {', '.join(known)}")
         return
     if err.validator == "propertyNames":
         key = str(instance)
@@ -256,6 +260,16 @@ def _report_schema_error(src: SourceFile, err: jsonschema.ValidationError,
         diags.error(pos, "TC119", f"{where}: {schema['x-message']}")
     else:
         diags.error(pos, "TC119", f"{where}: {err.message}")
+
+
+def _shaped_channel(path: JsonPath) -> str | None:
+    """A channel key spelled other than OpenClaw's id loses its own shape (``Slack:``)."""
+    if len(path) != 2 or path[0] != "channels" or not isinstance(path[1], str):
+        return None
+    name = normalize_key(path[1])
+    if name != path[1] and rule_for(name).map_key != "groups":
+        return f'write the key as "{name}" (OpenClaw\'s channel id) to use its shape'
+    return None
 
 
 # Top-level keys that several files may hold: `catalog` and `assertions` lists are
@@ -417,7 +431,8 @@ class _Builder:
             pos=self.src.pos(path))
 
     def group_map(self, value: dict[str, Any], path: JsonPath) -> tuple[GroupConfig, ...]:
-        return tuple(self.group(gid, block, (*path, gid)) for gid, block in value.items())
+        # JS key order: OpenClaw's case-folded and slug passes take the first key in it
+        return tuple(self.group(gid, block, (*path, gid)) for gid, block in js_key_order(value))
 
     def group(self, gid: str, value: dict[str, Any], path: JsonPath) -> GroupConfig:
         senders = tuple(self.sender(key, block, (*path, "toolsBySender", key))
@@ -432,15 +447,33 @@ class _Builder:
                           policy=self.policy(value, path))
 
     def channel(self, name: str, value: dict[str, Any], path: JsonPath) -> ChannelDef:
-        groups = value.get("groups")
+        """A channel in OpenClaw's own shape: its rule names the map (``groups``, Slack's
+        ``channels``, Discord's ``guilds``)."""
+        channel = normalize_key(name)
+        rule = rule_for(channel)
+        key = rule.map_key
+        if rule.kind == "nested":
+            guilds = value.get(key)
+            spaces = None if guilds is None else tuple(
+                self.space(gid, block, (*path, key, gid), rule.inner_key)
+                for gid, block in js_key_order(guilds))
+            return ChannelDef(name=channel, pos=self.src.kpos(path), accounts=(), groups=None,
+                              spaces=spaces)
+        groups = value.get(key)
         accounts = tuple(
             AccountDef(id=acc, pos=self.src.kpos((*path, "accounts", acc)),
-                       groups=None if "groups" not in block else
-                       self.group_map(block["groups"], (*path, "accounts", acc, "groups")))
+                       groups=None if key not in block else
+                       self.group_map(block[key], (*path, "accounts", acc, key)))
             for acc, block in value.get("accounts", {}).items())
-        return ChannelDef(name=normalize_key(name), pos=self.src.kpos(path), accounts=accounts,
+        return ChannelDef(name=channel, pos=self.src.kpos(path), accounts=accounts,
                           groups=None if groups is None
-                          else self.group_map(groups, (*path, "groups")))
+                          else self.group_map(groups, (*path, key)))
+
+    def space(self, gid: str, value: dict[str, Any], path: JsonPath, inner: str) -> SpaceConfig:
+        channels = value.get(inner)
+        return SpaceConfig(entry=self.group(gid, value, path), slug=value.get("slug"),
+                           channels=None if channels is None
+                           else self.group_map(channels, (*path, inner)))
 
 
 def js_key_order(mapping: dict[str, Any]) -> list[tuple[str, Any]]:

@@ -146,11 +146,33 @@ class AccountDef:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SpaceConfig:
+    """An outer entry (a Discord guild): its own block, its ``slug`` and its inner entries
+    (the guild's ``channels``)."""
+
+    entry: GroupConfig
+    slug: str | None
+    channels: tuple[GroupConfig, ...] | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ChannelDef:
+    """A channel's entry map: ``groups`` holds the map its rule reads (``groups``, or Slack's
+    ``channels``); ``spaces`` the outer map of a nested rule (Discord ``guilds``)."""
+
     name: str
     pos: Pos
     groups: tuple[GroupConfig, ...] | None
     accounts: tuple[AccountDef, ...]
+    spaces: tuple[SpaceConfig, ...] | None = None
+
+    def entry_maps(self) -> list[tuple[GroupConfig, ...]]:
+        """Every map of entries with tools and sender rules, accounts' and guilds' included."""
+        out = [m for m in (self.groups, *(a.groups for a in self.accounts)) if m is not None]
+        if self.spaces is not None:
+            out.append(tuple(s.entry for s in self.spaces))
+            out += [s.channels for s in self.spaces if s.channels is not None]
+        return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

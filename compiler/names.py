@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from .channels import CHANNEL_RULES
+
 TOOL_NAME_ALIASES = {"bash": "exec", "apply-patch": "apply_patch"}
 DEFAULT_AGENT_ID = "main"
 _AGENT_ID_OK = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
@@ -43,10 +45,10 @@ CHANNEL_ALIASES = {"imsg": "imessage", "internet-relay-chat": "irc", "google-cha
                    "gchat": "googlechat"}
 # Channels whose group resolver ignores case (OpenClaw: only IRC) and that never match
 # ``e164:`` sender keys (IRC's resolver does not pass the phone number).
-CASE_INSENSITIVE_GROUP_CHANNELS = frozenset({"irc"})
-NO_E164_CHANNELS = frozenset({"irc"})
+CASE_INSENSITIVE_GROUP_CHANNELS = frozenset(n for n, r in CHANNEL_RULES.items() if r.fold_case)
+NO_E164_CHANNELS = frozenset(n for n, r in CHANNEL_RULES.items() if not r.e164)
 # Channels whose group ids carry a topic suffix (``-100123:topic:7``): the chat id comes first.
-TOPIC_GROUP_CHANNELS = frozenset({"telegram"})
+TOPIC_GROUP_CHANNELS = frozenset(n for n, r in CHANNEL_RULES.items() if r.topics)
 DEFAULT_ACCOUNT_ID = "default"
 _TELEGRAM_CHAT = re.compile(r"-?[0-9]+")
 _TELEGRAM_TOPIC = re.compile(r"[0-9]+")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .analyze import PLUGINS_GROUP, Resolved
+from .channels import ChannelRule, athash_slug, key_candidates, rule_for
 from .context import Context, SessionInfo, group_context, parse_session_key
 from .diagnostics import BUILTIN, Pos
 from .model import (
@@ -26,6 +27,7 @@ from .model import (
     Policy,
     ProviderPolicy,
     SenderRule,
+    SpaceConfig,
     ToolDef,
     ToolsConfig,
 )
@@ -146,9 +148,13 @@ class GroupMatch:
     entry: GroupConfig | None = None  # the entry that applies (maybe the "*" group)
     specific: GroupConfig | None = None  # the entry declared for the id, if any
     rule: SenderRule | None = None
+    # Slack and Discord rules: how the entry was chosen, in the definitions' words
+    found: tuple[Note, ...] = ()
 
     def notes(self) -> tuple[Note, ...]:
         """How the block was found, in the definitions' words, with positions."""
+        if self.found:
+            return self.found
         if self.entry is None:
             return ()
         out: list[Note] = []
@@ -410,12 +416,17 @@ class ReferenceInterpreter:
         if channel not in self.channels:
             return GroupMatch(block=None, skip=f'channel "{channel}" is not declared')
         ch = self.channels[channel]
+        row = rule_for(channel)
+        if row.kind == "nested":
+            return _nested_match(ch, row, ctx, group_id)
         groups, where = ch.groups, f"channels.{key_text(channel)}"
         account = _account(ch, ctx.account_id)
         if account is not None and account.groups is not None:
             groups, where = account.groups, f"{where}.accounts.{key_text(account.id)}"
         else:
             account = None
+        if row.kind == "pick":
+            return _pick_match(groups, f"{where}.{row.map_key}", row, ctx, group_id)
         if groups is None:
             return GroupMatch(block=None, skip=f"{where} declares no groups")
         default = next((x for x in groups if x.id == "*"), None)
@@ -605,6 +616,89 @@ def _model_in(models: frozenset[str], provider: str | None, model: str | None) -
     if not model:
         return False
     return model in models or ("/" not in model and f"{provider}/{model}" in models)
+
+
+def _entry_block(cfg: GroupConfig, ctx: Context, where: str, rule: ChannelRule
+                 ) -> tuple[Policy | None, str, SenderRule | None]:
+    """``toolsBySender`` > ``tools`` of one entry: (block, its path, the sender rule)."""
+    sender = _sender_rule(cfg, ctx, e164=rule.e164)
+    if sender is not None:
+        return sender.policy, f"{where}.toolsBySender.{key_text(sender.key)}", sender
+    return cfg.tools, f"{where}.tools", None
+
+
+def _pick(entries: Sequence[GroupConfig], keys: Sequence[str]) -> GroupConfig | None:
+    """The entry of the first key that exists, else ``"*"``."""
+    by_id = {e.id: e for e in reversed(entries)}
+    for key in keys:
+        if key in by_id:
+            return by_id[key]
+    return by_id.get("*")
+
+
+def _pick_match(entries: tuple[GroupConfig, ...] | None, where: str, rule: ChannelRule,
+                ctx: Context, group_id: str) -> GroupMatch:
+    """Slack: one entry (id, ``#name``, name, slug, then ``*``); its sender rule or tools."""
+    keys = key_candidates(rule.keys, group_id, ctx.group_space, ctx.group_channel)
+    chosen = _pick(entries or (), keys)
+    if chosen is None:
+        tried = ", ".join(json.dumps(k, ensure_ascii=False) for k in keys)
+        return GroupMatch(block=None, skip=f'{where} has no entry for {tried} and no "*"')
+    ew = f"{where}.{key_text(chosen.id)}"
+    block, bw, sender = _entry_block(chosen, ctx, ew, rule)
+    how = ("no entry matches the channel, so the \"*\" entry applies" if chosen.id == "*"
+           else f"the channel matches key {json.dumps(chosen.id, ensure_ascii=False)}")
+    found = [Note(text=f"{ew} applies: {how}", pos=chosen.pos)]
+    if sender is not None:
+        found.append(Note(text=f"{bw} matches this sender", pos=sender.pos))
+    return GroupMatch(block=block, where=bw, entry=chosen, rule=sender, found=tuple(found),
+                      skip="" if block is not None else
+                      f"{ew} has neither tools nor a rule for this sender (no fallthrough)")
+
+
+def _space(spaces: tuple[SpaceConfig, ...], raw: str | None) -> SpaceConfig | None:
+    """Discord's guild: by id, by slug key, by ``slug`` field (key order), then ``*``."""
+    by_id = {s.entry.id: s for s in reversed(spaces)}
+    space = (raw or "").strip()
+    slug = athash_slug(space)
+    for key in (space, slug):
+        if key and key in by_id:
+            return by_id[key]
+    if slug:
+        for s in spaces:
+            if athash_slug(s.slug) == slug:
+                return s
+    return by_id.get("*")
+
+
+def _nested_match(ch: ChannelDef, rule: ChannelRule, ctx: Context, group_id: str
+                  ) -> GroupMatch:
+    """Discord: the guild, then a channel in it (no ``*`` channel); channel sender rule >
+    channel tools > guild sender rule > guild tools."""
+    where = f"channels.{key_text(ch.name)}.{rule.map_key}"
+    guild = _space(ch.spaces or (), ctx.group_space)
+    if guild is None:
+        return GroupMatch(block=None, skip=f'{where} has no guild for the request and no "*"')
+    gw = f"{where}.{key_text(guild.entry.id)}"
+    found = [Note(text=f"{gw} is the guild", pos=guild.entry.pos)]
+    keys = key_candidates(rule.inner_keys, group_id, ctx.group_space, ctx.group_channel)
+    inner = None
+    if guild.channels:
+        by_id = {e.id: e for e in reversed(guild.channels)}
+        inner = next((by_id[k] for k in keys if k in by_id), None)
+    for cfg, ew in ((inner, f"{gw}.{rule.inner_key}.{key_text(inner.id)}" if inner else ""),
+                    (guild.entry, gw)):
+        if cfg is None:
+            continue
+        if cfg is inner:
+            found.append(Note(text=f"{ew} is the channel", pos=cfg.pos))
+        block, bw, sender = _entry_block(cfg, ctx, ew, rule)
+        if block is not None:
+            if sender is not None:
+                found.append(Note(text=f"{bw} matches this sender", pos=sender.pos))
+            return GroupMatch(block=block, where=bw, entry=cfg, rule=sender, found=tuple(found))
+    return GroupMatch(block=None, skip=f"neither the guild {gw} nor its channel has tools or "
+                      "a rule for this sender")
 
 
 def _account(ch: ChannelDef, account_id: str | None) -> AccountDef | None:

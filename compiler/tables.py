@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .analyze import PLUGINS_GROUP, Resolved, pattern_matches
+from .channels import athash_slug, rule_for, rule_json
 from .diagnostics import Diagnostics
-from .model import AgentDef, EntryList, GroupConfig, ProviderPolicy, ToolDef
+from .model import AgentDef, EntryList, GroupConfig, ProviderPolicy, SpaceConfig, ToolDef
 from .names import CASE_INSENSITIVE_GROUP_CHANNELS, NO_E164_CHANNELS, TOPIC_GROUP_CHANNELS
 from .policy import (
     LayerPolicy,
@@ -36,7 +37,7 @@ from .policy import (
 
 NEVER = -1  # witness for layers that never strip
 Layer = tuple[int, int, int]  # (witness, allow_pass, deny_pass) as bitsets
-TABLES_FORMAT = 3
+TABLES_FORMAT = 4
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -350,8 +351,20 @@ class TableBuilder:
                 "groups": None if ch.groups is None else self.group_map(ch.groups, fold=fold),
                 "accounts": accounts, "accounts_folded": folded,
                 "topics": ch.name in TOPIC_GROUP_CHANNELS,
-                "e164": ch.name not in NO_E164_CHANNELS}
+                "e164": ch.name not in NO_E164_CHANNELS,
+                "rule": rule_json(rule_for(ch.name)),
+                "spaces": None if ch.spaces is None else self.spaces(ch.spaces)}
         return out
+
+    def spaces(self, spaces: tuple[SpaceConfig, ...]) -> dict[str, Any]:
+        """A nested rule's outer map: ``order`` (JS key order, for the slug scan) and per
+        key [ENTRY, the slug field's slug, inner GROUP_MAP or None]."""
+        entries: dict[str, Any] = {}
+        for sp in spaces:
+            entries.setdefault(sp.entry.id, [
+                self.group_entry(sp.entry), athash_slug(sp.slug),
+                None if sp.channels is None else self.group_map(sp.channels, fold=False)])
+        return {"order": [sp.entry.id for sp in spaces], "entries": entries}
 
     # -- all together ------------------------------------------------------------------------
     def build(self) -> Tables:
@@ -411,8 +424,7 @@ class TableBuilder:
                   "layers": len(self.intern.layers), "stacks": len(self.intern.stacks),
                   "agent_records": len(records), "gates": len(self.gates),
                   "byprovider_entries": len(bps),
-                  "groups": sum(len(c.groups or ()) + sum(len(a.groups or ()) for a in c.accounts)
-                                for c in defs.channels)}
+                  "groups": sum(len(m) for c in defs.channels for m in c.entry_maps())}
         return Tables(data=data, counts=counts)
 
 

@@ -26,7 +26,9 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from toolc.api import compile_files, resolve_definitions
+from toolc.context import group_context, parse_session_key
 from toolc.diagnostics import DefinitionsError
+from toolc.names import normalize_channel
 from toolc.reference import ReferenceInterpreter
 from toolc.writer import publish
 
@@ -75,6 +77,8 @@ class Run:
         self.examples: dict[str, Any] = {}
         self.explained: Counter[str] = Counter()
         self.ids = itertools.count()
+        # per group-layer channel: contexts, identical, explained, with a group policy (toolc)
+        self.by_channel: dict[str, Counter[str]] = {}
 
     def deployment(self, cfg: dict[str, Any], plugins: list[dict[str, Any]],
                    ctxs: list[dict[str, Any]]) -> None:
@@ -98,14 +102,20 @@ class Run:
         for ctx, theirs in zip(ctxs, answers, strict=True):
             ours = sorted(runtime.resolve(**ctx).names)
             self.counts["contexts"] += 1
-            if ours != sorted(reference.resolve(**ctx).names):
+            resolution = reference.resolve(**ctx)
+            if ours != sorted(resolution.names):
                 self.counts["runtime != reference"] += 1
+            per = self.by_channel.setdefault(_group_channel(ctx), Counter())
+            per["contexts"] += 1
+            per["group"] += any(s.layer == "group" and s.active for s in resolution.steps)
             if ours == theirs:
                 self.counts["agree"] += 1
+                per["agree"] += 1
                 continue
             decision = explain(self.oracle, cfg, plugins, ctx, ours, theirs)
             if decision is not None:
                 self.explained[decision] += 1
+                per["explained"] += 1
                 continue
             self.record(cfg, plugins, ctx, ours, theirs)
 
@@ -119,6 +129,40 @@ class Run:
         self.counts["unexplained"] += 1
         self.examples.setdefault(kind, {"config": cfg, "plugins": plugins, "context": ctx,
                                         "toolc": ours, "openclaw": theirs})
+
+
+def _aim(ctx: dict[str, Any], cfg: Mapping[str, Any], data: st.DataObject
+         ) -> dict[str, Any]:
+    """Half of the contexts go to a channel the config declares (often with one of its
+    declared group ids and guilds), so that every channel's group rule is exercised, not
+    only reached by luck."""
+    declared = sorted(cfg.get("channels", {}))
+    if not declared or not data.draw(st.booleans()):
+        return ctx
+    name = data.draw(st.sampled_from(declared))
+    channel = cfg["channels"][name]
+    maps = [channel.get(k) or {} for k in ("groups", "channels")]
+    maps += [a.get(k) or {} for a in channel.get("accounts", {}).values()
+             for k in ("groups", "channels")]
+    guilds = channel.get("guilds", {})
+    maps += [g.get("channels") or {} for g in guilds.values()]
+    keys = sorted({k for m in maps for k in m})
+    out = {**ctx, "message_provider": name}
+    if keys and data.draw(st.booleans()):
+        out["group_id"] = data.draw(st.sampled_from(keys))
+    if guilds and data.draw(st.booleans()):
+        out["group_space"] = data.draw(st.sampled_from(sorted(guilds)))
+    return out
+
+
+def _group_channel(ctx: Mapping[str, Any]) -> str:
+    """The channel whose group rule a context reaches (as both engines pick it)."""
+    session = parse_session_key(ctx.get("session_key"))
+    spawned, _ = group_context(ctx.get("spawned_by"))
+    given = ctx.get("message_provider")
+    given = given if given is not None and given.strip() else None
+    return normalize_channel(given if given is not None else session.channel or spawned) \
+        or "(none)"
 
 
 def _catalog_report(catalog: Mapping[str, Any]) -> list[str]:
@@ -165,10 +209,11 @@ def main() -> int:
                       phases=[Phase.generate],
                       suppress_health_check=list(HealthCheck))
             @given(cfg=config(), plugins=plugin_tools(),
-                   ctxs=st.lists(contexts, min_size=args.contexts, max_size=args.contexts))
+                   ctxs=st.lists(contexts, min_size=args.contexts, max_size=args.contexts),
+                   data=st.data())
             def compare(cfg: dict[str, Any], plugins: list[dict[str, Any]],
-                        ctxs: list[dict[str, Any]]) -> None:
-                run.deployment(cfg, plugins, ctxs)
+                        ctxs: list[dict[str, Any]], data: st.DataObject) -> None:
+                run.deployment(cfg, plugins, [_aim(ctx, cfg, data) for ctx in ctxs])
 
             compare()
         selfcheck = oracle.ask({"op": "selfcheck", "config": {"tools": {"profile": "coding"}},
@@ -193,6 +238,11 @@ def report(run: Run, catalog: Mapping[str, Any], selfcheck: Any, cache: Path,
         print(f"  unexplained:                {c['unexplained']:>6}")
         print(f"  runtime != reference:       {c['runtime != reference']:>6}")
     print(f"  configs toolc refuses:      {c['configs toolc refuses']:>6}")
+    print("  per group-layer channel (contexts: identical + explained / all; with a toolc "
+          "group policy):")
+    for name, per in sorted(run.by_channel.items()):
+        print(f"    {name:<14} {per['agree'] + per['explained']:>5} / {per['contexts']:<5} "
+              f"({per['group']} with a group policy)")
     for name, count in run.explained.most_common():
         print(f"    decision {name}: {count}")
     for kind, count in run.kinds.most_common(20):

@@ -75,7 +75,8 @@ function resolveOne(config, plugins, ctx) {
     modelProvider: ctx.model_provider, modelId: ctx.model_id });
   const groupPolicy = oc.resolveGroupToolPolicy({ config, sessionKey,
     spawnedBy: ctx.spawned_by, messageProvider: ctx.message_provider,
-    groupId: ctx.group_id, accountId: ctx.account_id, senderId: ctx.sender_id,
+    groupId: ctx.group_id, groupSpace: ctx.group_space, groupChannel: ctx.group_channel,
+    accountId: ctx.account_id, senderId: ctx.sender_id,
     senderName: ctx.sender_name, senderUsername: ctx.sender_username,
     senderE164: ctx.sender_e164 });
   const profilePolicy = oc.resolveToolProfilePolicy(eff.profile);

@@ -29,7 +29,9 @@ ENTRY_POOL = [*CORE, *GROUPS, *PLUGINS, *(t for ts in PLUGINS.values() for t in 
 PROFILES = ["minimal", "coding", "messaging", "full"]
 BP_KEYS = ["openai", "anthropic", "google", "openai-codex", "openai/gpt-5", "gpt-5",
            "anthropic/claude-x", "openrouter"]
-CHANNELS = ["telegram", "whatsapp", "irc", "signal"]
+CHANNELS = ["telegram", "whatsapp", "irc", "signal", "imessage", "googlechat", "bluebubbles",
+            "feishu", "matrix", "msteams", "zalo", "mattermost"]
+KEYED_CHANNELS = ["slack", "discord"]
 GROUP_IDS = ["-100", "-100:topic:7", "g1", "G1", "*"]
 MODELS = ["gpt-5", "GPT-5", "openai/gpt-5", "o3", "claude-x", "anthropic/claude-x"]
 
@@ -79,6 +81,8 @@ def config(draw: st.DrawFn) -> dict[str, Any]:
             agent["tools"] = at
         agents.append(agent)
     channels: dict[str, Any] = {}
+    for ch in draw(st.lists(st.sampled_from(KEYED_CHANNELS), max_size=2, unique=True)):
+        channels[ch] = draw(shared.keyed_channel(ch, pool=ENTRY_POOL))
     for ch in draw(st.lists(st.sampled_from(CHANNELS), max_size=3, unique=True)):
         c: dict[str, Any] = {}
         if draw(st.integers(0, 3)) > 0:
@@ -126,17 +130,24 @@ contexts = st.fixed_dictionaries({
         "agent:a1:telegram:dm:5", "telegram:group:g2", "agent:A2:telegram:channel:g1:thread:1",
         "agent:nobody:whatsapp:group:*", "agent:a1:subagent:x:telegram:group:g1",
         "agent:main:telegram:group:-100:topic:7", "Agent:a1:telegram:Group:g1",
-        "irc:group:G1", "agent::a1:telegram:group:-100", "agent:main:subagent:y"),
+        "irc:group:G1", "agent::a1:telegram:group:-100", "agent:main:subagent:y",
+        "agent:main:slack:channel:c1", "agent:a1:discord:channel:g1:thread:2",
+        "agent:main:discord:channel:111", "agent:main:imsg:group:g1",
+        "agent:main:feishu:group:g1", "agent:main:msteams:channel:g1"),
     "spawned_by": _opt("agent:main:telegram:group:g1", "agent:a2:whatsapp:group:G1:thread:4",
                        "telegram:group:-100:topic:7", "agent:main:irc:channel:g1",
                        "agent:main:telegram:dm:5"),
     "model_provider": _opt("openai", "anthropic", "google", "openai-codex", "OpenAI ",
                            "openrouter"),
     "model_id": _opt(*MODELS, "x/y"),
-    "message_provider": _opt(*CHANNELS, *CHANNELS, "Telegram", "slack", "voice",
-                             "internet-relay-chat"),
+    "message_provider": _opt(*CHANNELS, *KEYED_CHANNELS, *KEYED_CHANNELS, "Telegram",
+                             "voice", "internet-relay-chat", "gchat", "bb", "Slack"),
     "account_id": _opt("work", "WORK", "home", "default", " wo rk "),
-    "group_id": _opt("g1", "G1", "g2", "*", "zzz", "-100", "-100:topic:7", "-100:7", " g1 "),
+    "group_id": _opt("g1", "G1", "g2", "*", "zzz", "-100", "-100:topic:7", "-100:7", " g1 ",
+                     "C1", "c1", "general", "111", " C1"),
+    "group_space": _opt("111", "My Guild", "my-guild", "#my_guild", "G2", "g2", "other"),
+    "group_channel": _opt("#general", "General", "general", "Dev Ops", "#dev-ops", "c1",
+                          "#C1", "g1", "x", " #general"),
     "sender_id": _opt("42", "@42", "7", " 42 ", "alice"),
     "sender_e164": _opt("+1555", "+1666"),
     "sender_username": _opt("alice", "@Alice", "42"),

@@ -15,6 +15,7 @@ SECTIONS = ["fs", "runtime", "web", "ui", "sessions"]
 PROVIDERS = ["openai", "anthropic", "google", "openai-codex"]
 MODELS = ["gpt-5", "openai/gpt-5", "claude", "anthropic/claude", "o3"]
 CHANNELS = ["telegram", "whatsapp", "irc"]
+KEYED_CHANNELS = ["slack", "discord"]  # channels whose rule tries several keys
 ENTRY_POOL = [*CORE, "pa_one", "pa_two", "pb_one", "plug_a", "plug_b", "group:plugins", "*",
               "web_*", "sess*", "*_get", "bash", " Exec ", "apply-patch", "wat", "group:fs",
               "group:runtime", "group:web", "group:g1", "group:g2", "group:nope", "",
@@ -24,6 +25,10 @@ BP_KEYS = ["openai", "anthropic", "openai/gpt-5", "anthropic/claude", "OpenAI", 
            "openai/o3"]
 
 GROUP_IDS = ["g1", "G1", "g2", "*", "-100", "-100:topic:7"]
+# Slack channel keys and Discord guild/channel keys: ids, names, "#" names and slugs
+CHANNEL_KEYS = ["C1", "c1", "#general", "general", "dev-ops", "*", "g1"]
+GUILD_KEYS = ["111", "my-guild", "*", "G2"]
+GUILD_SLUGS = ["My Guild", "#Other", "111"]
 SENDER_KEYS = ["id:42", "42", "@42", "ID:42", "username:@alice", "username:42", "name:Bob",
                "name:42", "e164:+1555", "*"]
 
@@ -100,6 +105,31 @@ def group_map(draw: st.DrawFn, *, ids: list[str] = GROUP_IDS,
 
 
 @st.composite
+def keyed_channel(draw: st.DrawFn, name: str, *, pool: list[str] = ENTRY_POOL
+                  ) -> dict[str, Any]:
+    """Slack ``channels`` (and per account) or Discord ``guilds`` with ``channels``."""
+    if name == "slack":
+        c: dict[str, Any] = {}
+        if draw(st.integers(0, 3)) > 0:
+            c["channels"] = draw(group_map(ids=CHANNEL_KEYS, pool=pool))
+        if draw(st.booleans()):
+            c["accounts"] = {acc: ({"channels": draw(group_map(ids=CHANNEL_KEYS, pool=pool))}
+                                   if draw(st.booleans()) else {})
+                             for acc in draw(st.lists(st.sampled_from(["work", "default"]),
+                                                      max_size=1))}
+        return c
+    guilds: dict[str, Any] = {}
+    for gid in draw(st.lists(st.sampled_from(GUILD_KEYS), max_size=2, unique=True)):
+        guild = draw(group_map(ids=[gid], pool=pool)).get(gid, {})
+        if draw(st.booleans()):
+            guild["slug"] = draw(st.sampled_from(GUILD_SLUGS))
+        if draw(st.booleans()):
+            guild["channels"] = draw(group_map(ids=CHANNEL_KEYS, pool=pool))
+        guilds[gid] = guild
+    return {"guilds": guilds}
+
+
+@st.composite
 def definitions(draw: st.DrawFn) -> dict[str, Any]:
     """One definitions file's worth of data (split into files by the test)."""
     names = draw(st.lists(st.sampled_from(CORE), min_size=1, max_size=len(CORE), unique=True))
@@ -146,6 +176,7 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
             agent["tools"] = at
         agents.append(agent)
     channels: dict[str, Any] = {}
+    keyed = draw(st.lists(st.sampled_from(KEYED_CHANNELS), max_size=1))
     for ch in draw(st.lists(st.sampled_from(CHANNELS), max_size=2, unique=True)):
         c: dict[str, Any] = {}
         if draw(st.integers(0, 3)) > 0:
@@ -156,6 +187,10 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
                                  st.sampled_from(["work", "Work", "home", "default"]),
                                  max_size=2, unique_by=str.lower))}
         channels[ch] = c
+    # after the generic ones: brute-force diff tests keep only the first channel, and keyed
+    # channels have more classes (their share of those tests stays small)
+    for ch in keyed:
+        channels[ch] = draw(keyed_channel(ch))
     plugins = {"entries": {p: {"enabled": draw(st.integers(0, 3)) > 0}
                            for p in PLUGIN_TOOLS if any(t.get("plugin") == p for t in catalog)}}
     return {"catalog": catalog, "groups": groups, "profiles": profiles, "plugins": plugins,
@@ -190,17 +225,21 @@ contexts = st.fixed_dictionaries({
         "agent:a1:telegram:dm:5", "telegram:group:g2", "agent:A2:telegram:channel:g1:thread:1",
         "agent:nobody:whatsapp:group:*", "agent:a1:subagent:x:telegram:group:g1",
         "agent:main:telegram:group:-100:topic:7", "Agent:a1:telegram:Group:g1", "irc:group:G1",
-        "agent::a1:telegram:group:g2", "agent:main:telegram:group: ", "agent:a1:subagent:y"),
+        "agent::a1:telegram:group:g2", "agent:main:telegram:group: ", "agent:a1:subagent:y",
+        "agent:main:slack:channel:c1", "agent:a1:discord:channel:g1:thread:2"),
     "spawned_by": _opt("agent:main:telegram:group:g1", "agent:a2:whatsapp:group:G1:thread:4",
                        "telegram:group:-100:topic:7", "agent:main:irc:channel:g1",
                        "agent:main:telegram:dm:5", ""),
     "model_provider": _opt(*PROVIDERS, "OpenAI ", "other", ""),
     "model_id": _opt(*MODELS, "GPT-5", "x/y", ""),
-    "message_provider": _opt(*CHANNELS, *CHANNELS, "Telegram", "slack", "", "voice",
+    "message_provider": _opt(*CHANNELS, *CHANNELS, *KEYED_CHANNELS, "Telegram", "", "voice",
                              "internet-relay-chat", " "),
     "account_id": _opt("work", "WORK", "home", "Work", "none", "default", " wo rk ", ""),
     "group_id": _opt("g1", "G1", "g2", "*", "zzz", "", "-100:topic:7", "-100:7", " g1 ",
-                     "-100:topic:x"),
+                     "-100:topic:x", "C1", "general", " C1"),
+    "group_space": _opt("111", "My Guild", "my-guild", "#my_guild", "G2", "g2", "other", " "),
+    "group_channel": _opt("#general", "General", "general", "Dev Ops", "#dev-ops", "c1",
+                          "#C1", "g1", "x"),
     "sender_id": _opt("42", "@42", "7", " 42 ", "alice"),
     "sender_e164": _opt("+1555", "+1666"),
     "sender_username": _opt("alice", "@Alice", "42"),

@@ -23,10 +23,12 @@ from toolc.reference import ReferenceInterpreter
 from tests.helpers import write_definitions
 from tests.strategies import (
     ENTRY_POOL,
+    KEYED_CHANNELS,
     by_provider,
     contexts,
     definitions,
     group_map,
+    keyed_channel,
     split_files,
 )
 
@@ -41,23 +43,37 @@ def _shrink(data: dict[str, Any]) -> dict[str, Any]:
     channels = data["channels"]
     for name in list(channels)[1:]:
         del channels[name]
-    for channel in channels.values():
-        if "accounts" in channel:
-            channel["accounts"] = dict(list(channel["accounts"].items())[:1])
-        maps = [channel.get("groups"), *(a.get("groups") for a in
-                                          channel.get("accounts", {}).values())]
-        for gmap in maps:
-            for gid in list(gmap or {})[2:]:
-                del gmap[gid]
-            for group in (gmap or {}).values():
-                if "toolsBySender" in group:
-                    group["toolsBySender"] = dict(list(group["toolsBySender"].items())[:2])
+    for name, channel in channels.items():
+        channels[name] = _shrink_channel(channel)
     data["agents"]["list"] = data["agents"]["list"][:2]
     configs = [data["tools"], *(a.get("tools", {}) for a in data["agents"]["list"])]
     for cfg in configs:
         if "byProvider" in cfg:
             cfg["byProvider"] = dict(list(cfg["byProvider"].items())[:2])
     return data
+
+
+def _shrink_channel(channel: dict[str, Any]) -> dict[str, Any]:
+    # Slack and Discord try several keys, so each entry makes more classes: one sender rule
+    senders = 1 if "guilds" in channel or "channels" in channel else 2
+    if "accounts" in channel:
+        channel["accounts"] = dict(list(channel["accounts"].items())[:1])
+    if "guilds" in channel:
+        channel["guilds"] = dict(list(channel["guilds"].items())[:2])
+    maps = [channel.get(key) for key in ("groups", "channels")]
+    maps += [a.get(key) for a in channel.get("accounts", {}).values()
+             for key in ("groups", "channels")]
+    maps += [g.get("channels") for g in channel.get("guilds", {}).values()]
+    for gmap in maps:
+        for gid in list(gmap or {})[2:]:
+            del gmap[gid]
+        for group in (gmap or {}).values():
+            if "toolsBySender" in group:
+                group["toolsBySender"] = dict(list(group["toolsBySender"].items())[:senders])
+    for guild in channel.get("guilds", {}).values():
+        if "toolsBySender" in guild:
+            guild["toolsBySender"] = dict(list(guild["toolsBySender"].items())[:senders])
+    return channel
 
 
 @st.composite
@@ -80,7 +96,10 @@ def pairs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
                 st.lists(st.sampled_from(ENTRY_POOL), max_size=3))
         elif edit == 3 and head["channels"]:
             name = next(iter(head["channels"]))
-            head["channels"][name]["groups"] = draw(group_map())
+            if name in KEYED_CHANNELS:
+                head["channels"][name] = _shrink_channel(draw(keyed_channel(name)))
+            else:
+                head["channels"][name]["groups"] = draw(group_map())
         elif edit == 4:
             head["tools"]["byProvider"] = dict(list(draw(by_provider()).items())[:2])
         elif edit == 5:
@@ -97,7 +116,8 @@ def pairs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
                 st.lists(st.sampled_from(PLUGIN_ENTRIES), min_size=1, max_size=2))
         elif edit == 9 and head["channels"]:
             name = next(iter(head["channels"]))
-            groups = head["channels"][name].setdefault("groups", {})
+            groups = head["channels"][name].setdefault(
+                {"slack": "channels", "discord": "guilds"}.get(name, "groups"), {})
             gid = draw(st.sampled_from(["g1", "*", "-100"]))
             groups.setdefault(gid, {})["tools"] = {"alsoAllow": draw(
                 st.lists(st.sampled_from(PLUGIN_ENTRIES), min_size=1, max_size=2))}

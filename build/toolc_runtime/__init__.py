@@ -28,7 +28,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_errors.py": "d7e68a859880f13625efc4c78308135274ad0c67b4735883af93108834a012d2",
     "_hooks.py": "3a24872ea995a69c4f5d25d082d8d2437fa97d3ddcb23fdbc4cb2fdae3c25597",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "ec99d457947cc1ee57c758969486f9f1c340ee86be88bcbea6a3cb7b16f096a9",
+    "_policy.py": "5edfe8032e5ff30e157e7e66267dd9f47f7f090aa37181a3e9cd98fdf1b5dc9c",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "a220cf92e41d7ccfbaad3c7fe0afcd9c351531914b936fa4be287d357b7092e6",
@@ -37,7 +37,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "bundles.json": "938c83b8f9d1375c67443b1f01dd557d8483340ccf0e3e82b1241a8755b32269",
     "catalog.json": "bf05da8afb2cb4ed0a677d34b67c20c913b9addc9eb7dbd41a06a5e8c905a4ef",
     "models.py": "2c7267f07aafc30f1ae783bbed4d58bfc660b3520b7e97850577c055259c76f2",
-    "tables.json": "e3f7a88887c655b42254cf09054554ec8bbd96a24bd15fbdf3860a4332adabce",
+    "tables.json": "9c2dc2784247527f415a61d91b85c40fe088786283bb7c3ddf6ae9f51c53debd",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (

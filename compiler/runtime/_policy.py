@@ -247,7 +247,10 @@ _EXEC_VARIANTS: Final[list[ExecVariant]] = [
 _MISSING: Final = object()
 # channel -> JSON text (parsed on first use) of {"groups": GROUP_MAP | None,
 # "accounts": {id: GROUP_MAP | None}, "accounts_folded": {lowercased id: ...},
-# "topics": bool (Telegram chat:topic ids), "e164": bool (e164 sender keys apply)}
+# "topics": bool (Telegram chat:topic ids), "e164": bool (e164 sender keys apply),
+# "rule": the channel's row of ``toolc.channels`` (kind, key generators, ...),
+# "spaces": None | {"order": [outer keys], "entries": {key: [ENTRY, slug, GROUP_MAP | None]}}}
+# (the rule's map, e.g. Slack's channels, is in "groups"; Discord's guilds in "spaces")
 # GROUP_MAP = {"exact": {id: ENTRY}, "folded": {lowercased id: ENTRY}} where "folded" is
 # filled only for channels whose groups ignore case (IRC); ENTRY = [tools stack] or
 # [tools stack, id bucket, e164 bucket, username bucket, name bucket, wildcard stack].
@@ -290,6 +293,8 @@ _STRING_KEYS: Final = (
     "message_provider",
     "account_id",
     "group_id",
+    "group_space",
+    "group_channel",
     "sender_id",
     "sender_e164",
     "sender_username",
@@ -485,10 +490,16 @@ def _group_stack(
     group: str,
     account_id: str | None,
     sender: tuple[str | None, str | None, str | None, str | None],
+    where: tuple[str | None, str | None],
 ) -> Stack | None:
     ch = _channel(channel)
     if ch is None:
         return None
+    rule: dict[str, Any] = ch["rule"]
+    if not rule["e164"]:
+        sender = (sender[0], None, sender[2], sender[3])
+    if rule["kind"] == "nested":
+        return _nested_stack(ch, rule, group, sender, where)
     gmap = ch["groups"]
     account = _account_id(account_id)
     acc = ch["accounts"].get(account, _MISSING)
@@ -498,11 +509,23 @@ def _group_stack(
         gmap = acc
     if gmap is None:
         return None
-    if not ch["e164"]:
-        sender = (sender[0], None, sender[2], sender[3])
+    exact: dict[str, list[Any]] = gmap["exact"]
+    if rule["kind"] == "pick":
+        keys = _keys(rule["keys"], group, where)
+        return _entry_stack(next((exact[k] for k in keys if k in exact), exact.get("*")), sender)
+    return _groups_stack(gmap, ch["topics"], group, sender)
+
+
+def _groups_stack(
+    gmap: dict[str, Any],
+    topics: bool,
+    group: str,
+    sender: tuple[str | None, str | None, str | None, str | None],
+) -> Stack | None:
+    """OpenClaw's generic resolver: the group, then ``*``; sender rule > tools at each."""
     exact: dict[str, list[Any]] = gmap["exact"]
     default = exact.get("*")
-    for gid in _group_ids(group, ch["topics"]):
+    for gid in _group_ids(group, topics):
         specific = exact.get(gid)
         if specific is None and gmap["folded"]:
             specific = gmap["folded"].get(gid.lower())
@@ -516,6 +539,107 @@ def _group_stack(
             if entry[0] is not None:
                 return _maybe_stack(entry[0])
     return None
+
+
+def _entry_stack(
+    entry: list[Any] | None, sender: tuple[str | None, str | None, str | None, str | None]
+) -> Stack | None:
+    """One chosen entry: its sender rule, else its tools (None: neither)."""
+    if entry is None:
+        return None
+    if len(entry) > 1:
+        hit = _sender_stack(entry, *sender)
+        if hit is not False:
+            return hit  # type: ignore[return-value]
+    return _maybe_stack(entry[0])
+
+
+def _nested_stack(
+    ch: dict[str, Any],
+    rule: dict[str, Any],
+    group: str,
+    sender: tuple[str | None, str | None, str | None, str | None],
+    where: tuple[str | None, str | None],
+) -> Stack | None:
+    """Discord: the guild (id, slug key, slug field, ``*``), then a channel in it; channel
+    sender rule > channel tools > guild sender rule > guild tools."""
+    spaces = ch["spaces"]
+    if not spaces:
+        return None
+    entries: dict[str, list[Any]] = spaces["entries"]
+    keys = _keys(rule["keys"], group, where)
+    guild = next((entries[k] for k in keys if k in entries), None)
+    slug = _athash(where[0])
+    if guild is None and slug:
+        guild = next((entries[k] for k in spaces["order"] if entries[k][1] == slug), None)
+    if guild is None:
+        guild = entries.get("*")
+    if guild is None:
+        return None
+    inner = guild[2]["exact"] if guild[2] else None
+    if inner:
+        keys = _keys(rule["inner_keys"], group, where)
+        found = _entry_stack(next((inner[k] for k in keys if k in inner), None), sender)
+        if found is not None:
+            return found
+    return _entry_stack(guild[0], sender)
+
+
+_WS: Final = re.compile(r"\s+")
+_HYPHEN_BAD: Final = re.compile(r"[^a-z0-9#@._+-]+")
+_DASHES: Final = re.compile(r"-{2,}")
+_ATHASH_LEAD: Final = re.compile(r"^[@#]+")
+_ATHASH_SEP: Final = re.compile(r"[\s_]+")
+_ATHASH_BAD: Final = re.compile(r"[^a-z0-9-]+")
+
+
+def _hyphen(raw: str | None) -> str:
+    """OpenClaw's ``normalizeHyphenSlug`` (Slack channel names)."""
+    value = (raw or "").strip().lower()
+    if not value:
+        return ""
+    return _DASHES.sub("-", _HYPHEN_BAD.sub("-", _WS.sub("-", value))).strip("-.")
+
+
+def _athash(raw: str | None) -> str:
+    """OpenClaw's ``normalizeAtHashSlug`` (Discord guild and channel names)."""
+    value = (raw or "").strip().lower()
+    if not value:
+        return ""
+    value = _ATHASH_BAD.sub("-", _ATHASH_SEP.sub("-", _ATHASH_LEAD.sub("", value)))
+    return _DASHES.sub("-", value).strip("-")
+
+
+def _keys(names: list[str], group: str, where: tuple[str | None, str | None]) -> list[str]:
+    """The keys a channel's row tries, in order (the generators of ``toolc.channels``)."""
+    space, channel = where
+    name = channel[1:] if channel is not None and channel.startswith("#") else channel
+    out = []
+    for generator in names:
+        if generator == "id":
+            key = group.strip()
+        elif generator == "raw_id":
+            key = group
+        elif generator == "#name":
+            key = f"#{name}" if name else ""
+        elif generator == "name":
+            key = name or ""
+        elif generator == "hyphen(name)":
+            key = _hyphen(name)
+        elif generator == "space":
+            key = (space or "").strip()
+        elif generator == "athash(space)":
+            key = _athash(space)
+        elif generator == "athash(channel)":
+            key = _athash(channel)
+        elif generator == "#athash(channel)":
+            slug = _athash(channel)
+            key = f"#{slug}" if slug else ""
+        else:  # "slug=...": matched against entries' slug fields, not a key
+            continue
+        if key:
+            out.append(key)
+    return out
 
 
 _RESULTS: dict[int, ToolSet] = {}
@@ -634,6 +758,8 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     message_provider: str | None = None,
     account_id: str | None = None,
     group_id: str | None = None,
+    group_space: str | None = None,
+    group_channel: str | None = None,
     sender_id: str | None = None,
     sender_e164: str | None = None,
     sender_username: str | None = None,
@@ -668,7 +794,8 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
         channel = _CHANNEL_ALIASES.get(channel, channel)
     if channel and group:
         sender = (sender_id, sender_e164, sender_username, sender_name)
-        found = _group_stack(channel, group, account_id, sender)
+        where = (_text(group_space), _text(group_channel))
+        found = _group_stack(channel, group, account_id, sender, where)
         if found is not None:
             stacks.append(found)
     if sandboxed is True:
@@ -702,6 +829,8 @@ def resolve(  # noqa: PLR0913 - one keyword per context input: the stable interf
     message_provider: str | None = None,
     account_id: str | None = None,
     group_id: str | None = None,
+    group_space: str | None = None,
+    group_channel: str | None = None,
     sender_id: str | None = None,
     sender_e164: str | None = None,
     sender_username: str | None = None,
@@ -728,6 +857,8 @@ def resolve(  # noqa: PLR0913 - one keyword per context input: the stable interf
         message_provider,
         account_id,
         group_id,
+        group_space,
+        group_channel,
         sender_id,
         sender_e164,
         sender_username,
@@ -750,6 +881,8 @@ def resolve(  # noqa: PLR0913 - one keyword per context input: the stable interf
             message_provider=message_provider,
             account_id=account_id,
             group_id=group_id,
+            group_space=group_space,
+            group_channel=group_channel,
             sender_id=sender_id,
             sender_e164=sender_e164,
             sender_username=sender_username,

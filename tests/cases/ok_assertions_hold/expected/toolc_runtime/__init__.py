@@ -28,7 +28,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_errors.py": "d7e68a859880f13625efc4c78308135274ad0c67b4735883af93108834a012d2",
     "_hooks.py": "3a24872ea995a69c4f5d25d082d8d2437fa97d3ddcb23fdbc4cb2fdae3c25597",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "ec99d457947cc1ee57c758969486f9f1c340ee86be88bcbea6a3cb7b16f096a9",
+    "_policy.py": "5edfe8032e5ff30e157e7e66267dd9f47f7f090aa37181a3e9cd98fdf1b5dc9c",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "a220cf92e41d7ccfbaad3c7fe0afcd9c351531914b936fa4be287d357b7092e6",
@@ -37,7 +37,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "bundles.json": "930a147e9c8d1fa60cae9a5b40dde19a0b4a018d829af30cd1d508a1ec1e45b9",
     "catalog.json": "f4a261482635533fa03aec317c3eb1af261a43b9ba98270181a24ea779c0a410",
     "models.py": "4dd7f2994301c58352db809a8bd0b06406fe62f13192654e05c674cc73935260",
-    "tables.json": "6763cd02074ab077175a33d8aef0533ede8241c85eab0b71710be61b0ba0e6e8",
+    "tables.json": "b7bb1b31af63fd56bc55ddff9832b4efb0e11bac3336b84f42121ca0812d6495",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (

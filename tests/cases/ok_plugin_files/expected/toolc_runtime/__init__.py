@@ -28,7 +28,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_errors.py": "d7e68a859880f13625efc4c78308135274ad0c67b4735883af93108834a012d2",
     "_hooks.py": "3a24872ea995a69c4f5d25d082d8d2437fa97d3ddcb23fdbc4cb2fdae3c25597",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "ec99d457947cc1ee57c758969486f9f1c340ee86be88bcbea6a3cb7b16f096a9",
+    "_policy.py": "5edfe8032e5ff30e157e7e66267dd9f47f7f090aa37181a3e9cd98fdf1b5dc9c",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "a220cf92e41d7ccfbaad3c7fe0afcd9c351531914b936fa4be287d357b7092e6",
@@ -37,7 +37,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "bundles.json": "b380101f3fd5c89496692623a471da36ff68ae182bf5185ed415fe23a64e5eda",
     "catalog.json": "2e2f7e8993e59c0259fcb3da0f8564d20d323b8cebca0fde28f7240a35cd672c",
     "models.py": "b769bfa50833fe8fceaac061bdbac0bf02f9fc2d40e64ccf5b0dbea53dcf6ef5",
-    "tables.json": "275ae84cec1b39630b3df7274d1e6e66ca5d616d26630683207ed6c3c19c5d16",
+    "tables.json": "4eee9d1eded66581a831a0edb3fd98b4393ee563778c036477c9e1584cb6deb2",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (

@@ -28,7 +28,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_errors.py": "d7e68a859880f13625efc4c78308135274ad0c67b4735883af93108834a012d2",
     "_hooks.py": "3a24872ea995a69c4f5d25d082d8d2437fa97d3ddcb23fdbc4cb2fdae3c25597",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "ec99d457947cc1ee57c758969486f9f1c340ee86be88bcbea6a3cb7b16f096a9",
+    "_policy.py": "5edfe8032e5ff30e157e7e66267dd9f47f7f090aa37181a3e9cd98fdf1b5dc9c",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "a220cf92e41d7ccfbaad3c7fe0afcd9c351531914b936fa4be287d357b7092e6",
@@ -37,7 +37,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "bundles.json": "3ec3e9279140a05ce6f4a8c1250b356d00992b3d38ac4a3e078d155649b4836f",
     "catalog.json": "5665d43801b91fa3e7403bc111634db5fecabedd1f230a23e934abe2b0f39aaf",
     "models.py": "6ed1a1cbec790764a5856c412e73dcea56b9863a3275348b5567bc2395f917c5",
-    "tables.json": "c29dfae8adcd855de772184704476aa28a3cea247196efc5bd83c0272ddf6db8",
+    "tables.json": "b56f0875b592b46dd08e5263f8b7c06bc8404187c73a442c6398a2f19688ac1e",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (

@@ -28,7 +28,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_errors.py": "d7e68a859880f13625efc4c78308135274ad0c67b4735883af93108834a012d2",
     "_hooks.py": "3a24872ea995a69c4f5d25d082d8d2437fa97d3ddcb23fdbc4cb2fdae3c25597",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "ec99d457947cc1ee57c758969486f9f1c340ee86be88bcbea6a3cb7b16f096a9",
+    "_policy.py": "5edfe8032e5ff30e157e7e66267dd9f47f7f090aa37181a3e9cd98fdf1b5dc9c",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "a220cf92e41d7ccfbaad3c7fe0afcd9c351531914b936fa4be287d357b7092e6",
@@ -37,7 +37,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "bundles.json": "df30779ff93bff4f73776999337196f1c16440a6bbe5d5069aca207e24887d6e",
     "catalog.json": "27a047925c966771cac147153d8a97eade632786ef67e3e1c2e5e99f69f336bf",
     "models.py": "9fca4b5c2848c84848d89e55abebfcd6cdd2c64913d4e4b927afa3a903112677",
-    "tables.json": "334776497d73a8834885a639ce471f6a4517ec894cf2eaf852ea00390c499708",
+    "tables.json": "c0aaf082cb2508e1818b5284ec5f7f2b0b2d76898d3427b1c7580fd93b9da969",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (

@@ -28,7 +28,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_errors.py": "d7e68a859880f13625efc4c78308135274ad0c67b4735883af93108834a012d2",
     "_hooks.py": "3a24872ea995a69c4f5d25d082d8d2437fa97d3ddcb23fdbc4cb2fdae3c25597",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "ec99d457947cc1ee57c758969486f9f1c340ee86be88bcbea6a3cb7b16f096a9",
+    "_policy.py": "5edfe8032e5ff30e157e7e66267dd9f47f7f090aa37181a3e9cd98fdf1b5dc9c",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "a220cf92e41d7ccfbaad3c7fe0afcd9c351531914b936fa4be287d357b7092e6",
@@ -37,7 +37,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "bundles.json": "722a5216d1b8a8001bb15a041fc18e35983774206aab8993701df0bf152ebc46",
     "catalog.json": "fd3535c66ae570405209f88d48a29b7e03f87258a5bbe02f957a5f674758754b",
     "models.py": "82cd237cd39943742f6f9464a6bd1a6328c4d93911d1b1cf9221f83594cf9ceb",
-    "tables.json": "8d1f2b024fd849d29372503d2e02a689a6f2ee5c854bb3fa4ee9dc737b5ed89f",
+    "tables.json": "bb5a84221c5fdd969e38bf99fa762c31a39278d3e54cf16e924f987f931c7697",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (
