@@ -181,7 +181,7 @@ def test_the_import_builds_with_the_policy_in_openclaws_shape(
 def test_slack_and_discord_keep_their_own_maps(imported: tuple[Path, Result]) -> None:
     # OpenClaw's Slack resolver reads channels.<id|#name>, Discord's guilds.<id>.channels
     # (and a guild's slug); entries without policy stay, emptied (a matched entry stops the
-    # search). Compiling them is the channels work (issue 10); here: the YAML shape.
+    # search). How they resolve: test_what_main_compiles_resolves_as_openclaw_does.
     out, _ = imported
     channels = policy_of(out)["channels"]
     assert channels["slack"] == {"channels": {"#general": {"tools": {"deny": ["exec"]}},
@@ -192,10 +192,8 @@ def test_slack_and_discord_keep_their_own_maps(imported: tuple[Path, Result]) ->
 
 
 def test_what_main_compiles_resolves_as_openclaw_does(tmp_path: Path) -> None:
-    # Channels without Slack/Discord maps: the import compiles as is, with warnings only.
+    # The whole config, Slack and Discord maps included: it compiles as is, warnings only.
     config = json.loads(json.dumps(parse_config(CONFIG.encode(), "c")))
-    for name in ("slack", "discord"):
-        config["channels"].pop(name)
     (tmp_path / "c.json").write_text(json.dumps(config))
     result = run("import-openclaw", str(tmp_path / "c.json"), "-o", str(tmp_path / "d"))
     assert result.exit_code == 0, result.output
@@ -216,6 +214,30 @@ def test_what_main_compiles_resolves_as_openclaw_does(tmp_path: Path) -> None:
     assert "exec" in sender.names
     typo = ref.resolve(agent_id="typo").names  # the unknown profile: no profile at all
     assert "exec" in typo and "message" in typo
+    slack = ref.resolve(agent_id="main", message_provider="slack", group_id="C999",
+                        group_channel="general", sender_is_owner=True).names
+    assert "exec" not in slack and "read" in slack
+    discord = ref.resolve(agent_id="main", message_provider="discord", group_space="123",
+                          group_channel="general", group_id="555", sender_is_owner=True).names
+    assert "exec" not in discord and "browser" not in discord and "read" in discord
+
+
+def test_plugin_channel_maps_toolc_does_not_model_are_left_out_and_noted(
+        tmp_path: Path) -> None:
+    config = {"tools": {"profile": "coding"}, "channels": {
+        "msteams": {"teams": {"T1": {"channels": {"C1": {"tools": {"deny": ["exec"]}}}}},
+                    "groups": {"g": {"tools": {"deny": ["read"]}}}},
+        "matrix": {"rooms": {"!r:x": {"tools": {"deny": ["exec"]}}}}}}
+    (tmp_path / "c.json").write_text(json.dumps(config))
+    result = run("import-openclaw", str(tmp_path / "c.json"), "-o", str(tmp_path / "d"))
+    assert result.exit_code == 0, result.output
+    assert "check: 0 error(s)" in result.output
+    assert "channels.msteams.teams (read only by the msteams plugin's own group resolver" \
+        in result.output
+    assert "channels.matrix.rooms: its tool policies are not imported" in result.output
+    channels = policy_of(tmp_path / "d")["channels"]
+    assert channels["msteams"] == {"groups": {"g": {"tools": {"deny": ["read"]}}}}
+    assert channels["matrix"] == {}
 
 
 def test_stubs_for_unknown_names(tmp_path: Path) -> None:
