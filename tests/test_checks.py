@@ -281,3 +281,17 @@ def _closure(graph: dict[str, set[str]], start: str) -> set[str]:
                 seen.add(dep)
                 todo.append(dep)
     return seen
+
+
+def test_assertions_on_a_tool_the_build_leaves_out(tmp_path: Path) -> None:
+    """A disabled plugin's tool is in the catalog but never present: `never` holds and
+    `always` fails in every matching class (it was a KeyError)."""
+    text = _CATALOG.replace("profiles:", """  - {name: pa, description: P., parameters: {type: object}, plugin: plug}
+profiles:""") + """plugins: {entries: {plug: {enabled: false}}}
+assertions:
+  - never: {tool: pa}
+  - always: {tool: pa, owner: true}
+"""
+    msgs = _build(tmp_path, text)
+    fails = [m for m in msgs if m.startswith("TC300")]
+    assert len(fails) == 1 and "always" in fails[0] and "pa not visible" in fails[0]

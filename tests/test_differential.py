@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tests.helpers import engines_for
 from tests.strategies import contexts, definitions, split_files
 
-EXAMPLES = int(os.environ.get("TOOLC_HYPOTHESIS_EXAMPLES", "1000"))
+EXAMPLES = int(os.environ.get("TOOLC_HYPOTHESIS_EXAMPLES", "700"))
 
 
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=False,
