@@ -286,8 +286,9 @@ def _closure(graph: dict[str, set[str]], start: str) -> set[str]:
 def test_assertions_on_a_tool_the_build_leaves_out(tmp_path: Path) -> None:
     """A disabled plugin's tool is in the catalog but never present: `never` holds and
     `always` fails in every matching class (it was a KeyError)."""
-    text = _CATALOG.replace("profiles:", """  - {name: pa, description: P., parameters: {type: object}, plugin: plug}
-profiles:""") + """plugins: {entries: {plug: {enabled: false}}}
+    tool = "  - {name: pa, description: P., parameters: {type: object}, plugin: plug}\n"
+    text = _CATALOG.replace("profiles:", tool + "profiles:") + """\
+plugins: {entries: {plug: {enabled: false}}}
 assertions:
   - never: {tool: pa}
   - always: {tool: pa, owner: true}
