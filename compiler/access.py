@@ -681,26 +681,22 @@ class ClassSpace:
         self._chan_index[name] = {"accounts": acc_sigs, "gids": set(gids), "other": other_group,
                                   "rows": rows_index}
         candidates: dict[str, list[list[tuple[str, str]]]] = {}
+
+        def rows_of(gid: str, found: list[Any]) -> list[tuple[tuple[tuple[str, str], ...], Any]]:
+            keys = candidates.get(gid)
+            if keys is None:
+                keys = candidates[gid] = [self._sender_candidates(m, name, gid)
+                                          for m in per_view_maps]
+            return self._sender_rows(keys, found, name, gid)
+
         for acc in acc_classes:
             acc_label = self._account_label(acc, acc_classes)
             found = [v.group_map(name, acc) for v in self.views]
             here = _declared_ids(found)
-            other_rows: list[tuple[tuple[tuple[str, str], ...], Any]] | None = None
-            other_sigs: set[Any] = set()
+            other_rows = rows_of(other_group, found)
+            other_sigs = {sig for _, sig in other_rows}
             for gid in [*gids, other_group]:
-                keys = candidates.get(gid)
-                if keys is None:
-                    keys = candidates[gid] = [self._sender_candidates(m, name, gid)
-                                              for m in per_view_maps]
-                if gid == other_group and other_rows is not None:
-                    rows = other_rows
-                else:
-                    rows = self._sender_rows(keys, found, name, gid)
-                if other_rows is None and gid != other_group:
-                    okeys = candidates[other_group] = [
-                        self._sender_candidates(m, name, other_group) for m in per_view_maps]
-                    other_rows = self._sender_rows(okeys, found, name, other_group)
-                    other_sigs = {sig for _, sig in other_rows}
+                rows = other_rows if gid == other_group else rows_of(gid, found)
                 if gid != other_group and not any(
                         c in here or c.lower() in here for c in group_candidates(name, gid)) \
                         and {sig for _, sig in rows} <= other_sigs:
@@ -801,7 +797,7 @@ class ClassSpace:
             flags.append(("group_space", space))
         if gchan is not None:
             flags.append(("group_channel", gchan))
-        flags += [(_SENDER_FLAGS[k], v) for k, v in senders]
+        flags += [(SENDER_FLAGS[k], v) for k, v in senders]
         return Klass(label=", ".join(parts), flags=tuple(flags),
                      key=(gi, (name, gid, acc, senders, space, gchan)),
                      group=(head, acc_label, group_label),
@@ -829,7 +825,7 @@ class ClassSpace:
         if acc is not None:
             flags.append(("account_id", acc))
         flags.append(("group_id", gid))
-        flags += [(_SENDER_FLAGS[k], v) for k, v in senders]
+        flags += [(SENDER_FLAGS[k], v) for k, v in senders]
         # classes that reach the "*" entry on every side fold into one phrase
         fallback = None
         if all(d is not None and d[1] == "*" for d, _ in sig):
@@ -979,5 +975,5 @@ def _maps_per_view(space: ClassSpace, name: str) -> list[list[dict[str, Any]]]:
     return out
 
 
-_SENDER_FLAGS = {"id": "sender_id", "e164": "sender_e164", "username": "sender_username",
+SENDER_FLAGS = {"id": "sender_id", "e164": "sender_e164", "username": "sender_username",
                  "name": "sender_name"}

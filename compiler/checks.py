@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .access import OTHER, ClassSpace, Klass, TablesView, _fresh
+from .access import OTHER, SENDER_FLAGS, ClassSpace, Klass, TablesView, _fresh
 from .analyze import Resolved
 from .bundles import BUILTIN_PROVIDER_DIALECTS, DEFAULT_DIALECT, dialect_for
 from .context import group_context
@@ -48,8 +48,6 @@ _OPTIONS = {"agent_id": "--agent", "session_key": "--session-key",
             "sender_username": "--sender-username", "sender_name": "--sender-name",
             "sender_is_owner": "--owner", "sandboxed": "--sandboxed",
             "spawn_depth": "--spawn-depth"}
-_SENDER_KEYS = {"id": "sender_id", "e164": "sender_e164", "username": "sender_username",
-                "name": "sender_name"}
 
 
 def resolve_command(flags: Mapping[str, Any]) -> str:
@@ -98,7 +96,7 @@ def _key(raw: str) -> str | None:
 
 def _sender_key(raw: str) -> tuple[str, str]:
     kind, sep, value = raw.strip().partition(":")
-    if sep and kind.strip().lower() in _SENDER_KEYS:
+    if sep and kind.strip().lower() in SENDER_FLAGS:
         return kind.strip().lower(), value
     return "id", raw
 
@@ -210,7 +208,7 @@ class Patterns:
              ) -> list[dict[str, Any]]:
         present = {"channel": "message_provider" in base or "spawned_by" in base,
                    "account": "account_id" in base, "group": "group_id" in base,
-                   "sender": any(f in base for f in _SENDER_KEYS.values())}[name]
+                   "sender": any(f in base for f in SENDER_FLAGS.values())}[name]
         if p == "*":
             if present:
                 return [base]
@@ -232,9 +230,9 @@ class Patterns:
                 out.append({**base, "group_id": value})
             else:
                 kind, sv = _sender_key(value)
-                only = {f: v for f, v in base.items() if f not in _SENDER_KEYS.values()}
-                out.append({**only, _SENDER_KEYS[kind]: sv})
-                out.append({**base, _SENDER_KEYS[kind]: sv})
+                only = {f: v for f, v in base.items() if f not in SENDER_FLAGS.values()}
+                out.append({**only, SENDER_FLAGS[kind]: sv})
+                out.append({**base, SENDER_FLAGS[kind]: sv})
         return out
 
     @staticmethod
@@ -256,7 +254,7 @@ class Patterns:
                         str.strip):
             return False
         p = fields.get("sender")
-        senders = {(kind, _sender_value(kind, flags[f])) for kind, f in _SENDER_KEYS.items()
+        senders = {(kind, _sender_value(kind, flags[f])) for kind, f in SENDER_FLAGS.items()
                    if f in flags}
         if p is None:
             return True

@@ -188,8 +188,8 @@ def _effects(variants: Mapping[tuple[int, int, int], Mapping[int, list[tuple[int
 
     base = per_pair((0, 0, 0))
     lines = []
-    labels = [((1, 0, 0), "owner")] + [((0, 1, 0), "sandboxed")] + [
-        ((0, 0, k), klass.label) for k, klass in enumerate(space.subagent) if k]
+    labels = [((1, 0, 0), "owner"), ((0, 1, 0), "sandboxed"),
+              *(((0, 0, k), klass.label) for k, klass in enumerate(space.subagent) if k)]
     for key, label in labels:
         other = per_pair(key)
         gained = lost = 0
@@ -201,18 +201,11 @@ def _effects(variants: Mapping[tuple[int, int, int], Mapping[int, list[tuple[int
             always_gained &= o & ~bits
             always_lost &= bits & ~o
         parts = []
-        if gained:
-            some = gained & ~always_gained
-            parts.append("+ " + _list(_names(tools, gained & always_gained))
-                         if gained & always_gained else "")
-            if some:
-                parts.append("+ " + _list(_names(tools, some)) + " (in some contexts)")
-        if lost:
-            some = lost & ~always_lost
-            if lost & always_lost:
-                parts.append("- " + _list(_names(tools, lost & always_lost)))
-            if some:
-                parts.append("- " + _list(_names(tools, some)) + " (in some contexts)")
-        text = "; ".join(p for p in parts if p) or "no change"
+        for sign, some, every in (("+", gained, always_gained), ("-", lost, always_lost)):
+            if some & every:
+                parts.append(f"{sign} {_list(_names(tools, some & every))}")
+            if some & ~every:
+                parts.append(f"{sign} {_list(_names(tools, some & ~every))} (in some contexts)")
+        text = "; ".join(parts) or "no change"
         lines.append(f"- {label}: {text}")
     return [*lines, ""] if lines else []
