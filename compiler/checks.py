@@ -22,7 +22,7 @@ from typing import Any
 from .access import OTHER, SENDER_FLAGS, ClassSpace, Klass, TablesView, _fresh
 from .analyze import Resolved
 from .bundles import BUILTIN_PROVIDER_DIALECTS, DEFAULT_DIALECT, dialect_for
-from .context import group_context
+from .context import CLI_OPTIONS, group_context
 from .diagnostics import Diagnostics, Pos
 from .explain import Explanation, explain
 from .factored import Cube, Evaluator, bit_indices, blocks, cube_size, gate_channels
@@ -40,20 +40,11 @@ from .reference import ReferenceInterpreter, key_text
 from .schema import DIALECTS
 from .schema.lint import MAX_TOOLS
 
-# ``resolve`` keywords -> ``toolc resolve`` options (flags without a value for booleans)
-_OPTIONS = {"agent_id": "--agent", "session_key": "--session-key",
-            "spawned_by": "--spawned-by", "model_provider": "--provider",
-            "model_id": "--model", "message_provider": "--channel", "account_id": "--account",
-            "group_id": "--group", "sender_id": "--sender-id", "sender_e164": "--sender-e164",
-            "sender_username": "--sender-username", "sender_name": "--sender-name",
-            "sender_is_owner": "--owner", "sandboxed": "--sandboxed",
-            "spawn_depth": "--spawn-depth"}
-
 
 def resolve_command(flags: Mapping[str, Any]) -> str:
     """The ``toolc resolve`` command line of a request (``resolve`` keywords)."""
     words = ["toolc", "resolve"]
-    for key, option in _OPTIONS.items():
+    for key, option in CLI_OPTIONS.items():
         value = flags.get(key)
         if value is None or value is False:
             continue

@@ -38,7 +38,7 @@ from .api import (
 from .api import build as api_build
 from .api import validate as api_validate
 from .bundles import build_bundles, dialect_for
-from .context import CONTEXT_KEYS
+from .context import CLI_OPTIONS, CONTEXT_KEYS
 from .declared import Declared, context_warnings
 from .diagnostics import DefinitionsError, Diagnostic, Diagnostics, did_you_mean
 from .diff import DiffInputError, compute_diff, load_side, render_diff, side_from_revision
@@ -240,41 +240,42 @@ def validate(defs: Path, strict: bool) -> None:
 
 def _context_options(fn: F) -> F:
     options = [
-        click.option("--agent", "agent_id", metavar="ID",
+        click.option(CLI_OPTIONS["agent_id"], "agent_id", metavar="ID",
                      help="Agent id (agents.list); an undeclared one means no agent layer."),
-        click.option("--session-key", "session_key", metavar="KEY",
+        click.option(CLI_OPTIONS["session_key"], "session_key", metavar="KEY",
                      help="Session key (agent:ID:CHANNEL:group:GID..., subagent markers)."),
-        click.option("--spawned-by", "spawned_by", metavar="KEY",
+        click.option(CLI_OPTIONS["spawned_by"], "spawned_by", metavar="KEY",
                      help="Session key of the session that spawned this one (a subagent keeps "
                      "its parent's group policy)."),
-        click.option("--provider", "model_provider", metavar="PROVIDER",
+        click.option(CLI_OPTIONS["model_provider"], "model_provider", metavar="PROVIDER",
                      help="Model provider (byProvider keys, availability)."),
-        click.option("--model", "model_id", metavar="MODEL",
+        click.option(CLI_OPTIONS["model_id"], "model_id", metavar="MODEL",
                      help="Model id (byProvider provider/model keys, applyPatch.allowModels)."),
-        click.option("--channel", "message_provider", metavar="CHANNEL",
+        click.option(CLI_OPTIONS["message_provider"], "message_provider", metavar="CHANNEL",
                      help="Message channel (channels.CHANNEL group policies)."),
-        click.option("--account", "account_id", metavar="ACCOUNT",
+        click.option(CLI_OPTIONS["account_id"], "account_id", metavar="ACCOUNT",
                      help="Channel account (its own groups replace the channel's).  "
                      "[default: default]"),
-        click.option("--group", "group_id", metavar="GID",
+        click.option(CLI_OPTIONS["group_id"], "group_id", metavar="GID",
                      help="Group (chat) id; Slack and Discord: the channel id."),
-        click.option("--group-space", "group_space", metavar="SPACE",
+        click.option(CLI_OPTIONS["group_space"], "group_space", metavar="SPACE",
                      help="The group's container: a Discord guild id or name."),
-        click.option("--group-channel", "group_channel", metavar="NAME",
+        click.option(CLI_OPTIONS["group_channel"], "group_channel", metavar="NAME",
                      help='The group\'s channel name, e.g. "#general" (Slack, Discord).'),
-        click.option("--sender-id", "sender_id", metavar="ID",
+        click.option(CLI_OPTIONS["sender_id"], "sender_id", metavar="ID",
                      help='Sender id (toolsBySender "id:..." keys).'),
-        click.option("--sender-e164", "sender_e164", metavar="PHONE",
+        click.option(CLI_OPTIONS["sender_e164"], "sender_e164", metavar="PHONE",
                      help='Sender phone number ("e164:..." keys).'),
-        click.option("--sender-username", "sender_username", metavar="NAME",
+        click.option(CLI_OPTIONS["sender_username"], "sender_username", metavar="NAME",
                      help='Sender username ("username:..." keys).'),
-        click.option("--sender-name", "sender_name", metavar="NAME",
+        click.option(CLI_OPTIONS["sender_name"], "sender_name", metavar="NAME",
                      help='Sender display name ("name:..." keys).'),
-        click.option("--owner", "sender_is_owner", is_flag=True, default=None,
+        click.option(CLI_OPTIONS["sender_is_owner"], "sender_is_owner", is_flag=True, default=None,
                      help="The sender is the owner (owner-only tools)."),
-        click.option("--sandboxed", is_flag=True, default=None,
+        click.option(CLI_OPTIONS["sandboxed"], "sandboxed", is_flag=True, default=None,
                      help="The session runs sandboxed (sandbox layer)."),
-        click.option("--spawn-depth", "spawn_depth", type=click.IntRange(min=0), metavar="N",
+        click.option(CLI_OPTIONS["spawn_depth"], "spawn_depth", type=click.IntRange(min=0),
+                     metavar="N",
                      help="Subagent depth (1 or more marks a subagent session)."),
     ]
     for option in reversed(options):

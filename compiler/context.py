@@ -15,6 +15,16 @@ CONTEXT_KEYS = ("agent_id", "session_key", "spawned_by", "model_provider", "mode
                 "message_provider", "account_id", "group_id", "group_space", "group_channel",
                 "sender_id", "sender_e164",
                 "sender_username", "sender_name", "sender_is_owner", "sandboxed", "spawn_depth")
+# ``toolc resolve`` / ``explain`` option of each keyword (booleans are flags)
+CLI_OPTIONS = {"agent_id": "--agent", "session_key": "--session-key",
+               "spawned_by": "--spawned-by", "model_provider": "--provider",
+               "model_id": "--model", "message_provider": "--channel",
+               "account_id": "--account", "group_id": "--group",
+               "group_space": "--group-space", "group_channel": "--group-channel",
+               "sender_id": "--sender-id", "sender_e164": "--sender-e164",
+               "sender_username": "--sender-username", "sender_name": "--sender-name",
+               "sender_is_owner": "--owner", "sandboxed": "--sandboxed",
+               "spawn_depth": "--spawn-depth"}
 STRING_KEYS = frozenset(CONTEXT_KEYS) - {"sender_is_owner", "sandboxed", "spawn_depth"}
 _THREAD_MARKERS = (":thread:", ":topic:")
 

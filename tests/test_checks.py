@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from toolc.access import ClassSpace, TablesView
 from toolc.api import compile_files, resolve_definitions
 from toolc.checks import Patterns, check_assertion, resolve_command
-from toolc.context import Context, group_context, parse_session_key
+from toolc.context import CLI_OPTIONS, CONTEXT_KEYS, Context, group_context, parse_session_key
 from toolc.diagnostics import BUILTIN, DefinitionsError
 from toolc.diff import side_from_definitions
 from toolc.factored import bit_indices
@@ -296,3 +296,12 @@ assertions:
     msgs = _build(tmp_path, text)
     fails = [m for m in msgs if m.startswith("TC300")]
     assert len(fails) == 1 and "always" in fails[0] and "pa not visible" in fails[0]
+
+
+def test_resolve_command_knows_every_context_keyword() -> None:
+    """Every keyword a class representative can carry reaches the command line (the Slack
+    and Discord keywords were missing)."""
+    assert set(CLI_OPTIONS) == set(CONTEXT_KEYS)
+    assert resolve_command({"message_provider": "discord", "group_space": "g",
+                            "group_channel": "#general"}) == \
+        "toolc resolve --channel discord --group-space g --group-channel '#general'"
