@@ -10,6 +10,7 @@ this module running.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
 import shutil
@@ -41,7 +42,7 @@ def _catalog() -> list[dict[str, Any]]:
         {"name": "exec", "description": "Run a command.", "parameters": {
             "type": "object", "additionalProperties": False, "required": ["command"],
             "properties": {
-                "command": STRING, "workdir": STRING,
+                "command": STRING, "workdir": STRING, "elevated": {"type": "boolean"},
                 "env": {"type": "object", "additionalProperties": STRING},
                 "host": {"type": "string", "enum": ["sandbox", "gateway", "node"]},
                 "security": {"type": "string", "enum": ["deny", "allowlist", "full"]},
@@ -133,8 +134,9 @@ def _error(result: Any) -> str:
 def test_a_binary_shadowed_through_path_never_runs(world: World, key: str) -> None:
     evil = world.root / "evil-bin"
     world.plant(evil, "ls")
-    result = world.tools().call("exec", {"command": "ls", "env": {key: f"{evil}:/usr/bin:/bin"}})
-    assert "Security Violation" in _error(result)
+    args = {"command": "ls", "env": {key: f"{evil}:/usr/bin:/bin"}}
+    assert "Security Violation" in _error(world.tools().call("exec", args))
+    assert "Security Violation" in _error(asyncio.run(world.tools().acall("exec", args)))
     assert not world.pwned and world.ran == []
 
 
@@ -188,6 +190,16 @@ def test_a_relative_path_entry_is_searched_in_the_command_s_directory(
     result = world.tools().call("exec", {"command": "ls", "workdir": str(world.workspace)})
     assert "approval required" in _error(result)
     assert not world.pwned
+
+
+def test_elevated_is_evaluated_as_the_gateway_host(world: World) -> None:
+    """An implementation that honours elevated runs the command on the gateway: a
+    sandboxed agent may not, and an agent on the gateway keeps its approvals."""
+    result = world.tools("boxed").call("exec", {"command": "rm -rf x", "elevated": True})
+    assert "exec host not allowed (requested gateway" in _error(result)
+    result = world.tools().call("exec", {"command": "rm -rf x", "elevated": True})
+    assert "approval required" in _error(result)
+    assert world.ran == []
 
 
 # -- 2: relative executables resolve where the command runs -----------------------------------

@@ -366,7 +366,8 @@ class WrappedTools(Mapping[str, WrappedTool]):
         if tool.definition.owner_only and self.context.sender_is_owner is not True:
             raise ToolNotPermittedError(OWNER_ONLY, tool=tool.name)
         args = parse_arguments(tool.name, arguments)
-        trace.params = frozen(args)
+        if self.hooks is not None:  # after_tool_call reports these if the call stops here
+            trace.params = frozen(args)
         args = decode_arguments(tool.name, args, self.dialect)
         # a fresh copy in either case: nothing the caller holds is what runs
         return checked_args(tool.name, args) if self.validate else plain(args)
@@ -428,7 +429,9 @@ class WrappedTools(Mapping[str, WrappedTool]):
         verdict = evaluate_exec(
             command,
             self.context,
-            host=params.get("host"),
+            # elevated runs the command on the gateway (OpenClaw); toolc does not model
+            # tools.elevated, so it is evaluated as a request for that host, approvals kept
+            host="gateway" if params.get("elevated") not in (None, False) else params.get("host"),
             security=params.get("security"),
             ask=params.get("ask"),
             cwd=cwd,
