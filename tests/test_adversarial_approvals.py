@@ -11,6 +11,7 @@ this module running.
 from __future__ import annotations
 
 import asyncio
+import copy
 import gc
 import os
 import shutil
@@ -489,3 +490,18 @@ def test_a_catch_all_allowlist_entry_is_a_warning_and_strict_refuses_it(
     with pytest.raises(DefinitionsError) as err:
         compile_files(defs, with_models=False, strict=True)
     assert any(d.code == "TC152" and d.severity == "error" for d in err.value.diagnostics)
+
+
+def test_a_hook_may_deep_copy_the_params_and_return_its_changes(world: World) -> None:
+    rt, got = world.rt, []
+    hooks = rt.HookRunner()
+
+    def edit(event: Any, ctx: Any) -> Any:
+        params = copy.deepcopy(event.params)  # plain dicts and lists, free to change
+        params["target"]["flags"].append("b")
+        return rt.BeforeToolCallResult(params=params)
+
+    hooks.before_tool_call(edit)
+    result = _deploy_tools(rt, hooks, got).call(
+        "deploy", {"target": {"stage": "canary", "flags": ["a"]}})
+    assert result.text == "ok" and got == [{"target": {"stage": "canary", "flags": ["a", "b"]}}]
