@@ -505,3 +505,16 @@ def test_a_hook_may_deep_copy_the_params_and_return_its_changes(world: World) ->
     result = _deploy_tools(rt, hooks, got).call(
         "deploy", {"target": {"stage": "canary", "flags": ["a"]}})
     assert result.text == "ok" and got == [{"target": {"stage": "canary", "flags": ["a", "b"]}}]
+
+
+@pytest.mark.parametrize("edit", [
+    lambda p: p | {"target": {"stage": "canary"}},
+    lambda p: {**p.copy(), "target": {**p["target"], "stage": "canary"}},
+])
+def test_hooks_build_changes_from_the_view_as_from_a_mapping_proxy(
+        world: World, edit: Callable[[Any], Any]) -> None:
+    rt, got = world.rt, []
+    hooks = rt.HookRunner()
+    hooks.before_tool_call(lambda e, c: rt.BeforeToolCallResult(params=edit(e.params)))
+    result = _deploy_tools(rt, hooks, got).call("deploy", {"target": {"stage": "staging"}})
+    assert result.text == "ok" and got == [{"target": {"stage": "canary"}}]

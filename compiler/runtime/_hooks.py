@@ -62,8 +62,17 @@ class FrozenMap(Mapping[str, Any]):
     def __repr__(self) -> str:
         return f"FrozenMap({self._data!r})"
 
-    def __copy__(self) -> dict[str, Any]:
+    def copy(self) -> dict[str, Any]:
+        """A shallow dict copy (as ``MappingProxyType.copy``; nested values stay read-only)."""
         return dict(self._data)
+
+    def __or__(self, other: Mapping[str, Any]) -> dict[str, Any]:
+        return {**self._data, **other}
+
+    def __ror__(self, other: Mapping[str, Any]) -> dict[str, Any]:
+        return {**other, **self._data}
+
+    __copy__ = copy
 
     def __deepcopy__(self, memo: object) -> Any:
         return plain(self)
