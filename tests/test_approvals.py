@@ -383,3 +383,15 @@ def test_an_abort_ends_the_wait_for_an_approval(rt: ModuleType) -> None:
 
     asyncio.run(asyncio.wait_for(async_abort(), 5))
     assert os.environ.get("HOME")  # nothing here touched the environment
+
+
+def test_the_workspace_must_be_absolute_and_workdir_is_trimmed(rt: ModuleType,
+                                                              tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="workspace must be an absolute path"):
+        rt.wrap(rt.resolve(agent_id="ops"), {"exec": _exec}, workspace="relative/dir")
+    got: list[dict[str, Any]] = []
+    tools = rt.wrap(rt.resolve(agent_id="open"), {"exec": lambda a, c: got.append(a)},
+                    context=ctx(rt, "open"), workspace=tmp_path)
+    tools.call("exec", {"command": "ls"})
+    tools.call("exec", {"command": "ls", "workdir": f"  {tmp_path}  "})
+    assert [a["workdir"] for a in got] == [os.path.realpath(tmp_path)] * 2

@@ -539,7 +539,8 @@ def _workdir(requested: object, workspace: str | None) -> str | None:
     """The directory an exec command runs in, absolute with its symlinks resolved: the
     call's workdir (relative to the workspace), else the workspace; None when that is not
     known (then nothing relative can be resolved: the gateway's own cwd is never used)."""
-    directory = requested if isinstance(requested, str) and requested.strip() else None
+    # trimmed, as OpenClaw reads it (``params.workdir?.trim()``)
+    directory = requested.strip() or None if isinstance(requested, str) else None
     if directory is not None and os.path.isabs(directory):
         return os.path.realpath(directory)
     if workspace is None:
