@@ -518,3 +518,23 @@ def test_hooks_build_changes_from_the_view_as_from_a_mapping_proxy(
     hooks.before_tool_call(lambda e, c: rt.BeforeToolCallResult(params=edit(e.params)))
     result = _deploy_tools(rt, hooks, got).call("deploy", {"target": {"stage": "staging"}})
     assert result.text == "ok" and got == [{"target": {"stage": "canary"}}]
+
+
+def test_the_approver_sees_the_variables_the_call_sets(world: World) -> None:
+    manager = world.rt.ApprovalManager(timeout_s=10)
+    seen: list[Any] = []
+
+    def deny() -> None:
+        deadline = time.monotonic() + 10
+        while not manager.pending() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        record = manager.pending()[0]
+        seen.append(record.request)
+        manager.resolve(record.id, "deny")
+
+    threading.Thread(target=deny, daemon=True).start()
+    result = world.tools(approvals=manager).call(
+        "exec", {"command": "rm -rf x", "env": {"LANG": "C", "A": "1"},
+                 "workdir": str(world.workspace)})
+    assert "user-denied" in _error(result)
+    assert seen[0].env_keys == ("A", "LANG") and seen[0].cwd == os.path.realpath(world.workspace)

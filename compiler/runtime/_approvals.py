@@ -214,6 +214,7 @@ class ExecApprovalRequest:
     agent_id: str | None = None  # the agent whose allowlist allow-always extends
     session_key: str | None = None
     resolved_path: str | None = None  # the executable: allow-always adds exactly this path
+    env_keys: tuple[str, ...] = ()  # the variables the call sets (OpenClaw's ``envKeys``)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -456,6 +456,9 @@ class WrappedTools(Mapping[str, WrappedTool]):
                 agent_id=verdict.agent_key,
                 session_key=self.context.session_key,
                 resolved_path=verdict.executable if verdict.analysis.ok else None,
+                env_keys=tuple(sorted(map(str, env)))
+                if isinstance(env := params.get("env"), dict)
+                else (),
             )
         )
         return params, waiter
