@@ -104,6 +104,9 @@ def test_simple_commands_are_analysed(command: str, argv: tuple[str, ...]) -> No
     "", "  ", "a && b", "a || b", "a; b", "a | b", "a & b", "a > f", "a < f", "(a)", "a `b`",
     "a $(b)", 'a "$HOME"', "a\nb", "a 'unterminated", "x=1 a", "sudo a", "/usr/bin/env a",
     "timeout 5 a", "sh -c a", "a \\; b", "# comment", "a {b,c}",
+    # builtins that run code hidden in quoted arguments, keywords, globs, tilde forms
+    "printf -v 'a[$(id)]' x", "trap 'rm -rf x' EXIT", "coproc x", "if", "''", "/bin/l?",
+    "~root/x", "~+/x", '~"/x"',
 ])
 def test_anything_else_cannot_be_analysed(command: str) -> None:
     assert not analyze_command(command).ok
