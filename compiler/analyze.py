@@ -13,7 +13,7 @@ import jsonschema
 
 from .diagnostics import Diagnostics, Pos, did_you_mean
 from .model import Definitions, Entry, EntryList, Policy, ToolDef, ToolsConfig
-from .runtime._shell import pattern_can_match
+from .runtime._shell import pattern_breadth, pattern_can_match
 
 DIALECTS = ("openai", "openai-strict", "anthropic", "gemini", "gemini-json", "mcp")
 PLUGINS_GROUP = "group:plugins"
@@ -269,14 +269,16 @@ class _Analyzer:
 
 
     def exec_policy(self) -> None:
-        """``tools.exec`` approvals: allowlist patterns that can never match (TC150), and
-        approval settings that no context uses because exec runs in the sandbox wherever
-        they apply (TC151)."""
+        """``tools.exec`` approvals: allowlist patterns that can never match (TC150) or
+        that allow every command or a whole directory tree (TC152), and approval settings
+        that no context uses because exec runs in the sandbox wherever they apply (TC151)."""
         configs = [self.defs.tools_config, *(a.tools for a in self.defs.agents if a.tools)]
         for config in configs:
             for entry in config.exec_allowlist.items if config.exec_allowlist else ():
                 if not pattern_can_match(entry.text):
                     self.never_matches(entry)
+                elif (why := pattern_breadth(entry.text)) is not None:
+                    self.too_broad(entry, why)
         glob = self.defs.tools_config
         global_host = glob.exec_host.text if glob.exec_host else "sandbox"
         agents = [a.tools for a in self.defs.agents]
@@ -306,6 +308,14 @@ class _Analyzer:
                          f'"/usr/bin/{text}"; "*" alone allows every command')
         self.diags.warning(entry.pos, "TC150", f'exec allowlist pattern "{entry.text}" never '
                            f"matches: {why}", hint=hint)
+
+    def too_broad(self, entry: Entry, why: str) -> None:
+        # OpenClaw reads such a pattern as written ("*" allows every command it can
+        # analyse), so it stays valid; but it is rarely what was meant, and a learned
+        # path was never meant to be one (toolc stores those escaped: "/[*][*]")
+        self.diags.warning(entry.pos, "TC152", f'exec allowlist pattern "{entry.text}" {why}',
+                           hint="list the executables' paths (\"/usr/bin/git\") or one "
+                                'directory ("/opt/tools/*"); write [*] for a literal *')
 
     def unused_exec_setting(self, setting: Entry | EntryList | None, key: str) -> None:
         if setting is None:

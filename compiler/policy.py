@@ -142,8 +142,8 @@ def exec_default_security(host: str) -> str:
 def exec_config(resolved: Resolved, agent_tools: ToolsConfig | None) -> ExecConfig:
     """``resolveExecConfig``: each of host, security and ask is the agent's value ?? the
     global one ?? the default; the allowlist is the global patterns then the agent's (as
-    OpenClaw adds ``agents["*"]`` and the agent's approvals entries), trimmed, first of
-    case-insensitive duplicates kept."""
+    OpenClaw adds ``agents["*"]`` and the agent's approvals entries), trimmed, exact
+    duplicates dropped (patterns are case-sensitive, as in 2026.9.6)."""
     glob = resolved.defs.tools_config
 
     def pick(attr: str) -> str | None:
@@ -156,7 +156,7 @@ def exec_config(resolved: Resolved, agent_tools: ToolsConfig | None) -> ExecConf
     patterns: dict[str, str] = {}
     for lst in lists:
         for entry in lst.items if lst else ():
-            patterns.setdefault(entry.text.strip().lower(), entry.text.strip())
+            patterns.setdefault(entry.text.strip(), entry.text.strip())
     return ExecConfig(host=host, security=pick("exec_security") or exec_default_security(host),
                       ask=pick("exec_ask") or EXEC_DEFAULT_ASK,
                       allowlist=tuple(p for key, p in patterns.items() if key))

@@ -13,7 +13,15 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from toolc.runtime._shell import analyze_command, match_allowlist, pattern_can_match
+from toolc.runtime._hostenv import blocked_key, env_violation
+from toolc.runtime._shell import (
+    analyze_command,
+    glob_escape,
+    match_allowlist,
+    pattern_breadth,
+    pattern_can_match,
+    resolve_executable,
+)
 
 
 @pytest.fixture
@@ -96,6 +104,9 @@ def test_simple_commands_are_analysed(command: str, argv: tuple[str, ...]) -> No
     "", "  ", "a && b", "a || b", "a; b", "a | b", "a & b", "a > f", "a < f", "(a)", "a `b`",
     "a $(b)", 'a "$HOME"', "a\nb", "a 'unterminated", "x=1 a", "sudo a", "/usr/bin/env a",
     "timeout 5 a", "sh -c a", "a \\; b", "# comment", "a {b,c}",
+    # builtins that run code hidden in quoted arguments, keywords, globs, tilde forms
+    "printf -v 'a[$(id)]' x", "trap 'rm -rf x' EXIT", "coproc x", "if", "''", "/bin/l?",
+    "~root/x", "~+/x", '~"/x"',
 ])
 def test_anything_else_cannot_be_analysed(command: str) -> None:
     assert not analyze_command(command).ok
@@ -105,7 +116,9 @@ def test_patterns_match_resolved_paths(home: Path) -> None:
     analysis = analyze_command("mytool")
     target = str(home / "bin" / "mytool")
     assert match_allowlist(("~/bin/*",), analysis, target) == "~/bin/*"
-    assert match_allowlist(("~/BIN/MY*",), analysis, target) == "~/BIN/MY*"  # case-insensitive
+    assert match_allowlist(("~/bin/my*",), analysis, target) == "~/bin/my*"
+    if os.name != "nt":  # case matters but on Windows (2026.9.6)
+        assert match_allowlist(("~/BIN/MY*",), analysis, target) is None
     assert match_allowlist(("~/*",), analysis, target) is None  # * stays in one segment
     assert match_allowlist(("~/**",), analysis, target) == "~/**"
     assert match_allowlist(("mytool",), analysis, target) is None  # a bare name never matches
@@ -113,6 +126,67 @@ def test_patterns_match_resolved_paths(home: Path) -> None:
     assert match_allowlist(("*",), analyze_command("a | b"), None) is None
     assert not pattern_can_match("rg") and pattern_can_match("/usr/bin/rg")
     assert not pattern_can_match("./bin/*") and pattern_can_match("**/bin/rg")
+
+
+@pytest.mark.parametrize(("pattern", "path", "matches"), [
+    ("/usr/bin/?s", "/usr/bin/ls", True),
+    ("/usr/?/ls", "/usr///ls", False),  # ? never matches a separator
+    ("/opt/[*]", "/opt/*", True),
+    ("/opt/[*]", "/opt/x", False),
+    ("/opt/[[]x]", "/opt/[x]", True),
+    ("/opt/[ab]", "/opt/[ab]", True),  # more than one character: literal, as in OpenClaw
+    ("/opt/**", "/opt/a/b", True),
+    ("/opt/*", "/opt/a/b", False),
+])
+def test_pattern_syntax(pattern: str, path: str, matches: bool) -> None:
+    got = match_allowlist((pattern,), analyze_command("x"), path)
+    assert (got == pattern) is matches
+
+
+@pytest.mark.parametrize("path", ["/opt/a*b", "/**", "/x/[y]/?", "/t/trailing ", "/a]b"])
+def test_glob_escape_matches_exactly_that_path(path: str) -> None:
+    pattern = glob_escape(path)
+    analysis = analyze_command("x")
+    assert match_allowlist((pattern,), analysis, path) == pattern
+    for other in ("/opt/aXb", "/a", "/x/y/z", "/t/trailing", "/x/[y]/!", "/ab"):
+        assert match_allowlist((pattern,), analysis, other) is None, (pattern, other)
+    assert pattern_breadth(pattern) is None
+
+
+def test_pattern_breadth() -> None:
+    assert pattern_breadth(" * ") == "matches every command"
+    assert pattern_breadth("~/**") == pattern_breadth("**/rg") == "matches a whole directory tree"
+    assert pattern_breadth("/usr/bin/*") is None and pattern_breadth("/[*][*]") is None
+
+
+def test_resolution_never_uses_this_process_s_cwd(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    tool = tmp_path / "bin" / "tool"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    relative, bare = analyze_command("bin/tool"), analyze_command("tool")
+    assert resolve_executable(relative) is None  # where it runs is not known
+    assert resolve_executable(relative, cwd="bin") is None  # nor relative to what
+    assert resolve_executable(relative, cwd=str(tmp_path)) == str(tool)
+    assert resolve_executable(bare, path="bin") is None
+    assert resolve_executable(bare, path=f"/nonexistent{os.pathsep}bin", cwd=str(tmp_path)) == (
+        str(tool))
+    link = tmp_path / "link"
+    link.symlink_to(tool)
+    assert resolve_executable(analyze_command(str(link))) == str(tool)  # symlinks resolved
+
+
+def test_host_env_lists() -> None:
+    assert blocked_key("path") and blocked_key("LD_anything") and blocked_key("git_config_x")
+    assert not blocked_key("LANG") and not blocked_key("LDFLAGSX")
+    assert env_violation({"LANG": "C"}) is None and env_violation(None) is None
+    assert env_violation({"PATH": "/x"}) == (
+        "Security Violation: Custom 'PATH' variable is forbidden during host execution.")
+    assert env_violation({"HOME": "/x", " X": "y"}) == (
+        "Security Violation: blocked override keys: HOME; invalid non-portable override keys: "
+        "' X'.")
 
 
 # -- the approval manager -----------------------------------------------------------------------
@@ -312,3 +386,15 @@ def test_an_abort_ends_the_wait_for_an_approval(rt: ModuleType) -> None:
 
     asyncio.run(asyncio.wait_for(async_abort(), 5))
     assert os.environ.get("HOME")  # nothing here touched the environment
+
+
+def test_the_workspace_must_be_absolute_and_workdir_is_trimmed(rt: ModuleType,
+                                                              tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="workspace must be an absolute path"):
+        rt.wrap(rt.resolve(agent_id="ops"), {"exec": _exec}, workspace="relative/dir")
+    got: list[dict[str, Any]] = []
+    tools = rt.wrap(rt.resolve(agent_id="open"), {"exec": lambda a, c: got.append(a)},
+                    context=ctx(rt, "open"), workspace=tmp_path)
+    tools.call("exec", {"command": "ls"})
+    tools.call("exec", {"command": "ls", "workdir": f"  {tmp_path}  "})
+    assert [a["workdir"] for a in got] == [os.path.realpath(tmp_path)] * 2

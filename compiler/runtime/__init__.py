@@ -34,6 +34,7 @@ MODULES: Final = (
     "_abort",
     "_context",
     "_shell",
+    "_hostenv",
     "_hooks",
     "_approvals",
     "_wrap",
