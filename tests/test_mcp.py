@@ -4,6 +4,8 @@ servers written with the SDK (tests/mcp_support/upstream_server.py)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import socket
@@ -109,11 +111,15 @@ def test_import_mcp_snapshots_tools_as_a_plugin_verbatim(project: dict[str, Any]
     data = yaml.safe_load((project["defs"] / "plugins" / "up.yaml").read_text())
     assert data["version"] == 1 and set(data) == {"version", "catalog"}
     add = data["catalog"][0]
+    schema = {"type": "object", "additionalProperties": False, "required": ["a", "b"],
+              "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}
+    pinned = {"name": "add", "description": "Add two integers.", "inputSchema": schema,
+              "outputSchema": None, "annotations": None}
+    canonical = json.dumps(pinned, sort_keys=True, separators=(",", ":"))
     assert add == {"name": "add", "label": "Add", "description": "Add two integers.",
-                   "plugin": "up", "parameters": {
-                       "type": "object", "additionalProperties": False, "required": ["a", "b"],
-                       "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}}
-    assert [t["name"] for t in data["catalog"]] == ["add", "shout", "fail"]
+                   "plugin": "up", "parameters": schema,
+                   "upstreamSha256": hashlib.sha256(canonical.encode()).hexdigest()}
+    assert [t["name"] for t in data["catalog"]] == ["add", "shout", "fail", "media"]
 
 
 @pytest.fixture(scope="module")
@@ -155,11 +161,12 @@ def test_http_identities_see_their_own_tool_lists(http_server: dict[str, Any]) -
         async with http_session(http_server["url"], http_server["tokens"][who]) as s:
             return [t.name for t in (await s.list_tools()).tools]
 
-    web = ["web_add", "web_shout", "web_fail"]
-    mine = ["echo", "aecho", "unimplemented", "sleepy"]
-    # up's shout changed its schema upstream: not listed (plugin files sort before tools.yaml)
-    assert run(names, "a") == ["add", "fail", *web, "echo", "aecho", "admin", "secret",
-                               "unimplemented", "sleepy"]
+    web = ["web_add", "web_shout", "web_fail", "web_media"]
+    mine = ["echo", "aecho", "sleepy"]
+    # up's shout changed its schema and fail its description upstream: not listed (plugin
+    # files sort before tools.yaml); "unimplemented" has no implementation: not listed
+    assert run(names, "a") == ["add", "media", *web, "echo", "aecho", "admin", "secret",
+                               "sleepy"]
     assert run(names, "b") == [*web, *mine]
 
 
@@ -223,6 +230,7 @@ def test_proxy_filters_upstream_tools_and_forwards_calls(http_server: dict[str, 
                 "web_fail": await s.call_tool("web_fail", {}),
                 "typo": await s.call_tool("add", {"a": "2", "b": 3}),
                 "shout": await s.call_tool("shout", {"text": "x"}),
+                "fail": await s.call_tool("fail", {}),
                 "extra": await s.call_tool("extra", {}),
             }
 
@@ -232,11 +240,16 @@ def test_proxy_filters_upstream_tools_and_forwards_calls(http_server: dict[str, 
     assert text(out["web_shout"]) == "HEY"
     assert out["web_fail"].is_error and "web_fail failed upstream" in text(out["web_fail"])
     assert out["typo"].is_error and "valid integer" in text(out["typo"])  # checked before
-    assert out["shout"].is_error and "not available to this request" in text(out["shout"])
+    for pulled in ("shout", "fail"):  # a changed schema, a changed description: rug pulls
+        assert out[pulled].is_error
+        assert f"tool {pulled!r} changed its definition since toolc import-mcp" in \
+            text(out[pulled])
+        assert "re-run toolc import-mcp up=..., review the diff" in text(out[pulled])
     assert out["extra"].is_error and "Tool extra not found" in text(out["extra"])
     http_server["log"].flush()
     log = Path(http_server["log"].name).read_text()
-    assert "upstream up: tool 'shout' changed its inputSchema since the build" in log
+    assert "upstream up: tool 'shout' changed its definition since toolc import-mcp" in log
+    assert "upstream up: tool 'fail' changed its definition since toolc import-mcp" in log
     assert "upstream up: tool 'extra' is not in the build" in log
     assert "implementation shout: a tool of upstream up, served by it alone: ignored" in log
 
@@ -295,11 +308,11 @@ def test_stdio_replaced_build_is_announced_and_a_corrupt_one_refused(
         return got
 
     got = run(session)
-    assert got["before"] == ["web_add", "web_shout", "web_fail", "echo", "aecho",
-                             "unimplemented", "sleepy"]
+    # no --upstream web here: its tools have no implementation in this process, not listed
+    assert got["before"] == ["echo", "aecho", "sleepy"]
     assert got["echo"] == "over stdio"
     assert got["admin"].is_error
-    assert got["after"] == ["echo", "aecho", "unimplemented", "sleepy", "fresh"]
+    assert got["after"] == ["echo", "aecho", "sleepy", "fresh"]
     assert got["kept"] == got["after"] and got["still"] == "still here"
     assert got["notified"] == 1
     errlog.seek(0)
@@ -376,3 +389,33 @@ def test_identity_add_stores_only_the_token_hash(tmp_path: Path) -> None:
                     "  context: {sender_is_owner: 'yes'}\n")
     with pytest.raises(IdentitiesError, match="sender_is_owner"):
         Identities.load(path)
+
+
+def test_proxy_passes_annotations_output_schema_and_every_block_through(
+        http_server: dict[str, Any]) -> None:
+    from tests.mcp_support.upstream_server import MEDIA
+
+    async def media() -> tuple[types.Tool, types.CallToolResult]:
+        async with http_session(http_server["url"], http_server["tokens"]["b"]) as s:
+            listed = {t.name: t for t in (await s.list_tools()).tools}
+            return listed["web_media"], await s.call_tool("web_media", {})
+
+    tool, result = run(media)
+    assert tool.annotations is not None and tool.annotations.read_only_hint is True
+    assert tool.annotations.open_world_hint is False
+    assert tool.output_schema == {"type": "object", "required": ["n"],
+                                  "properties": {"n": {"type": "integer"}}}
+    assert not result.is_error and result.structured_content == {"n": 7}
+    dumped = [c.model_dump(by_alias=True, mode="json", exclude_none=True)
+              for c in result.content]
+    assert dumped == MEDIA
+
+
+def test_http_advertises_list_changed(http_server: dict[str, Any]) -> None:
+    async def capabilities() -> Any:
+        async with http_session(http_server["url"], http_server["tokens"]["b"]) as s:
+            return s.initialize_result
+
+    result = run(capabilities)
+    assert result.capabilities.tools is not None
+    assert result.capabilities.tools.list_changed is True

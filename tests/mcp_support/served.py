@@ -32,9 +32,14 @@ def sleepy(args: dict[str, Any], call: Any) -> str:
     return "woke up"
 
 
-# "shout" is a tool of the proxied upstream "up": serve-mcp ignores this implementation
+def fresh(args: dict[str, Any], call: Any) -> str:
+    return "fresh"
+
+
+# "shout" is a tool of the proxied upstream "up": serve-mcp ignores this implementation;
+# "fresh" is in the builds the tests swap in later
 IMPLEMENTATIONS = {"echo": echo, "aecho": aecho, "admin": admin, "secret": secret,
-                   "sleepy": sleepy, "shout": echo}
+                   "sleepy": sleepy, "shout": echo, "fresh": fresh}
 
 
 def hooks(rt: ModuleType) -> Any:
