@@ -31,6 +31,7 @@ from toolc.cli import main
 from toolc.mcp_identity import Identities, IdentitiesError, add_identity, token_hash
 
 from tests.helpers import ROOT, write_definitions
+from tests.mcp_support.upstream_server import MEDIA
 
 PY = sys.executable
 TOOLC = [PY, "-m", "toolc.cli"]
@@ -393,8 +394,6 @@ def test_identity_add_stores_only_the_token_hash(tmp_path: Path) -> None:
 
 def test_proxy_passes_annotations_output_schema_and_every_block_through(
         http_server: dict[str, Any]) -> None:
-    from tests.mcp_support.upstream_server import MEDIA
-
     async def media() -> tuple[types.Tool, types.CallToolResult]:
         async with http_session(http_server["url"], http_server["tokens"]["b"]) as s:
             listed = {t.name: t for t in (await s.list_tools()).tools}

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -32,6 +35,15 @@ def sleepy(args: dict[str, Any], call: Any) -> str:
     return "woke up"
 
 
+def gate(args: dict[str, Any], call: Any) -> str:
+    """Say it started (``started``, a file), then wait until ``path`` exists (at most 20 s)."""
+    Path(args["started"]).write_text(str(call.tool_call_id))
+    deadline = time.monotonic() + 20
+    while not Path(args["path"]).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return f"released {args.get('tag', '')}"
+
+
 def fresh(args: dict[str, Any], call: Any) -> str:
     return "fresh"
 
@@ -39,7 +51,7 @@ def fresh(args: dict[str, Any], call: Any) -> str:
 # "shout" is a tool of the proxied upstream "up": serve-mcp ignores this implementation;
 # "fresh" is in the builds the tests swap in later
 IMPLEMENTATIONS = {"echo": echo, "aecho": aecho, "admin": admin, "secret": secret,
-                   "sleepy": sleepy, "shout": echo, "fresh": fresh}
+                   "sleepy": sleepy, "shout": echo, "fresh": fresh, "gate": gate}
 
 
 def hooks(rt: ModuleType) -> Any:
@@ -51,5 +63,14 @@ def hooks(rt: ModuleType) -> Any:
             return rt.BeforeToolCallResult(block=True, block_reason="blocked by the test hook")
         return None
 
+    def record(event: Any, ctx: Any) -> None:
+        """With TOOLC_TEST_AFTER_LOG set: one JSON line per ended call, with its params."""
+        log = os.environ.get("TOOLC_TEST_AFTER_LOG")
+        if log:
+            with open(log, "a", encoding="utf-8") as out:
+                out.write(json.dumps({"tool": event.tool_name, "params": dict(event.params)})
+                          + "\n")
+
     runner.before_tool_call(guard)
+    runner.after_tool_call(record)
     return runner
