@@ -418,3 +418,55 @@ def test_http_advertises_list_changed(http_server: dict[str, Any]) -> None:
     result = run(capabilities)
     assert result.capabilities.tools is not None
     assert result.capabilities.tools.list_changed is True
+
+
+def test_concurrent_identity_adds_both_land(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two `identity add` on one file, the second starting while the first has read the file
+    and not yet written it: with the lock the second waits, and both identities land."""
+    import threading  # noqa: PLC0415 - only this test
+
+    from toolc import mcp_identity  # noqa: PLC0415 - only this test
+
+    path = tmp_path / "ids.yaml"
+    add_identity(path, "first", {})
+    second_waits = threading.Event()
+    real_locked = getattr(mcp_identity, "locked", None)
+
+    def spy_locked(target: Path, **kwargs: Any) -> Any:
+        if threading.current_thread().name == "second":
+            second_waits.set()  # from here on it cannot write before the first releases
+        assert real_locked is not None
+        return real_locked(target, **kwargs)
+
+    monkeypatch.setattr(mcp_identity, "locked", spy_locked, raising=False)
+    real_dump = yaml.safe_dump
+    second = threading.Thread(target=add_identity, args=(path, "carol", {}), name="second")
+
+    def dump_after_the_other_started(data: Any, *args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread().name == "MainThread" and not second.is_alive():
+            second.start()  # the first has read the file: start the other add now
+            while not second_waits.is_set() and second.is_alive():
+                second.join(0.01)
+        return real_dump(data, *args, **kwargs)
+
+    monkeypatch.setattr(yaml, "safe_dump", dump_after_the_other_started)
+    add_identity(path, "bob", {})
+    second.join(30)
+    names = sorted(e["name"] for e in yaml.safe_load(path.read_text())["identities"])
+    assert names == ["bob", "carol", "first"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".ids.yaml.toolc-lock", "ids.yaml"]
+
+
+def test_unknown_agent_warns_and_strict_refuses(project: dict[str, Any]) -> None:
+    base = [*TOOLC, "serve-mcp", "--build", str(project["build"]), "--agent", "nosuch",
+            "--impl", IMPL]
+    warned = subprocess.run(base, cwd=ROOT, capture_output=True, text=True, timeout=60,
+                            stdin=subprocess.DEVNULL, check=False)
+    message = "--agent: agent 'nosuch' is not declared in the build (known: a, b)"
+    assert warned.returncode == 0, warned.stderr
+    assert f"WARNING: {message}; it is served the policy of no agent" in warned.stderr
+    refused = subprocess.run([*base, "--strict"], cwd=ROOT, capture_output=True, text=True,
+                             timeout=60, stdin=subprocess.DEVNULL, check=False)
+    assert refused.returncode == 1
+    assert f"error: {message}" in refused.stderr and "Traceback" not in refused.stderr
