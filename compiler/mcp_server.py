@@ -19,6 +19,7 @@ never reads the directory again.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import importlib
 import importlib.util
@@ -28,6 +29,7 @@ import logging
 import os
 import socket
 import sys
+import threading
 import time
 import uuid
 import weakref
@@ -40,6 +42,8 @@ from types import ModuleType
 from typing import Any, Final
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 import mcp_types as types
 import uvicorn
@@ -68,6 +72,14 @@ _CALL_CONTEXT_KEYS: Final = ("agent_id", "session_key", "sender_is_owner", "mode
                              "model_id")
 _SEQ: Final = itertools.count(1)
 _VIEW_CACHE_LIMIT: Final = 1024
+# Who asks the human about an exec approval for the call being served (set per tools/call).
+_ASKER: contextvars.ContextVar[Callable[[Any, Any], None] | None] = contextvars.ContextVar(
+    "toolc_mcp_asker", default=None)
+NO_ELICITATION: Final = (
+    "exec needs approval and this MCP client cannot be asked: it does not declare the "
+    "elicitation capability. Use a client that supports MCP elicitation (it is asked to "
+    "approve each command), or allow the command in the definitions (the agent's "
+    "tools.exec allowlist) and rebuild.")
 
 
 # -- one loaded build ------------------------------------------------------------------------------
@@ -223,7 +235,8 @@ class View:
         call_context = rt.CallContext(**{k: context[k] for k in _CALL_CONTEXT_KEYS
                                          if k in context})
         self.tools: Final = rt.wrap(toolset, gen.implementations, context=call_context,
-                                    hooks=gen.hooks, dialect=DIALECT)
+                                    hooks=gen.hooks, dialect=DIALECT,
+                                    approvals=_approvals(rt))
 
     async def call(self, wire: str, arguments: Mapping[str, Any], call_id: str | None) -> Any:
         """The ToolResult of a call by its wire name (an error result when it may not run)."""
@@ -248,6 +261,22 @@ class View:
             # the client cancelled: the thread's call sees its signal, its result is dropped
             signal.abort("cancelled by the MCP client")
             raise
+
+
+def _approvals(rt: ModuleType) -> Any:
+    """An ApprovalManager of the runtime whose approvals are put to the calling MCP client by
+    elicitation (``_ASKER``); without an asker the exec call fails with how to approve."""
+
+    class ElicitingApprovals(rt.ApprovalManager):  # type: ignore[name-defined,misc]
+        def register(self, record: Any) -> Any:
+            ask = _ASKER.get()
+            if ask is None:
+                raise rt.ExecDeniedError(NO_ELICITATION, tool="exec")
+            waiter = super().register(record)
+            ask(self, record)
+            return waiter
+
+    return ElicitingApprovals()
 
 
 def _with_upstream(definition: Mapping[str, Any], live: types.Tool | None) -> Any:
@@ -328,6 +357,8 @@ class McpService:
         self.generation: Generation | None = None
         self.refusal: Refusal | None = None
         self.gateway: Gateway | None = None
+        self.tasks: Any = None  # the serving task group (elicitations run in it)
+        self._loop_thread = threading.get_ident()
         self._sessions: dict[int, Any] = {}
         self._call_keys: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.bus = InMemorySubscriptionBus()
@@ -405,17 +436,37 @@ class McpService:
         assert gen is not None
         view = gen.view(self.context_of(ctx))
         call_id = self.call_id(ctx)
+        asker = self._asker(ctx)
+        token = _ASKER.set(asker)
         try:
             result = await view.call(params.name, params.arguments or {}, call_id)
         except view.runtime.AbortError as exc:
             return types.CallToolResult.model_validate(
                 {"content": [{"type": "text", "text": str(exc)}], "isError": True})
         finally:
+            _ASKER.reset(token)
             raw = gen.raw.pop(call_id, None) if call_id is not None else None
         name = view.by_wire.get(params.name)
         if raw is not None and not result.is_error and name not in gen.external:
             return raw  # a proxied tool's own result: structuredContent, every block kind
         return mcp_result(result)
+
+    def _asker(self, ctx: Any) -> Callable[[Any, Any], None] | None:
+        """How to put an exec approval of this call to its client (None: it cannot be)."""
+        wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+        if self.tasks is None or not ctx.session.check_client_capability(wanted):
+            return None
+        session, tasks = ctx.session, self.tasks
+        token = anyio.lowlevel.current_token()
+
+        def ask(manager: Any, record: Any) -> None:
+            start = partial(tasks.start_soon, _elicit, session, manager, record)
+            if threading.get_ident() == self._loop_thread:
+                start()
+            else:  # the call runs in a worker thread: hand the question to the event loop
+                anyio.from_thread.run_sync(start, token=token)
+
+        return ask
 
     async def _track(self, ctx: Any, call_next: Any) -> Any:
         """Remember handshake-era connections, to tell them when the tool list changes, and
@@ -504,6 +555,25 @@ class McpService:
         await self.bus.publish(ToolsListChanged())
 
 
+async def _elicit(session: Any, manager: Any, record: Any) -> None:
+    """Ask the client (MCP elicitation) to approve one exec command; accept runs it once,
+    anything else (decline, cancel, an error) denies it."""
+    request = record.request
+    where = f" in {request.cwd}" if request.cwd else ""
+    message = (f"Approve running this command once{where}?\n\n{request.command}\n\n"
+               "Accept to run it once; decline to refuse it.")
+    try:
+        answer = await session.elicit_form(message, {"type": "object", "properties": {}})
+    except Exception as exc:
+        LOG.warning("exec approval %s: the client could not be asked (%s): denied",
+                    record.id[:8], exc)
+        manager.resolve(record.id, "deny", "serve-mcp: elicitation failed")
+        return
+    decision = "allow-once" if answer.action == "accept" else "deny"
+    LOG.info("exec approval %s: %s by the MCP client (elicitation)", record.id[:8], decision)
+    manager.resolve(record.id, decision, f"mcp elicitation: {answer.action}")
+
+
 # -- transports ------------------------------------------------------------------------------------
 async def serve_stdio(options: Options) -> None:
     """Serve one client over this process's stdin and stdout."""
@@ -511,6 +581,7 @@ async def serve_stdio(options: Options) -> None:
     async with AsyncExitStack() as stack:
         await service.start(stack)
         async with anyio.create_task_group() as tg:
+            service.tasks = tg
             tg.start_soon(service.watch)
             async with stdio_server() as (read, write):
                 await service.server.run(read, write, service.init_options())
@@ -549,6 +620,7 @@ async def serve_http(options: Options, host: str, port: int) -> None:
         config = uvicorn.Config(gateway, log_level="warning", lifespan="on", access_log=False)
         server = uvicorn.Server(config)
         async with anyio.create_task_group() as tg:
+            service.tasks = tg
             tg.start_soon(partial(server.serve, sockets=[sock]))
             while not server.started:
                 if server.should_exit:

@@ -470,3 +470,59 @@ def test_unknown_agent_warns_and_strict_refuses(project: dict[str, Any]) -> None
                              timeout=60, stdin=subprocess.DEVNULL, check=False)
     assert refused.returncode == 1
     assert f"error: {message}" in refused.stderr and "Traceback" not in refused.stderr
+
+
+EXEC = {"type": "object", "additionalProperties": False, "required": ["command"],
+        "properties": {"command": {"type": "string"}, "workdir": {"type": "string"}}}
+
+
+def test_exec_approvals_use_elicitation(tmp_path: Path) -> None:
+    """An exec call the policy asks about is put to the client (MCP elicitation): accept runs
+    it once, decline never runs it; a client without elicitation gets how to approve."""
+    defs = write_definitions(tmp_path / "defs", {"tools.yaml": {
+        "catalog": [{"name": "exec", "description": "Run a command.", "parameters": EXEC}],
+        "agents": {"list": [{"id": "strict", "tools": {"exec": {"host": "gateway",
+                                                                "ask": "always"}}}]}}})
+    build(defs, tmp_path / "build")
+    ids = tmp_path / "ids.yaml"
+    token = add_identity(ids, "olga", {"agent_id": "strict"})
+    ran = tmp_path / "ran.txt"
+    port = free_port()
+    log = (tmp_path / "server.log").open("w+")
+    proc = subprocess.Popen(
+        [*TOOLC, "serve-mcp", "--build", str(tmp_path / "build"), "--http",
+         f"127.0.0.1:{port}", "--identities", str(ids), "--impl", IMPL], cwd=ROOT, stderr=log,
+        env={**os.environ, "TOOLC_TEST_EXEC_LOG": str(ran)})
+    asked: list[str] = []
+
+    async def decide(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept" if "approve-me" in params.message
+                                  else "decline", content={})
+
+    async def calls() -> dict[str, types.CallToolResult]:
+        url, headers = f"http://127.0.0.1:{port}/mcp", {"Authorization": f"Bearer {token}"}
+        out = {}
+        async with create_mcp_http_client(headers=headers) as client, \
+                streamable_http_client(url, http_client=client) as (r, w), \
+                ClientSession(r, w, elicitation_callback=decide) as s:
+            await s.initialize()
+            out["approved"] = await s.call_tool("exec", {"command": "echo approve-me"})
+            out["declined"] = await s.call_tool("exec", {"command": "echo decline-me"})
+        async with http_session(url, token) as s:  # no elicitation capability
+            out["unasked"] = await s.call_tool("exec", {"command": "echo unasked"})
+        return out
+
+    try:
+        _wait_for_port(port)
+        out = run(calls)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        log.close()
+    assert not out["approved"].is_error and "ran echo approve-me" in text(out["approved"])
+    assert out["declined"].is_error and "user-denied" in text(out["declined"])
+    assert out["unasked"].is_error
+    assert "does not declare the elicitation capability" in text(out["unasked"])
+    assert len(asked) == 2 and "echo approve-me" in asked[0]
+    assert ran.read_text() == "echo approve-me\n"  # once, and nothing else ever ran

@@ -44,6 +44,15 @@ def gate(args: dict[str, Any], call: Any) -> str:
     return f"released {args.get('tag', '')}"
 
 
+def exec_(args: dict[str, Any], call: Any) -> str:
+    """Never runs anything: records the command (TOOLC_TEST_EXEC_LOG) for the test to count."""
+    log = os.environ.get("TOOLC_TEST_EXEC_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(str(args["command"]) + "\n")
+    return f"ran {args['command']}"
+
+
 def fresh(args: dict[str, Any], call: Any) -> str:
     return "fresh"
 
@@ -51,7 +60,8 @@ def fresh(args: dict[str, Any], call: Any) -> str:
 # "shout" is a tool of the proxied upstream "up": serve-mcp ignores this implementation;
 # "fresh" is in the builds the tests swap in later
 IMPLEMENTATIONS = {"echo": echo, "aecho": aecho, "admin": admin, "secret": secret,
-                   "sleepy": sleepy, "shout": echo, "fresh": fresh, "gate": gate}
+                   "sleepy": sleepy, "shout": echo, "fresh": fresh, "gate": gate,
+                   "exec": exec_}
 
 
 def hooks(rt: ModuleType) -> Any:
