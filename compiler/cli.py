@@ -770,7 +770,8 @@ def _upstream_specs(values: tuple[str, ...], param: str) -> list[Any]:
               help="Serve streamable HTTP at http://HOST:PORT/mcp (HOST: 127.0.0.1) instead "
               "of stdio; needs --identities.")
 @click.option("--identities", "identities", type=click.Path(path_type=Path), default=None,
-              help="With --http: bearer token hashes and their contexts (toolc identity add).")
+              help="With --http: bearer token hashes and their contexts (toolc identity add); "
+              "re-read when it changes, a removed token is refused at once.")
 @click.option("--upstream", "upstreams", metavar="NAME=COMMAND|NAME=URL", multiple=True,
               help="Proxy an upstream MCP server's tools (plugin NAME in the build).")
 @click.option("--reload-interval", type=click.FloatRange(min=0.05), default=1.0,
@@ -789,8 +790,11 @@ def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | 
     """Serve the build's tools over MCP (stdio, or streamable HTTP with --http).
 
     tools/list is the resolved tool set (mcp dialect); tools/call runs the wrapped request
-    path into --impl or an --upstream. Over stdio the context flags say who calls; over
-    HTTP each request's bearer token does (--identities), and the flags are refused.
+    path into --impl or an --upstream; tools with neither are not listed. Over stdio the
+    context flags say who calls; over HTTP each request's bearer token does (--identities),
+    and the flags are refused. GET /healthz (no token) names the build served and the last
+    build refused. Exit 1 when the port is taken, an upstream is unreachable or (--strict) a
+    context names an agent the build lacks.
 
     \b
     Examples:
