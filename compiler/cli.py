@@ -770,20 +770,31 @@ def _upstream_specs(values: tuple[str, ...], param: str) -> list[Any]:
               help="Serve streamable HTTP at http://HOST:PORT/mcp (HOST: 127.0.0.1) instead "
               "of stdio; needs --identities.")
 @click.option("--identities", "identities", type=click.Path(path_type=Path), default=None,
-              help="With --http: bearer token hashes and their contexts (toolc identity add).")
+              help="With --http: bearer token hashes and their contexts (toolc identity add); "
+              "re-read when it changes, a removed token is refused at once.")
 @click.option("--upstream", "upstreams", metavar="NAME=COMMAND|NAME=URL", multiple=True,
               help="Proxy an upstream MCP server's tools (plugin NAME in the build).")
 @click.option("--reload-interval", type=click.FloatRange(min=0.05), default=1.0,
               help="Seconds between checks for a replaced build.")
+@click.option("--max-sessions-per-identity", type=click.IntRange(min=1), default=16,
+              show_default=True, help="With --http: open MCP sessions one identity may hold.")
+@click.option("--max-inflight-per-identity", type=click.IntRange(min=1), default=8,
+              show_default=True, help="With --http: requests one identity may have in flight.")
+@click.option("--strict", is_flag=True,
+              help="Refuse to start when a context names an agent the build does not declare.")
 @_guard
 def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | None,
               identities: Path | None, upstreams: tuple[str, ...], reload_interval: float,
+              max_sessions_per_identity: int, max_inflight_per_identity: int, strict: bool,
               **kwargs: Any) -> None:
     """Serve the build's tools over MCP (stdio, or streamable HTTP with --http).
 
     tools/list is the resolved tool set (mcp dialect); tools/call runs the wrapped request
-    path into --impl or an --upstream. Over stdio the context flags say who calls; over
-    HTTP each request's bearer token does (--identities), and the flags are refused.
+    path into --impl or an --upstream; tools with neither are not listed. Over stdio the
+    context flags say who calls; over HTTP each request's bearer token does (--identities),
+    and the flags are refused. GET /healthz (no token) names the build served and the last
+    build refused. Exit 1 when the port is taken, an upstream is unreachable or (--strict) a
+    context names an agent the build lacks.
 
     \b
     Examples:
@@ -803,7 +814,7 @@ def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | 
         raise click.UsageError("over --http the identities file gives each request's context; "
                                "drop the context flags")
     try:
-        ids = identity.Identities.load(identities) if identities is not None else None
+        ids = identity.IdentitySource(identities) if identities is not None else None
         impl_source = server.import_attr(impl) if impl else None
         hooks_source = server.import_attr(hooks) if hooks else None
     except (identity.IdentitiesError, ValueError, ImportError, AttributeError) as exc:
@@ -812,11 +823,14 @@ def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | 
     options = server.Options(build_dir=build_dir, context=context, identities=ids,
                              impls=impl_source, hooks=hooks_source,
                              upstreams=_upstream_specs(upstreams, "--upstream"),
-                             reload_interval=reload_interval)
+                             reload_interval=reload_interval, strict=strict,
+                             limits=_mcp_module("serve-mcp", "mcp_http").Limits(
+                                 max_sessions_per_identity, max_inflight_per_identity))
     server.setup_logging()
     try:
         server.run(options, None if http is None else _host_port(http))
-    except _mcp_module("serve-mcp", "mcp_upstream").UpstreamUnavailable as exc:
+    except (_mcp_module("serve-mcp", "mcp_upstream").UpstreamUnavailable,
+            server.ServeError) as exc:  # an upstream, the port, an unknown agent (--strict)
         _error(str(exc))
         sys.exit(EXIT_INPUT)
 

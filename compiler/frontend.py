@@ -428,6 +428,7 @@ class _Builder:
             param_aliases=tuple(value.get("paramAliases", {}).items()),
             wire_names=tuple(value.get("wireNames", {}).items()),
             external_content=value.get("externalContent") is True,
+            upstream_sha256=value.get("upstreamSha256"),
             pos=self.src.pos(path))
 
     def group_map(self, value: dict[str, Any], path: JsonPath) -> tuple[GroupConfig, ...]:

@@ -16,9 +16,13 @@ appends its hash. Standard library and PyYAML only.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
+import os
 import re
 import secrets
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +32,7 @@ from typing import Any, Final
 import yaml
 
 from .context import CONTEXT_KEYS, check_value
+from .locks import LockTimeoutError, locked
 
 _HEX64: Final = re.compile(r"[0-9a-f]{64}")
 _NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")
@@ -82,6 +87,18 @@ class Identities:
     def lookup(self, token: str) -> Identity | None:
         """The identity of a bearer token, or None when the token is unknown."""
         return self._by_hash.get(token_hash(token))
+
+    def by_hash(self, digest: str) -> Identity | None:
+        """The identity whose token has this sha256 (hex), or None."""
+        return self._by_hash.get(digest)
+
+    def all(self) -> tuple[Identity, ...]:
+        """Every identity, in file order."""
+        return tuple(self._by_hash.values())
+
+    def hashes(self) -> frozenset[str]:
+        """Every token hash in the file (what a reload compares to find revoked tokens)."""
+        return frozenset(self._by_hash)
 
     @classmethod
     def load(cls, path: Path) -> Identities:
@@ -140,10 +157,28 @@ def _identity(entry: object, where: str) -> tuple[Identity, str]:
         digest
 
 
+# How long ``toolc identity add`` waits for another one on the same file.
+ADD_LOCK_TIMEOUT: Final = 30.0
+
+
 def add_identity(path: Path, name: str, context: Mapping[str, Any]) -> str:
     """Append an identity for a new token to ``path`` (created when missing); the token.
 
-    The file is checked before and after, and rewritten whole (comments are not kept)."""
+    The file is checked before and after, and rewritten whole (comments are not kept). The
+    read-modify-write holds the file's lock (``locks.locked``), so concurrent adds all land;
+    the new text goes to a temporary file of a unique name beside it and replaces it in one
+    rename, so a server reading the file sees the old or the new version, never a mix."""
+    if not _NAME.fullmatch(name):
+        raise IdentitiesError(f"identity name {name!r} must match {_NAME.pattern}")
+    checked = check_context(context, f"identity {name}")
+    try:
+        with locked(path, timeout=ADD_LOCK_TIMEOUT):
+            return _add_locked(path, name, checked)
+    except LockTimeoutError as exc:
+        raise IdentitiesError(str(exc)) from exc
+
+
+def _add_locked(path: Path, name: str, context: dict[str, Any]) -> str:
     if path.exists():
         Identities.load(path)  # refuse to extend a broken file
         data = _read(path) or {"version": 1}
@@ -153,15 +188,61 @@ def add_identity(path: Path, name: str, context: Mapping[str, Any]) -> str:
     entries = list(data.get("identities") or [])
     if any(isinstance(e, dict) and e.get("name") == name for e in entries):
         raise IdentitiesError(f"{path.as_posix()}: an identity named {name!r} exists")
-    if not _NAME.fullmatch(name):
-        raise IdentitiesError(f"identity name {name!r} must match {_NAME.pattern}")
     token = new_token()
-    entries.append({"name": name, "token_sha256": token_hash(token),
-                    "context": check_context(context, f"identity {name}")})
+    entries.append({"name": name, "token_sha256": token_hash(token), "context": context})
     data["identities"] = entries
-    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    _replace(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     Identities.load(path)
     return token
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically through a uniquely named sibling."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+# -- serve time: the file as it is now ------------------------------------------------------------
+def _stamp(path: Path) -> tuple[int, ...] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class IdentitySource:
+    """The identities file as it is now: ``current()`` stats it (inode, size, mtime, ctime)
+    and re-reads it when any of them changed, so an edit applies to the very next request.
+
+    Fails closed: while the file is missing or malformed, ``current()`` is None (nobody is
+    let in) and the problem is logged once per version of the file; the last good set is
+    never served again after the file changed, so an edit that removed a token and broke
+    the file cannot bring the token back."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._stamp = _stamp(path)
+        self._identities: Identities | None = Identities.load(path)  # errors: the CLI's
+
+    def current(self) -> Identities | None:
+        """The identities to authenticate against now (None: refuse every request)."""
+        stamp = _stamp(self.path)
+        if stamp != self._stamp:
+            self._stamp = stamp
+            try:
+                self._identities = Identities.load(self.path)
+            except IdentitiesError as exc:
+                self._identities = None
+                logging.getLogger("toolc.mcp").error(
+                    "%s; refusing every request until the file is fixed", exc)
+        return self._identities

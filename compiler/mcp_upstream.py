@@ -8,6 +8,7 @@ plugin id its tools carry in the catalog.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
@@ -120,8 +121,22 @@ def catalog_name(wire: str) -> str:
     return name if name[:1].isalpha() else f"t_{name}"
 
 
+# What a rug pull can change about an upstream tool; all of it is pinned at import.
+PINNED_FIELDS: Final = ("name", "description", "inputSchema", "outputSchema", "annotations")
+
+
+def definition_sha256(tool: types.Tool) -> str:
+    """The sha256 of the canonical JSON (sorted keys, no whitespace) of the upstream tool's
+    name, description, inputSchema, outputSchema and annotations (absent ones as null)."""
+    dumped = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+    pinned = {key: dumped.get(key) for key in PINNED_FIELDS}
+    canonical = json.dumps(pinned, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
 def catalog_entry(plugin: str, tool: types.Tool) -> dict[str, Any]:
-    """One catalog entry for an upstream tool: its schema verbatim, its name kept on the wire."""
+    """One catalog entry for an upstream tool: its schema verbatim, its name kept on the wire,
+    the hash of its whole definition (``upstreamSha256``) for serve-mcp to compare."""
     name = catalog_name(tool.name)
     entry: dict[str, Any] = {"name": name}
     if tool.title:
@@ -131,6 +146,7 @@ def catalog_entry(plugin: str, tool: types.Tool) -> dict[str, Any]:
     if name != tool.name:
         entry["wireNames"] = {"mcp": tool.name}
     entry["parameters"] = _plain(tool.input_schema)
+    entry["upstreamSha256"] = definition_sha256(tool)
     return entry
 
 
@@ -138,8 +154,9 @@ def snapshot_yaml(spec: UpstreamSpec, tools: list[types.Tool]) -> str:
     """The definitions file ``toolc import-mcp`` writes: the upstream's tools as plugin tools."""
     header = (
         f"# The tools of MCP server {spec.name!r} as its tools/list gave them (toolc import-mcp)\n"
-        "# Review this file like code: serve-mcp exposes an upstream tool only while its name\n"
-        "# and inputSchema match this snapshot. Re-run toolc import-mcp after an upgrade.\n"
+        "# Review this file like code: serve-mcp exposes an upstream tool only while its whole\n"
+        "# definition (name, description, inputSchema, outputSchema, annotations) still has the\n"
+        "# upstreamSha256 below. Re-run toolc import-mcp after an upgrade and review the diff.\n"
     )
     body = {"version": 1, "catalog": [catalog_entry(spec.name, t) for t in tools]}
     return header + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=100)
@@ -173,11 +190,36 @@ class Route:
     upstream: Upstream
     remote: str
 
+    @property
+    def live(self) -> types.Tool:
+        return self.upstream.tools[self.remote]
 
-def match(catalog: list[Mapping[str, Any]], upstreams: list[Upstream]) -> dict[str, Route]:
-    """Catalog tool name -> route, for the upstream tools the build holds with the same schema;
-    every upstream tool left out (and every catalog tool of an upstream it lacks) is logged."""
+
+def refusal(plugin: str, remote: str, entry: Mapping[str, Any], tool: types.Tool) -> str | None:
+    """Why the build's entry may not route to the live upstream tool (None: it may)."""
+    pinned = entry.get("upstreamSha256")
+    redo = (f"re-run toolc import-mcp {plugin}=..., review the diff of the definitions and "
+            "rebuild")
+    if not pinned:
+        return (f"upstream {plugin}: tool {remote!r} was imported without a definition hash "
+                f"(upstreamSha256): not exposed; {redo}")
+    live = definition_sha256(tool)
+    if live != pinned:
+        return (f"upstream {plugin}: tool {remote!r} changed its definition since toolc "
+                f"import-mcp (sha256 {live[:12]}, imported {str(pinned)[:12]}): refused; {redo}")
+    if _plain(tool.input_schema) != entry["parameters"]:  # the hash matches, the build not
+        return (f"upstream {plugin}: tool {remote!r}: the build's parameters differ from the "
+                f"imported inputSchema: refused; {redo}")
+    return None
+
+
+def match(catalog: list[Mapping[str, Any]], upstreams: list[Upstream]
+          ) -> tuple[dict[str, Route], dict[str, str]]:
+    """(catalog tool name -> route, catalog tool name -> why it is refused): a tool is routed
+    only while its live definition has the hash import-mcp stored; every upstream tool left
+    out (and every catalog tool of an upstream it lacks) is logged."""
     routes: dict[str, Route] = {}
+    refused: dict[str, str] = {}
     for up in upstreams:
         plugin = up.spec.name
         mine = {str(t.get("wireNames", {}).get("mcp", t["name"])): t
@@ -187,24 +229,26 @@ def match(catalog: list[Mapping[str, Any]], upstreams: list[Upstream]) -> dict[s
             if entry is None:
                 LOG.warning("upstream %s: tool %r is not in the build (plugin %s): not exposed",
                             plugin, remote, plugin)
-            elif _plain(tool.input_schema) != entry["parameters"]:
-                LOG.warning("upstream %s: tool %r changed its inputSchema since the build: not "
-                            "exposed (re-run toolc import-mcp and review)", plugin, remote)
+            elif (why := refusal(plugin, remote, entry, tool)) is not None:
+                LOG.warning("%s", why)
+                refused[str(entry["name"])] = why
             else:
                 routes[str(entry["name"])] = Route(str(entry["name"]), up, remote)
         for remote, entry in mine.items():
             if remote not in up.tools:
                 LOG.warning("upstream %s: the build's tool %s is not offered upstream",
                             plugin, entry["name"])
-    return routes
+    return routes, refused
 
 
 class UpstreamError(RuntimeError):
     """The upstream answered the call with an error result (its text is the message)."""
 
 
-def forwarder(route: Route) -> Any:
-    """The implementation of a routed tool: forward the call, translate the result."""
+def forwarder(route: Route, raw: dict[str, types.CallToolResult]) -> Any:
+    """The implementation of a routed tool: forward the call, translate the result for the
+    runtime (text and image blocks), and keep the upstream's own result in ``raw`` under the
+    call's id, for serve-mcp to answer with unchanged (structuredContent, audio, resources)."""
 
     async def forward(args: dict[str, Any], call: Any) -> dict[str, Any]:
         result = await route.upstream.session.call_tool(route.remote, args)
@@ -212,6 +256,8 @@ def forwarder(route: Route) -> Any:
         if result.is_error:
             text = "\n".join(b["text"] for b in blocks if b["type"] == "text")
             raise UpstreamError(text or f"{route.upstream.spec.name} returned an error")
+        if call.tool_call_id is not None:
+            raw[call.tool_call_id] = result
         return {"content": blocks, "details": result.structured_content}
 
     forward.__name__ = f"forward_{route.tool}"

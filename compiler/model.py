@@ -74,6 +74,7 @@ class ToolDef:
     param_aliases: tuple[tuple[str, str], ...]
     wire_names: tuple[tuple[str, str], ...]
     external_content: bool = False  # results are outside content: wrapped as untrusted
+    upstream_sha256: str | None = None  # import-mcp's hash of the upstream tool's definition
     pos: Pos
 
 

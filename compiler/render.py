@@ -65,6 +65,8 @@ def catalog_json(resolved: Resolved) -> dict[str, Any]:
         "optional": t.optional, "channel": t.channel, "groups": list(t.groups),
         "paramAliases": dict(t.param_aliases), "wireNames": dict(t.wire_names),
         "externalContent": t.external_content, "model": model_class_name(t.name),
+        # only on imported MCP tools, so every other build's catalog.json stays as it was
+        **({"upstreamSha256": t.upstream_sha256} if t.upstream_sha256 else {}),
     } for t in resolved.tools]}
 
 

@@ -4,6 +4,8 @@ servers written with the SDK (tests/mcp_support/upstream_server.py)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import socket
@@ -29,6 +31,7 @@ from toolc.cli import main
 from toolc.mcp_identity import Identities, IdentitiesError, add_identity, token_hash
 
 from tests.helpers import ROOT, write_definitions
+from tests.mcp_support.upstream_server import MEDIA
 
 PY = sys.executable
 TOOLC = [PY, "-m", "toolc.cli"]
@@ -109,11 +112,15 @@ def test_import_mcp_snapshots_tools_as_a_plugin_verbatim(project: dict[str, Any]
     data = yaml.safe_load((project["defs"] / "plugins" / "up.yaml").read_text())
     assert data["version"] == 1 and set(data) == {"version", "catalog"}
     add = data["catalog"][0]
+    schema = {"type": "object", "additionalProperties": False, "required": ["a", "b"],
+              "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}
+    pinned = {"name": "add", "description": "Add two integers.", "inputSchema": schema,
+              "outputSchema": None, "annotations": None}
+    canonical = json.dumps(pinned, sort_keys=True, separators=(",", ":"))
     assert add == {"name": "add", "label": "Add", "description": "Add two integers.",
-                   "plugin": "up", "parameters": {
-                       "type": "object", "additionalProperties": False, "required": ["a", "b"],
-                       "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}}
-    assert [t["name"] for t in data["catalog"]] == ["add", "shout", "fail"]
+                   "plugin": "up", "parameters": schema,
+                   "upstreamSha256": hashlib.sha256(canonical.encode()).hexdigest()}
+    assert [t["name"] for t in data["catalog"]] == ["add", "shout", "fail", "media"]
 
 
 @pytest.fixture(scope="module")
@@ -155,11 +162,12 @@ def test_http_identities_see_their_own_tool_lists(http_server: dict[str, Any]) -
         async with http_session(http_server["url"], http_server["tokens"][who]) as s:
             return [t.name for t in (await s.list_tools()).tools]
 
-    web = ["web_add", "web_shout", "web_fail"]
-    mine = ["echo", "aecho", "unimplemented", "sleepy"]
-    # up's shout changed its schema upstream: not listed (plugin files sort before tools.yaml)
-    assert run(names, "a") == ["add", "fail", *web, "echo", "aecho", "admin", "secret",
-                               "unimplemented", "sleepy"]
+    web = ["web_add", "web_shout", "web_fail", "web_media"]
+    mine = ["echo", "aecho", "sleepy"]
+    # up's shout changed its schema and fail its description upstream: not listed (plugin
+    # files sort before tools.yaml); "unimplemented" has no implementation: not listed
+    assert run(names, "a") == ["add", "media", *web, "echo", "aecho", "admin", "secret",
+                               "sleepy"]
     assert run(names, "b") == [*web, *mine]
 
 
@@ -223,6 +231,7 @@ def test_proxy_filters_upstream_tools_and_forwards_calls(http_server: dict[str, 
                 "web_fail": await s.call_tool("web_fail", {}),
                 "typo": await s.call_tool("add", {"a": "2", "b": 3}),
                 "shout": await s.call_tool("shout", {"text": "x"}),
+                "fail": await s.call_tool("fail", {}),
                 "extra": await s.call_tool("extra", {}),
             }
 
@@ -232,11 +241,16 @@ def test_proxy_filters_upstream_tools_and_forwards_calls(http_server: dict[str, 
     assert text(out["web_shout"]) == "HEY"
     assert out["web_fail"].is_error and "web_fail failed upstream" in text(out["web_fail"])
     assert out["typo"].is_error and "valid integer" in text(out["typo"])  # checked before
-    assert out["shout"].is_error and "not available to this request" in text(out["shout"])
+    for pulled in ("shout", "fail"):  # a changed schema, a changed description: rug pulls
+        assert out[pulled].is_error
+        assert f"tool {pulled!r} changed its definition since toolc import-mcp" in \
+            text(out[pulled])
+        assert "re-run toolc import-mcp up=..., review the diff" in text(out[pulled])
     assert out["extra"].is_error and "Tool extra not found" in text(out["extra"])
     http_server["log"].flush()
     log = Path(http_server["log"].name).read_text()
-    assert "upstream up: tool 'shout' changed its inputSchema since the build" in log
+    assert "upstream up: tool 'shout' changed its definition since toolc import-mcp" in log
+    assert "upstream up: tool 'fail' changed its definition since toolc import-mcp" in log
     assert "upstream up: tool 'extra' is not in the build" in log
     assert "implementation shout: a tool of upstream up, served by it alone: ignored" in log
 
@@ -295,11 +309,11 @@ def test_stdio_replaced_build_is_announced_and_a_corrupt_one_refused(
         return got
 
     got = run(session)
-    assert got["before"] == ["web_add", "web_shout", "web_fail", "echo", "aecho",
-                             "unimplemented", "sleepy"]
+    # no --upstream web here: its tools have no implementation in this process, not listed
+    assert got["before"] == ["echo", "aecho", "sleepy"]
     assert got["echo"] == "over stdio"
     assert got["admin"].is_error
-    assert got["after"] == ["echo", "aecho", "unimplemented", "sleepy", "fresh"]
+    assert got["after"] == ["echo", "aecho", "sleepy", "fresh"]
     assert got["kept"] == got["after"] and got["still"] == "still here"
     assert got["notified"] == 1
     errlog.seek(0)
@@ -376,3 +390,139 @@ def test_identity_add_stores_only_the_token_hash(tmp_path: Path) -> None:
                     "  context: {sender_is_owner: 'yes'}\n")
     with pytest.raises(IdentitiesError, match="sender_is_owner"):
         Identities.load(path)
+
+
+def test_proxy_passes_annotations_output_schema_and_every_block_through(
+        http_server: dict[str, Any]) -> None:
+    async def media() -> tuple[types.Tool, types.CallToolResult]:
+        async with http_session(http_server["url"], http_server["tokens"]["b"]) as s:
+            listed = {t.name: t for t in (await s.list_tools()).tools}
+            return listed["web_media"], await s.call_tool("web_media", {})
+
+    tool, result = run(media)
+    assert tool.annotations is not None and tool.annotations.read_only_hint is True
+    assert tool.annotations.open_world_hint is False
+    assert tool.output_schema == {"type": "object", "required": ["n"],
+                                  "properties": {"n": {"type": "integer"}}}
+    assert not result.is_error and result.structured_content == {"n": 7}
+    dumped = [c.model_dump(by_alias=True, mode="json", exclude_none=True)
+              for c in result.content]
+    assert dumped == MEDIA
+
+
+def test_http_advertises_list_changed(http_server: dict[str, Any]) -> None:
+    async def capabilities() -> Any:
+        async with http_session(http_server["url"], http_server["tokens"]["b"]) as s:
+            return s.initialize_result
+
+    result = run(capabilities)
+    assert result.capabilities.tools is not None
+    assert result.capabilities.tools.list_changed is True
+
+
+def test_concurrent_identity_adds_both_land(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two `identity add` on one file, the second starting while the first has read the file
+    and not yet written it: with the lock the second waits, and both identities land."""
+    import threading  # noqa: PLC0415 - only this test
+
+    from toolc import mcp_identity  # noqa: PLC0415 - only this test
+
+    path = tmp_path / "ids.yaml"
+    add_identity(path, "first", {})
+    second_waits = threading.Event()
+    real_locked = getattr(mcp_identity, "locked", None)
+
+    def spy_locked(target: Path, **kwargs: Any) -> Any:
+        if threading.current_thread().name == "second":
+            second_waits.set()  # from here on it cannot write before the first releases
+        assert real_locked is not None
+        return real_locked(target, **kwargs)
+
+    monkeypatch.setattr(mcp_identity, "locked", spy_locked, raising=False)
+    real_dump = yaml.safe_dump
+    second = threading.Thread(target=add_identity, args=(path, "carol", {}), name="second")
+
+    def dump_after_the_other_started(data: Any, *args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread().name == "MainThread" and not second.is_alive():
+            second.start()  # the first has read the file: start the other add now
+            while not second_waits.is_set() and second.is_alive():
+                second.join(0.01)
+        return real_dump(data, *args, **kwargs)
+
+    monkeypatch.setattr(yaml, "safe_dump", dump_after_the_other_started)
+    add_identity(path, "bob", {})
+    second.join(30)
+    names = sorted(e["name"] for e in yaml.safe_load(path.read_text())["identities"])
+    assert names == ["bob", "carol", "first"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".ids.yaml.toolc-lock", "ids.yaml"]
+
+
+def test_unknown_agent_warns_and_strict_refuses(project: dict[str, Any]) -> None:
+    base = [*TOOLC, "serve-mcp", "--build", str(project["build"]), "--agent", "nosuch",
+            "--impl", IMPL]
+    warned = subprocess.run(base, cwd=ROOT, capture_output=True, text=True, timeout=60,
+                            stdin=subprocess.DEVNULL, check=False)
+    message = "--agent: agent 'nosuch' is not declared in the build (known: a, b)"
+    assert warned.returncode == 0, warned.stderr
+    assert f"WARNING: {message}; it is served the policy of no agent" in warned.stderr
+    refused = subprocess.run([*base, "--strict"], cwd=ROOT, capture_output=True, text=True,
+                             timeout=60, stdin=subprocess.DEVNULL, check=False)
+    assert refused.returncode == 1
+    assert f"error: {message}" in refused.stderr and "Traceback" not in refused.stderr
+
+
+EXEC = {"type": "object", "additionalProperties": False, "required": ["command"],
+        "properties": {"command": {"type": "string"}, "workdir": {"type": "string"}}}
+
+
+def test_exec_approvals_use_elicitation(tmp_path: Path) -> None:
+    """An exec call the policy asks about is put to the client (MCP elicitation): accept runs
+    it once, decline never runs it; a client without elicitation gets how to approve."""
+    defs = write_definitions(tmp_path / "defs", {"tools.yaml": {
+        "catalog": [{"name": "exec", "description": "Run a command.", "parameters": EXEC}],
+        "agents": {"list": [{"id": "strict", "tools": {"exec": {"host": "gateway",
+                                                                "ask": "always"}}}]}}})
+    build(defs, tmp_path / "build")
+    ids = tmp_path / "ids.yaml"
+    token = add_identity(ids, "olga", {"agent_id": "strict"})
+    ran = tmp_path / "ran.txt"
+    port = free_port()
+    log = (tmp_path / "server.log").open("w+")
+    proc = subprocess.Popen(
+        [*TOOLC, "serve-mcp", "--build", str(tmp_path / "build"), "--http",
+         f"127.0.0.1:{port}", "--identities", str(ids), "--impl", IMPL], cwd=ROOT, stderr=log,
+        env={**os.environ, "TOOLC_TEST_EXEC_LOG": str(ran)})
+    asked: list[str] = []
+
+    async def decide(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept" if "approve-me" in params.message
+                                  else "decline", content={})
+
+    async def calls() -> dict[str, types.CallToolResult]:
+        url, headers = f"http://127.0.0.1:{port}/mcp", {"Authorization": f"Bearer {token}"}
+        out = {}
+        async with create_mcp_http_client(headers=headers) as client, \
+                streamable_http_client(url, http_client=client) as (r, w), \
+                ClientSession(r, w, elicitation_callback=decide) as s:
+            await s.initialize()
+            out["approved"] = await s.call_tool("exec", {"command": "echo approve-me"})
+            out["declined"] = await s.call_tool("exec", {"command": "echo decline-me"})
+        async with http_session(url, token) as s:  # no elicitation capability
+            out["unasked"] = await s.call_tool("exec", {"command": "echo unasked"})
+        return out
+
+    try:
+        _wait_for_port(port)
+        out = run(calls)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        log.close()
+    assert not out["approved"].is_error and "ran echo approve-me" in text(out["approved"])
+    assert out["declined"].is_error and "user-denied" in text(out["declined"])
+    assert out["unasked"].is_error
+    assert "does not declare the elicitation capability" in text(out["unasked"])
+    assert len(asked) == 2 and "echo approve-me" in asked[0]
+    assert ran.read_text() == "echo approve-me\n"  # once, and nothing else ever ran

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -32,9 +35,33 @@ def sleepy(args: dict[str, Any], call: Any) -> str:
     return "woke up"
 
 
-# "shout" is a tool of the proxied upstream "up": serve-mcp ignores this implementation
+def gate(args: dict[str, Any], call: Any) -> str:
+    """Say it started (``started``, a file), then wait until ``path`` exists (at most 20 s)."""
+    Path(args["started"]).write_text(str(call.tool_call_id))
+    deadline = time.monotonic() + 20
+    while not Path(args["path"]).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return f"released {args.get('tag', '')}"
+
+
+def exec_(args: dict[str, Any], call: Any) -> str:
+    """Never runs anything: records the command (TOOLC_TEST_EXEC_LOG) for the test to count."""
+    log = os.environ.get("TOOLC_TEST_EXEC_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(str(args["command"]) + "\n")
+    return f"ran {args['command']}"
+
+
+def fresh(args: dict[str, Any], call: Any) -> str:
+    return "fresh"
+
+
+# "shout" is a tool of the proxied upstream "up": serve-mcp ignores this implementation;
+# "fresh" is in the builds the tests swap in later
 IMPLEMENTATIONS = {"echo": echo, "aecho": aecho, "admin": admin, "secret": secret,
-                   "sleepy": sleepy, "shout": echo}
+                   "sleepy": sleepy, "shout": echo, "fresh": fresh, "gate": gate,
+                   "exec": exec_}
 
 
 def hooks(rt: ModuleType) -> Any:
@@ -46,5 +73,14 @@ def hooks(rt: ModuleType) -> Any:
             return rt.BeforeToolCallResult(block=True, block_reason="blocked by the test hook")
         return None
 
+    def record(event: Any, ctx: Any) -> None:
+        """With TOOLC_TEST_AFTER_LOG set: one JSON line per ended call, with its params."""
+        log = os.environ.get("TOOLC_TEST_AFTER_LOG")
+        if log:
+            with open(log, "a", encoding="utf-8") as out:
+                out.write(json.dumps({"tool": event.tool_name, "params": dict(event.params)})
+                          + "\n")
+
     runner.before_tool_call(guard)
+    runner.after_tool_call(record)
     return runner

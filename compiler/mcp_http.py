@@ -1,0 +1,277 @@
+"""The HTTP front of ``toolc serve-mcp --http``: who may reach the MCP layer, and with what.
+
+Every request passes through ``Gateway`` before the MCP SDK sees it:
+
+- ``/.well-known/...`` answers 404: toolc offers no OAuth, and a 401 there makes clients
+  (MCP Inspector) start an OAuth flow that cannot succeed.
+- ``GET /healthz`` answers without a token: the manifest digest of the build being served and
+  the last build refused (digest and age), nothing about the policy itself.
+- Everything else needs a bearer token of the identities file *as it is now*: the file is
+  stat'ed on every request and re-read when it changed (``IdentitySource``). A token removed
+  from the file is refused from the next request on, and its open MCP sessions are ended. A
+  file that became unreadable or malformed lets nobody in until it is fixed (fail closed).
+- An MCP session belongs to the token that opened it: a request naming another token's
+  session (POST, GET stream, DELETE, a cancellation, a resume with Last-Event-ID) gets the
+  same 404 as a session that does not exist.
+- Each identity may hold at most ``Limits.sessions_per_identity`` open sessions and
+  ``Limits.inflight_per_identity`` POST requests in flight; past that it gets 429, and the
+  other identities keep working.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import anyio
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+
+from .mcp_identity import Identities, Identity, IdentitySource, token_hash
+
+LOG: Final = logging.getLogger("toolc.mcp")
+IDENTITY_SCOPE_KEY: Final = "toolc.identity"
+SESSION_HEADER: Final = b"mcp-session-id"
+HEALTH_PATH: Final = "/healthz"
+DEFAULT_SESSIONS_PER_IDENTITY: Final = 16
+DEFAULT_INFLIGHT_PER_IDENTITY: Final = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Per-identity caps (``--max-sessions-per-identity``, ``--max-inflight-per-identity``)."""
+
+    sessions_per_identity: int = DEFAULT_SESSIONS_PER_IDENTITY
+    inflight_per_identity: int = DEFAULT_INFLIGHT_PER_IDENTITY
+
+
+@dataclass(slots=True)
+class _Session:
+    owner: str  # the sha256 of the token that opened it
+    name: str  # its identity's name, for the logs
+    scope: dict[str, Any]  # the opening request's scope, to end the session from here
+
+
+class Gateway:
+    """ASGI middleware in front of the MCP app (see the module docstring)."""
+
+    def __init__(self, app: Any, source: IdentitySource, limits: Limits,
+                 health: Callable[[], Mapping[str, Any]]) -> None:
+        self.app = app
+        self.source = source
+        self.limits = limits
+        self.health = health
+        self._seen: Identities | None = source.current()
+        self._sessions: dict[str, _Session] = {}
+        self._opening: dict[str, int] = {}
+        self._inflight: dict[str, int] = {}
+        self._ending: set[str] = set()
+
+    # -- ASGI ---------------------------------------------------------------------------------
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":  # no websockets or anything else
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        path = str(scope.get("path", ""))
+        if path.startswith("/.well-known/"):
+            await _respond(send, 404, {"error": "not_found",
+                                       "error_description": "this server offers no OAuth"})
+            return
+        if path == HEALTH_PATH:
+            await self._health(scope, send)
+            return
+        identities = await self.refresh()
+        token = _bearer(scope)
+        digest = token_hash(token) if token else None
+        identity = identities.by_hash(digest) if identities and digest else None
+        if identity is None or digest is None:
+            why = ("the identities file is unusable" if identities is None else
+                   "unknown bearer token" if token else "no bearer token")
+            LOG.warning("refused an HTTP request from %s: %s", _peer(scope), why)
+            await _unauthorized(send)
+            return
+        await self._authorized(scope, receive, send, identity, digest)
+
+    async def _authorized(self, scope: dict[str, Any], receive: Any, send: Any,
+                          identity: Identity, digest: str) -> None:
+        user = AuthenticatedUser(AccessToken(token=digest, client_id=identity.name, scopes=[],
+                                             subject=digest))
+        scope = {**scope, IDENTITY_SCOPE_KEY: identity, "user": user}
+        sid = _header(scope, SESSION_HEADER)
+        if sid is not None:
+            session = self._sessions.get(sid)
+            if session is None or session.owner != digest:
+                if session is not None:
+                    LOG.warning("refused %s's request for a session of %s", identity.name,
+                                session.name)
+                await _respond(send, 404, _rpc_error(-32600, "Session not found"))
+                return
+        elif scope["method"] == "POST" and not self._reserve_session(digest, identity):
+            await _respond(send, 429, _rpc_error(
+                -32000, f"identity {identity.name} has {self.limits.sessions_per_identity} "
+                "open sessions (the limit): end one (DELETE) first"))
+            return
+        if scope["method"] != "POST":
+            await self._forward(scope, receive, send, sid, digest, identity)
+            return
+        if self._inflight.get(digest, 0) >= self.limits.inflight_per_identity:
+            if sid is None:
+                self._release_reservation(digest)
+            await _respond(send, 429, _rpc_error(
+                -32000, f"identity {identity.name} has {self.limits.inflight_per_identity} "
+                "requests in flight (the limit)"))
+            return
+        self._inflight[digest] = self._inflight.get(digest, 0) + 1
+        try:
+            await self._forward(scope, receive, send, sid, digest, identity)
+        finally:
+            self._inflight[digest] -= 1
+            if sid is None:
+                self._release_reservation(digest)
+
+    async def _forward(self, scope: dict[str, Any], receive: Any, send: Any, sid: str | None,
+                       digest: str, identity: Identity) -> None:
+        if sid is not None and scope["method"] == "GET":
+            # No event store: nothing can be replayed, and the SDK would answer a resume with
+            # no response at all; a resume opens the session's stream afresh instead.
+            scope = {**scope, "headers": [(k, v) for k, v in scope["headers"]
+                                          if k.lower() != b"last-event-id"]}
+        status = 0
+
+        async def watch(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                opened = _header(message, SESSION_HEADER)
+                # registered before the client can see the id, so its next request finds it
+                if sid is None and opened is not None and status < 400:
+                    self._sessions[opened] = _Session(digest, identity.name, scope)
+            await send(message)
+
+        await self.app(scope, receive, watch)
+        if sid is not None and scope["method"] == "DELETE" and status < 400:
+            self.forget(sid)
+
+    # -- sessions -----------------------------------------------------------------------------
+    def _count(self, digest: str) -> int:
+        held = sum(1 for s in self._sessions.values() if s.owner == digest)
+        return held + self._opening.get(digest, 0)
+
+    def _reserve_session(self, digest: str, identity: Identity) -> bool:
+        if self._count(digest) >= self.limits.sessions_per_identity:
+            LOG.warning("refused a new session of %s: %d open (the limit)", identity.name,
+                        self.limits.sessions_per_identity)
+            return False
+        self._opening[digest] = self._opening.get(digest, 0) + 1
+        return True
+
+    def _release_reservation(self, digest: str) -> None:
+        self._opening[digest] -= 1
+        if not self._opening[digest]:
+            del self._opening[digest]
+
+    def forget(self, sid: str | None) -> None:
+        """A session ended (DELETE, idle timeout, revocation): it no longer counts."""
+        if sid is not None:
+            self._sessions.pop(sid, None)
+
+    def owner_name(self, sid: str | None) -> str | None:
+        session = self._sessions.get(sid) if sid is not None else None
+        return session.name if session is not None else None
+
+    # -- the identities file ------------------------------------------------------------------
+    async def refresh(self) -> Identities | None:
+        """The identities now; when the file changed, end the sessions of removed tokens."""
+        identities = self.source.current()
+        if identities is self._seen:
+            return identities
+        self._seen = identities
+        if identities is None:
+            return None  # refused until fixed; sessions are ended only by a valid new file
+        kept = identities.hashes()
+        revoked = {sid: s for sid, s in self._sessions.items() if s.owner not in kept}
+        for sid in revoked:  # 404 from now on, even before the session has wound down
+            self._sessions.pop(sid)
+        names = sorted({s.name for s in revoked.values()})
+        LOG.info("identities file changed: %d identities%s", len(identities),
+                 f"; ended {len(revoked)} session(s) of removed {', '.join(names)}"
+                 if revoked else "")
+        for sid, session in revoked.items():
+            await self._end(sid, session)
+        return identities
+
+    async def _end(self, sid: str, session: _Session) -> None:
+        """Terminate a session in the SDK as its owner's DELETE would (closing its streams)."""
+        headers = [(k, v) for k, v in session.scope["headers"]
+                   if k.lower() in (b"host", b"origin", b"mcp-protocol-version")]
+        scope = {**session.scope, "method": "DELETE", "query_string": b"",
+                 "headers": [*headers, (SESSION_HEADER, sid.encode())]}
+        delivered = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal delivered
+            if delivered:
+                await anyio.sleep_forever()
+            delivered = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start" and message["status"] >= 400:
+                LOG.error("could not end session %s of %s (HTTP %s)", sid[:12], session.name,
+                          message["status"])
+
+        with anyio.move_on_after(10):
+            await self.app(scope, receive, send)
+
+    # -- health -------------------------------------------------------------------------------
+    async def _health(self, scope: Mapping[str, Any], send: Any) -> None:
+        if scope["method"] not in ("GET", "HEAD"):
+            await _respond(send, 405, {"error": "method_not_allowed"})
+            return
+        await _respond(send, 200, dict(self.health()))
+
+
+# -- small HTTP helpers ----------------------------------------------------------------------------
+def _header(scope: Mapping[str, Any], name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+def _bearer(scope: Mapping[str, Any]) -> str | None:
+    value = _header(scope, b"authorization")
+    if value is None:
+        return None
+    scheme, _, token = value.partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+def _peer(scope: Mapping[str, Any]) -> str:
+    client = scope.get("client")
+    return f"{client[0]}:{client[1]}" if client else "?"
+
+
+def _rpc_error(code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+
+
+async def _respond(send: Any, status: int, body: Mapping[str, Any],
+                   extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+    data = json.dumps(body, sort_keys=True).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+        *extra]})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _unauthorized(send: Any) -> None:
+    await _respond(send, 401, {"error": "invalid_token",
+                               "error_description": "a known bearer token is required"},
+                   ((b"www-authenticate", b'Bearer realm="toolc"'),))
