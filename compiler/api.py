@@ -6,6 +6,7 @@ import hashlib
 import json
 import keyword
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -23,7 +24,7 @@ from .render import DEFAULT_PACKAGE, SOURCES, dump_json, render
 from .review import access_markdown
 from .schema.models import generate_models
 from .tables import build_tables
-from .writer import check_output_dir, matches_disk, publish
+from .writer import check_output_dir, matches_disk, output_lock, publish
 from .yamlsrc import discover
 
 
@@ -196,15 +197,25 @@ def inputs_digest(definitions_dir: Path, *, package: str, strict: bool) -> str:
 
 def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "build", *,
           strict: bool = False, package_name: str = DEFAULT_PACKAGE,
-          force: bool = False) -> BuildResult:
-    """Compile ``definitions_dir`` into ``out_dir`` atomically; skip when nothing changed."""
+          force: bool = False, lock_timeout: float | None = None,
+          on_wait: Callable[[Path], None] | None = None) -> BuildResult:
+    """Compile ``definitions_dir`` into ``out_dir`` atomically; skip when nothing changed.
+
+    Holds the output's lock from the no-op check to the swap: a concurrent writer of the
+    same output makes this wait (``lock_timeout=None``) or raise ``LockTimeoutError`` after
+    ``lock_timeout`` seconds; ``on_wait(lock_file)`` is called before waiting.
+    """
     defs, out = Path(definitions_dir), Path(out_dir)
     check_package_name(package_name)
     check_output_dir(out, defs)
-    if not force and matches_disk(out, inputs_digest(defs, package=package_name, strict=strict)):
-        return BuildResult(out_dir=out, files=(), diagnostics=(), counts={}, up_to_date=True)
-    files, diagnostics, counts = stamped_files(defs, package=package_name, strict=strict)
-    publish(files, out)
+    with output_lock(out, timeout=lock_timeout, on_wait=on_wait):
+        check_output_dir(out, defs)  # again: the output may have changed while we waited
+        digest = inputs_digest(defs, package=package_name, strict=strict)
+        if not force and matches_disk(out, digest):
+            return BuildResult(out_dir=out, files=(), diagnostics=(), counts={},
+                               up_to_date=True)
+        files, diagnostics, counts = stamped_files(defs, package=package_name, strict=strict)
+        publish(files, out)
     return BuildResult(out_dir=out, files=tuple(sorted(files)), diagnostics=tuple(diagnostics),
                        counts=counts, up_to_date=False)
 

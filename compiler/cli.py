@@ -44,6 +44,7 @@ from .diagnostics import DefinitionsError, Diagnostic, Diagnostics, did_you_mean
 from .diff import DiffInputError, compute_diff, load_side, render_diff, side_from_revision
 from .explain import Explanation, UnknownToolError, catalog_tool
 from .explain import explain as explain_tool
+from .locks import LockTimeoutError
 from .mcp_identity import IdentitiesError, add_identity
 from .names import normalize_tool_name
 from .openclaw import ConfigError, import_openclaw, parse_config
@@ -175,14 +176,19 @@ _DEFS_ARG = click.argument("defs", default="definitions", type=click.Path(path_t
               help="Write nothing; exit 1 when OUT differs from a fresh build (drift).")
 @click.option("--force", is_flag=True,
               help="Rebuild even when inputs are unchanged (never overrides the OUT checks).")
+@click.option("--lock-timeout", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+              help="When another toolc process is writing OUT, wait at most SECONDS (0: fail "
+              "at once) instead of until it is done; then exit 1.")
 @_guard
 def build(defs: Path, out: Path, strict: bool, package_name: str, check: bool,
-          force: bool) -> None:
+          force: bool, lock_timeout: float | None) -> None:
     """Compile DEFS (default: definitions) into OUT.
 
     OUT is replaced atomically and only if it is a previous toolc build, an empty directory
     or missing: a file, the definitions directory, the current directory (or a directory
     containing either) and any other non-empty directory are refused, even with --force.
+    Two builds into one OUT never mix: the second waits for the first (see --lock-timeout),
+    then rebuilds or finds OUT up to date.
 
     \b
     Examples:
@@ -209,7 +215,16 @@ def build(defs: Path, out: Path, strict: bool, package_name: str, check: bool,
     except OutputDirError as exc:
         _error(str(exc))
         sys.exit(EXIT_INPUT)
-    result = api_build(defs, out, strict=strict, package_name=package_name, force=force)
+    def waiting(lock: Path) -> None:
+        _echo(f"waiting for another toolc process writing {out.as_posix()} (lock "
+              f"{lock.as_posix()})", err=True)
+
+    try:
+        result = api_build(defs, out, strict=strict, package_name=package_name, force=force,
+                           lock_timeout=lock_timeout, on_wait=waiting)
+    except (OutputDirError, LockTimeoutError) as exc:
+        _error(str(exc))
+        sys.exit(EXIT_INPUT)
     _print_diagnostics(result.diagnostics)
     if result.up_to_date:
         _echo(f"{out.as_posix()} is up to date", err=True)
