@@ -176,8 +176,8 @@ _DEFS_ARG = click.argument("defs", default="definitions", type=click.Path(path_t
               help="Write nothing; exit 1 when OUT differs from a fresh build (drift).")
 @click.option("--force", is_flag=True,
               help="Rebuild even when inputs are unchanged (never overrides the OUT checks).")
-@click.option("--lock-timeout", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
-              help="When another toolc process is writing OUT, wait at most SECONDS (0: fail "
+@click.option("--lock-timeout", type=click.FloatRange(min=0), default=None, metavar="SEC",
+              help="When another toolc process is writing OUT, wait at most SEC seconds (0: fail "
               "at once) instead of until it is done; then exit 1.")
 @_guard
 def build(defs: Path, out: Path, strict: bool, package_name: str, check: bool,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .access import DIMS, ClassSpace, TablesView
-from .api import compile_files
+from .api import BuildError, compile_files, verify_build
 from .delta import ToolChange, compute_delta
 from .factored import Cube, bit_indices
 from .render import dump_json
@@ -42,16 +42,23 @@ class Side:
 
 # -- loading ---------------------------------------------------------------------------------
 def side_from_build(out: Path, label: str | None = None) -> Side:
+    """A build directory, verified as a whole exactly as its runtime verifies its files
+    (``api.verify_build``): a build whose files differ from its manifest, or whose manifest
+    differs from its runtime, is refused, never compared."""
     try:
-        manifest = json.loads((out / "manifest.json").read_text("utf-8"))
-        package = out / manifest["package"]
-        tables = json.loads((package / "tables.json").read_text("utf-8"))
-        catalog = json.loads((package / "catalog.json").read_text("utf-8"))
-        bundles = json.loads((package / "bundles.json").read_text("utf-8"))
-    except (OSError, ValueError, KeyError) as exc:
-        raise DiffInputError(f"{out}: not a readable toolc build ({exc})") from exc
+        build = verify_build(out)
+    except BuildError as exc:
+        raise DiffInputError(f"{out.as_posix()}: refusing to compare this build: {exc}") from exc
+    package = build.manifest["package"]
+    try:
+        tables = build.json(f"{package}/tables.json")
+        catalog = build.json(f"{package}/catalog.json")
+        bundles = build.json(f"{package}/bundles.json")
+        warnings = _warnings(build.manifest.get("warnings", []))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise DiffInputError(f"{out.as_posix()}: not a readable toolc build ({exc})") from exc
     return Side(label=label or out.as_posix(), tables=tables, catalog=catalog, bundles=bundles,
-                warnings=_warnings(manifest.get("warnings", [])))
+                warnings=warnings)
 
 
 def side_from_definitions(defs: Path, label: str | None = None) -> Side:

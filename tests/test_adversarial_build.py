@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from toolc import writer
 from toolc.api import build
+from toolc.cli import main
 
 from tests.helpers import write_definitions
 
@@ -326,3 +328,97 @@ def _published(tmp: Path, defs: Path) -> Path:
     alone = tmp / "alone" / "build"
     build(defs, alone)
     return alone
+
+
+# -- tampered builds: refused by diff exactly where the runtime refuses them ---------------------
+def _edit_tables(out: Path) -> None:
+    tables = out / "toolc_runtime" / "tables.json"
+    tables.write_text(tables.read_text().replace('"read"', '"reed"'))
+
+
+def _fix_manifest(out: Path, rel: str) -> None:
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["files"][rel] = hashlib.sha256((out / rel).read_bytes()).hexdigest()
+    (out / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _tables_and_manifest(out: Path) -> None:
+    _edit_tables(out)
+    _fix_manifest(out, "toolc_runtime/tables.json")
+
+
+def _extra_module(out: Path) -> None:
+    (out / "toolc_runtime" / "_policy_fast.py").write_text("import os\n")
+
+
+def _extra_pth(out: Path) -> None:
+    (out / "toolc_runtime" / "__pycache__").mkdir(exist_ok=True)
+    (out / "toolc_runtime" / "__pycache__" / "evil.cpython-312.pyc").write_bytes(b"\0")
+
+
+def _missing_file(out: Path) -> None:
+    (out / "toolc_runtime" / "catalog.json").unlink()
+
+
+def _manifest_escapes(out: Path) -> None:
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["files"]["../outside.json"] = manifest["files"].pop("sources.json")
+    (out / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _sources_only(out: Path) -> None:
+    (out / "sources.json").write_text("{}\n")
+
+
+# name -> (tamper, what diff says, does the runtime refuse it too)
+TAMPERS: dict[str, tuple[Callable[[Path], None], str, bool]] = {
+    "tables-edited": (_edit_tables, "tables.json does not match the sha256 in", True),
+    "tables-and-manifest-edited": (_tables_and_manifest,
+                                   "toolc_runtime/__init__.py and", True),
+    "extra-module": (_extra_module, "_policy_fast.py: an executable file that is not part", True),
+    "extra-pycache-entry": (_extra_pth, "evil.cpython-312.pyc: an executable file", True),
+    "missing-file": (_missing_file, "toolc_runtime/catalog.json: missing", True),
+    "manifest-names-a-file-outside": (_manifest_escapes, "not written by toolc", False),
+    "sources-edited": (_sources_only, "sources.json does not match the sha256 in", False),
+}
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("pristine")
+    out = tmp / "build"
+    build(write_definitions(tmp / "defs", {"d.yaml": {"catalog": [
+        {"name": "read", "description": "Read.", "parameters": {"type": "object"}},
+        {"name": "write", "description": "Write.", "parameters": {"type": "object"}}],
+        "agents": {"list": [{"id": "viewer", "tools": {"deny": ["write"]}}]}}}), out)
+    return out
+
+
+RUNTIME_CHECK = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import toolc_runtime
+print(toolc_runtime.resolve(agent_id="viewer").names)
+"""
+
+
+@pytest.mark.parametrize("name", sorted(TAMPERS))
+def test_a_tampered_build_is_refused_by_diff(tmp_path: Path, pristine: Path, name: str) -> None:
+    tamper, message, runtime_refuses = TAMPERS[name]
+    out = tmp_path / "build"
+    shutil.copytree(pristine, out)
+    ok = CliRunner().invoke(main, ["diff", str(pristine), str(out)])
+    assert ok.exit_code == 0, ok.output
+    tamper(out)
+    for args in ([str(pristine), str(out)], [str(out), str(pristine)]):
+        result = CliRunner().invoke(main, ["diff", *args])
+        assert result.exit_code == 1, result.output
+        assert "refusing to compare this build" in result.stderr
+        assert message in result.stderr and "Traceback" not in result.output
+    # the runtime refuses the same builds (the one check is shared); a file only the
+    # manifest covers is diff's concern alone
+    proc = subprocess.run([sys.executable, "-c", RUNTIME_CHECK, str(out)], capture_output=True,
+                          text=True, check=False)
+    assert (proc.returncode != 0) == runtime_refuses, proc.stderr
+    if runtime_refuses:
+        assert "DataMismatchError" in proc.stderr, proc.stderr
