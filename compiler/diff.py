@@ -21,8 +21,9 @@ from .access import DIMS, ClassSpace, TablesView
 from .api import BuildError, compile_files, verify_build
 from .delta import ToolChange, compute_delta
 from .factored import Cube, bit_indices
+from .markdown import code, codes
 from .render import dump_json
-from .words import Words
+from .words import Words, plural
 
 DIFF_FORMAT = 1
 
@@ -222,7 +223,7 @@ def to_text(result: DiffResult, *, color: bool = False, limit: int = 12) -> str:
     if not result.changes:
         lines.append("access: no tool is gained or lost in any class")
     for c in result.changes:
-        for sign, cubes, verb, code in (("+", c.gained, "gained", "32"),
+        for sign, cubes, verb, ansi in (("+", c.gained, "gained", "32"),
                                         ("-", c.lost, "lost", "31")):
             if not cubes:
                 continue
@@ -230,10 +231,10 @@ def to_text(result: DiffResult, *, color: bool = False, limit: int = 12) -> str:
             if len(cubes) == 1:
                 words = result.words.cube(cubes[0][0])
                 where = "in every context" if words == "every context" else f"by {words}"
-                lines.append(paint(f"{sign} {c.tool}: {verb} {where} ({_n(total)})", code))
+                lines.append(paint(f"{sign} {c.tool}: {verb} {where} ({_n(total)})", ansi))
                 continue
-            lines.append(paint(f"{sign} {c.tool}: {verb} in {_n(total)}", code))
-            lines += [paint(f"    {result.words.cube(x)} ({_n(n)})", code)
+            lines.append(paint(f"{sign} {c.tool}: {verb} in {_n(total)}", ansi))
+            lines += [paint(f"    {result.words.cube(x)} ({_n(n)})", ansi)
                       for x, n in cubes[:limit]]
             if len(cubes) > limit:
                 lines.append(f"    ... and {len(cubes) - limit} more groups of classes "
@@ -242,53 +243,58 @@ def to_text(result: DiffResult, *, color: bool = False, limit: int = 12) -> str:
     lines += [paint(f"- catalog: tool {t} removed", "31") for t in result.removed]
     lines += [f"~ catalog: schema of {t} changed ({', '.join(d)})"
               for t, d in result.schema_changed.items()]
-    lines += [f"+ warning[{code}]: {msg}" for code, msg in result.warnings_added]
-    lines += [f"- warning[{code}]: {msg}" for code, msg in result.warnings_removed]
+    lines += [f"+ warning[{c}]: {msg}" for c, msg in result.warnings_added]
+    lines += [f"- warning[{c}]: {msg}" for c, msg in result.warnings_removed]
     return "\n".join(lines) + "\n"
 
 
 def to_markdown(result: DiffResult, *, limit: int = 30) -> str:
+    """A pull-request comment. Every name from the definitions (tools, agents, providers,
+    channels, groups, senders, warning texts) and the sides' labels are code spans
+    (``markdown.code``): a hostile name cannot close a block, link, embed or mention."""
     space = result.space
-    out = [f"### toolc diff: `{result.base}` → `{result.head}`", ""]
+    out = [f"### toolc diff: {code(result.base)} → {code(result.head)}", ""]
     if not result.changes:
         out.append(f"No access change in any of the {_n(space.size())}.")
     else:
         gained = sum(1 for c in result.changes if c.gained)
         lost = sum(1 for c in result.changes if c.lost)
-        out += [f"**{len(result.changes)} tool(s) change access** ({gained} gained somewhere, "
-                f"{lost} lost somewhere) across {_n(space.size())}.", "",
+        out += [f"**{plural(len(result.changes), 'tool')} change access** ({gained} gained "
+                f"somewhere, {lost} lost somewhere) across {_n(space.size())}.", "",
                 "| tool | gained in | lost in |", "|---|---:|---:|"]
-        out += [f"| `{c.tool}` | {c.gained_count:,} | {c.lost_count:,} |"
+        out += [f"| {code(c.tool, table=True)} | {c.gained_count:,} | {c.lost_count:,} |"
                 for c in result.changes]
     if result.added or result.removed or result.schema_changed:
         out += ["", "| catalog | tools |", "|---|---|"]
         if result.added:
-            out.append("| added | " + ", ".join(f"`{t}`" for t in result.added) + " |")
+            out.append(f"| added | {codes(result.added, table=True)} |")
         if result.removed:
-            out.append("| removed | " + ", ".join(f"`{t}`" for t in result.removed) + " |")
+            out.append(f"| removed | {codes(result.removed, table=True)} |")
         for t, d in result.schema_changed.items():
-            out.append(f"| schema changed | `{t}` ({', '.join(d)}) |")
+            out.append(f"| schema changed | {code(t, table=True)} "
+                       f"({codes(d, table=True)}) |")
     if result.changes:
         out += ["", "<details><summary>Who gains and loses what</summary>", ""]
         for c in result.changes:
             for verb, cubes in (("gained", c.gained), ("lost", c.lost)):
                 if cubes:
-                    out.append(f"- `{c.tool}` {verb} in {_n(sum(n for _, n in cubes))}:")
-                    out += [f"  - {_md(result.words.cube(x))} ({_n(n)})"
+                    out.append(f"- {code(c.tool)} {verb} in {_n(sum(n for _, n in cubes))}:")
+                    out += [f"  - {_md_cube(result.words, x)} ({_n(n)})"
                             for x, n in cubes[:limit]]
                     if len(cubes) > limit:
                         out.append(f"  - … and {len(cubes) - limit} more")
         out += ["", "</details>"]
     if result.warnings_added or result.warnings_removed:
         out += ["", "<details><summary>Warnings</summary>", ""]
-        out += [f"- new: `{c}` {_md(m)}" for c, m in result.warnings_added]
-        out += [f"- gone: `{c}` {_md(m)}" for c, m in result.warnings_removed]
+        out += [f"- new: {code(c)} {code(m)}" for c, m in result.warnings_added]
+        out += [f"- gone: {code(c)} {code(m)}" for c, m in result.warnings_removed]
         out += ["", "</details>"]
     return "\n".join(out) + "\n"
 
 
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+def _md_cube(words: Words, cube: Cube) -> str:
+    parts = words.parts(cube)
+    return ", ".join(code(p) for p in parts) if parts else "every context"
 
 
 def render_diff(result: DiffResult, fmt: str, *, color: bool = False) -> str:

@@ -3,6 +3,7 @@ revisions) and a revision's worktree leaving nothing behind."""
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import subprocess
@@ -13,7 +14,8 @@ import pytest
 from click.testing import CliRunner
 from toolc.cli import main
 
-from tests.helpers import ROOT, commit_all, git
+from tests.helpers import ROOT, commit_all, git, write_definitions
+from tests.test_access_md import HOSTILE, HOSTILE_DEFS, assert_inert
 
 DEFS = ROOT / "definitions"
 VIEWER = "    - id: viewer\n      tools:\n"
@@ -125,3 +127,16 @@ def test_base_rev_uses_a_temporary_worktree_and_leaves_nothing(
     code, out = _diff("--base-rev", "no-such-rev")
     assert code == 1 and "no-such-rev" in out
     assert list(temp.iterdir()) == []
+
+
+def test_hostile_names_are_inert_in_the_pr_comment(tmp_path: Path) -> None:
+    base = write_definitions(tmp_path / "base", HOSTILE_DEFS)
+    head_data = copy.deepcopy(HOSTILE_DEFS)
+    channel = head_data["d.yaml"]["channels"][HOSTILE["channel"]]
+    senders = channel["groups"][HOSTILE["group"]]["toolsBySender"]
+    senders[HOSTILE["sender"]] = {"deny": ["exec"]}  # read comes back, exec goes; warning gone
+    head = write_definitions(tmp_path / "head", head_data)
+    code, md = _diff(str(base), str(head), "--format", "markdown")
+    assert code == 2, md
+    assert "<details><summary>Warnings</summary>" in md and "- gone: `TC" in md
+    assert_inert(md, [HOSTILE["group"], HOSTILE["sender"], HOSTILE["denied"]])
