@@ -9,10 +9,11 @@ sides' context classes (``access.ClassSpace``), never by enumerating the product
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from .access import DIMS, ClassSpace, TablesView
 from .api import BuildError, compile_files, verify_build
 from .delta import ToolChange, compute_delta
 from .factored import Cube, bit_indices
+from .locks import LockTimeoutError, lock_path, locked
 from .markdown import code, codes
 from .render import dump_json
 from .words import Words, plural
@@ -76,25 +78,88 @@ def side_from_definitions(defs: Path, label: str | None = None) -> Side:
 
 def side_from_revision(rev: str, defs: Path, label: str | None = None) -> Side:
     """The definitions at ``rev`` (same path inside the repository as ``defs``), compiled
-    from a temporary git worktree that is removed afterwards, whatever happens."""
-    top = _git(["rev-parse", "--show-toplevel"], cwd=defs if defs.is_dir() else Path.cwd())
-    root = Path(top)
+    from a temporary git worktree that is removed afterwards, whatever happens; one left by
+    a killed run is removed by the next run (``_remove_stale_worktrees``)."""
+    root, rel = _repository_path(defs)
     commit = _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=root)
-    rel = defs.resolve().relative_to(root.resolve())
-    tmp = Path(tempfile.mkdtemp(prefix="toolc-diff-"))
-    tree = tmp / "tree"
+    place = _worktrees_dir(root)
+    _remove_stale_worktrees(place, root)
+    run = place / f"{os.getpid()}-{secrets.token_hex(4)}"
+    os.mkdir(run)
     try:
-        _git(["worktree", "add", "--detach", "--quiet", str(tree), commit], cwd=root)
-        try:
-            where = tree / rel
-            if not where.is_dir():
-                raise DiffInputError(f"{rev}: has no {rel.as_posix()}/ directory")
-            return side_from_definitions(where, label=label or f"{rev}:{rel.as_posix()}")
-        finally:
-            _git(["worktree", "remove", "--force", str(tree)], cwd=root)
+        with locked(run):  # held while the worktree lives: a later run sees it is in use
+            tree = run / "tree"
+            try:
+                _git(["worktree", "add", "--detach", "--quiet", str(tree), commit], cwd=root)
+                _fault("worktree-added")
+                where = tree / rel
+                if not where.is_dir():
+                    raise DiffInputError(f"{rev}: has no {rel.as_posix()}/ directory")
+                return side_from_definitions(where, label=label or f"{rev}:{rel.as_posix()}")
+            finally:
+                _remove_worktree(run, root)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        lock_path(run).unlink(missing_ok=True)  # a unique name: nobody locks it again
         _git(["worktree", "prune"], cwd=root, check=False)
+
+
+# Tests set this to SIGKILL a run at a named step ("worktree-added").
+FAULT_HOOK: Callable[[str], None] | None = None
+
+
+def _fault(step: str) -> None:
+    if FAULT_HOOK is not None:
+        FAULT_HOOK(step)
+
+
+def _repository_path(defs: Path) -> tuple[Path, Path]:
+    """(repository root, ``defs`` relative to it); DiffInputError when ``defs`` is not
+    inside the repository (revisions are read at the same path inside it)."""
+    where = defs if defs.is_dir() else Path.cwd()
+    try:
+        top = _git(["rev-parse", "--show-toplevel"], cwd=where)
+    except DiffInputError as exc:
+        raise DiffInputError(f"--definitions {defs.as_posix()}: {where.as_posix()} is not "
+                             f"inside a git repository; revisions (and --base-rev) are read "
+                             f"from the repository that holds the definitions ({exc})") from exc
+    root = Path(top)
+    try:
+        rel = defs.resolve().relative_to(root.resolve())
+    except ValueError:
+        raise DiffInputError(f"--definitions {defs.as_posix()} is outside the git repository "
+                             f"{root.as_posix()}; revisions (and --base-rev) are read at the "
+                             "definitions' path inside the repository: give a path inside "
+                             "it") from None
+    return root, rel
+
+
+def _worktrees_dir(root: Path) -> Path:
+    """Where temporary worktrees live: inside the repository's git directory, so that the
+    next run finds one a killed run left behind (and nothing lands in a shared /tmp)."""
+    common = Path(_git(["rev-parse", "--git-common-dir"], cwd=root))
+    place = (common if common.is_absolute() else root / common) / "toolc-diff"
+    place.mkdir(exist_ok=True)
+    return place
+
+
+def _remove_stale_worktrees(place: Path, root: Path) -> None:
+    """Remove the worktrees of runs that died (SIGKILL, power loss): a run holds its
+    directory's lock while it lives, and the kernel drops the lock when it dies."""
+    for run in sorted(place.iterdir()):
+        if not run.is_dir() or run.is_symlink():
+            continue
+        try:
+            with locked(run, timeout=0):
+                if run.is_dir():
+                    _remove_worktree(run, root)
+                lock_path(run).unlink(missing_ok=True)
+        except LockTimeoutError:
+            continue  # a live run's worktree
+
+
+def _remove_worktree(run: Path, root: Path) -> None:
+    _git(["worktree", "remove", "--force", str(run / "tree")], cwd=root, check=False)
+    shutil.rmtree(run, ignore_errors=True)
 
 
 def _git(args: list[str], *, cwd: Path, check: bool = True) -> str:
