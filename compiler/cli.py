@@ -21,7 +21,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -55,6 +55,9 @@ from .starter import ProjectWriteError, init_files, schema_path, write_new_files
 from .writer import OutputDirError, check_output_dir, diff_disk
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 4
+# The reader of the output went away (`toolc explain ... | head`): what a shell reports for a
+# command that SIGPIPE ended (128 + 13), without a word on stderr.
+EXIT_CLOSED_PIPE = 141
 EXIT_CHANGED, EXIT_WIDENED = 2, 3  # toolc diff
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_DEFS, DEFAULT_BUILD = Path("definitions"), Path("build")
@@ -135,8 +138,8 @@ def _guard(fn: F) -> F:
             _echo(_message("toolc: internal error", f"{exc}\nthis is a bug in toolc; please "
                            "report it with this message"), err=True)
             sys.exit(EXIT_INTERNAL)
-        except (click.ClickException, click.exceptions.Exit, SystemExit):
-            raise
+        except (click.ClickException, click.exceptions.Exit, SystemExit, BrokenPipeError):
+            raise  # a closed output pipe is handled once, by the group (_Toolc.invoke)
         except Exception:
             _echo("toolc: internal error (this is a bug in toolc):", err=True)
             _echo(traceback.format_exc(), err=True)
@@ -145,7 +148,30 @@ def _guard(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
+class _Toolc(click.Group):
+    """The ``toolc`` group: a closed stdout or stderr ends any command quietly."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            _closed_pipe()
+
+
+def _closed_pipe() -> NoReturn:
+    """Exit quietly after the reader closed our output: point stdout and stderr at the null
+    device first, so that the interpreter's final flush cannot fail again."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        for stream in (sys.stdout, sys.stderr):
+            os.dup2(null, stream.fileno())
+    except (OSError, ValueError, AttributeError):  # not file-backed (tests): nothing to flush
+        pass
+    sys.exit(EXIT_CLOSED_PIPE)
+
+
+@click.group(cls=_Toolc,
+             context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
 @click.version_option(package_name="toolc")
 def main() -> None:
     """Compile LLM-agent tool policies ahead of time.
@@ -639,25 +665,36 @@ def diff(sides: tuple[str, ...], base_rev: str | None, defs: Path, fmt: str,
 
 @main.command()
 @click.argument("defs", default="definitions", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True,
+              help="Overwrite the files init writes where they exist (your other files are "
+              "never touched or deleted).")
 @_guard
-def init(defs: Path) -> None:
+def init(defs: Path, force: bool) -> None:
     """Write a starter definitions directory DEFS (default: definitions) that builds as is.
 
     The shipped core catalog (catalog/, plugins/memory-core.yaml), the profiles, the
     provider dialects, a commented example policy (policy.yaml) and a copy of the editor
-    schema (.schema/definitions.schema.json, named by each file's first line). Existing
-    files are never overwritten: the command refuses and writes nothing.
+    schema (.schema/definitions.schema.json, named by each file's first line). Other files
+    in DEFS are kept. Without --force, a file init writes that already exists makes it
+    refuse and write nothing; with --force, those files are overwritten (only those:
+    nothing else is changed or deleted).
 
     \b
     Examples:
       toolc init && toolc build
       toolc init policies
+      toolc init --force     # restore the starter files, keep your own
     """
+    files = init_files()
+    replaced = sorted(rel for rel in files if (defs / rel).exists())
     try:
-        write_new_files(init_files(), defs, force=False, refuse_non_empty=False)
+        write_new_files(files, defs, force=force, refuse_non_empty=False)
     except ProjectWriteError as exc:
         _error(str(exc))
         sys.exit(EXIT_INPUT)
+    if replaced:
+        _echo(f"overwrote {len(replaced)} of init's files in {defs.as_posix()}/: "
+              f"{', '.join(replaced)}", err=True)
     _echo(f"wrote a starter {defs.as_posix()}/; next: toolc build {defs.as_posix()}", err=True)
 
 

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -363,3 +366,47 @@ def test_diagnostics_are_coloured_only_when_asked(tmp_path: Path) -> None:
 def test_warnings_are_yellow(here: Path) -> None:
     result = run("resolve", "--agent", "nobody", env={"FORCE_COLOR": "1"})
     assert "\x1b[33m\x1b[1mwarning\x1b[0m: agent " in result.stderr
+
+
+# -- a closed output pipe (`toolc explain ... | head`) --------------------------------------------
+@pytest.mark.parametrize(("args", "closed"), [
+    (["explain", "--agent", "main", "exec"], "stdout"),
+    (["explain", "--agent", "main", "exec"], "stdout-and-stderr"),
+    (["explain", "--json", "read"], "stdout"),
+    (["resolve", "--definitions", "definitions"], "stdout"),
+    (["schema", "read", "--dialect", "gemini"], "stdout"),
+    (["diff", "definitions", "definitions", "--format", "json"], "stdout"),
+    (["schema-path"], "stdout"),
+], ids=lambda a: "-".join(a[:2]) if isinstance(a, list) else a)
+def test_a_closed_output_pipe_exits_quietly(project: Path, args: list[str], closed: str) -> None:
+    """The reader is gone before toolc writes (deterministically: the pipe's read end is
+    closed first): exit 141, as a shell reports SIGPIPE, and not a word on stderr."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        stderr: int = write_end if closed == "stdout-and-stderr" else subprocess.PIPE
+        proc = subprocess.run([sys.executable, "-m", "toolc.cli", *args], cwd=project,
+                              stdout=write_end, stderr=stderr, check=False)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 141, proc.stderr
+    if proc.stderr is not None:
+        assert b"Traceback" not in proc.stderr and b"error" not in proc.stderr, proc.stderr
+
+
+# -- init --force: overwrite init's own files, nothing else ---------------------------------------
+def test_init_force_overwrites_only_the_files_init_writes(tmp_path: Path) -> None:
+    defs = tmp_path / "definitions"
+    assert run("init", str(defs)).exit_code == 0
+    (defs / "policy.yaml").write_text("version: 1\n")
+    (defs / "deployment").mkdir()
+    (defs / "deployment" / "mine.yaml").write_text("version: 1\n")
+    refused = run("init", str(defs))
+    assert refused.exit_code == 1 and "pass --force" in refused.stderr
+    assert (defs / "policy.yaml").read_text() == "version: 1\n"
+    forced = run("init", str(defs), "--force")
+    assert forced.exit_code == 0, forced.output
+    assert "overwrote 7 of init's files" in forced.stderr and "policy.yaml" in forced.stderr
+    assert (defs / "policy.yaml").read_text().startswith("# yaml-language-server")
+    assert (defs / "deployment" / "mine.yaml").read_text() == "version: 1\n"
+    assert run("validate", str(defs)).exit_code == 0
