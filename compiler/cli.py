@@ -21,7 +21,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, NoReturn, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
 import click
 
@@ -771,18 +771,35 @@ def schema_path_cmd() -> None:
 
 
 # -- MCP ---------------------------------------------------------------------------------------
-_MCP_MISSING = ("needs the MCP Python SDK, which is an optional extra of toolc: "
-                "pip install 'toolc[mcp]'")
+class MissingExtraError(click.ClickException):
+    """An optional extra of toolc is missing or broken: a usage problem (exit 2), not a bug."""
+
+    exit_code = EXIT_USAGE
+
+
+# The optional extras (pyproject's [project.optional-dependencies]) and what each brings.
+EXTRAS: Final = {"mcp": "the MCP Python SDK, anyio, starlette and uvicorn"}
 
 
 def _mcp_module(command: str, name: str) -> ModuleType:
-    """``toolc.<name>``, or a clear error naming the extra when the SDK is missing."""
+    """``toolc.<name>``, or a clear error naming the extra when anything its import chain
+    needs is missing or too old (any ImportError from outside toolc itself)."""
+    return _extra_module(command, name, "mcp")
+
+
+def _extra_module(command: str, name: str, extra: str) -> ModuleType:
     try:
         return importlib.import_module(f"toolc.{name}")
     except ImportError as exc:
-        if (exc.name or "").split(".")[0] in ("mcp", "mcp_types", "uvicorn", "starlette"):
-            raise click.ClickException(f"toolc {command} {_MCP_MISSING}") from exc
-        raise
+        missing = exc.name or ""
+        if missing == "toolc" or missing.startswith("toolc."):
+            raise  # toolc's own module is missing: a broken install, reported as internal
+        what = f"module {missing!r} is missing" if isinstance(exc, ModuleNotFoundError) and \
+            missing else f"importing it failed ({exc})"
+        raise MissingExtraError(
+            f"toolc {command} needs the optional extra toolc[{extra}] ({EXTRAS[extra]}), and "
+            f"{what}: install it with pip install 'toolc[{extra}]' (or upgrade it with "
+            f"pip install -U 'toolc[{extra}]')") from exc
 
 
 def _host_port(value: str) -> tuple[str, int]:

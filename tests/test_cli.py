@@ -410,3 +410,25 @@ def test_init_force_overwrites_only_the_files_init_writes(tmp_path: Path) -> Non
     assert (defs / "policy.yaml").read_text().startswith("# yaml-language-server")
     assert (defs / "deployment" / "mine.yaml").read_text() == "version: 1\n"
     assert run("validate", str(defs)).exit_code == 0
+
+
+# -- a missing optional dependency names the extra -------------------------------------------------
+BLOCKED = """
+import sys
+sys.modules[sys.argv[1]] = None  # `import <it>` now fails as if it were not installed
+from toolc.cli import main
+main(sys.argv[2:])
+"""
+
+
+@pytest.mark.parametrize("missing", ["anyio", "mcp", "uvicorn", "mcp.server.stdio"])
+@pytest.mark.parametrize("command", [["serve-mcp"], ["import-mcp", "files=python -m x"]],
+                         ids=lambda c: c[0])
+def test_a_missing_optional_dependency_names_the_extra(tmp_path: Path, missing: str,
+                                                       command: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-c", BLOCKED, missing, *command], cwd=tmp_path,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "needs the optional extra toolc[mcp]" in proc.stderr
+    assert f"module '{missing}" in proc.stderr and "is missing" in proc.stderr
+    assert "pip install 'toolc[mcp]'" in proc.stderr and "Traceback" not in proc.stderr
