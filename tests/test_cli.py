@@ -421,9 +421,10 @@ main(sys.argv[2:])
 """
 
 
-@pytest.mark.parametrize("missing", ["anyio", "mcp", "uvicorn", "mcp.server.stdio"])
-@pytest.mark.parametrize("command", [["serve-mcp"], ["import-mcp", "files=python -m x"]],
-                         ids=lambda c: c[0])
+@pytest.mark.parametrize(("missing", "command"), [
+    *((m, ["serve-mcp"]) for m in ("anyio", "mcp", "uvicorn", "mcp.server.stdio")),
+    *((m, ["import-mcp", "files=python -m x"]) for m in ("anyio", "mcp")),
+], ids=lambda x: x if isinstance(x, str) else x[0])
 def test_a_missing_optional_dependency_names_the_extra(tmp_path: Path, missing: str,
                                                        command: list[str]) -> None:
     proc = subprocess.run([sys.executable, "-c", BLOCKED, missing, *command], cwd=tmp_path,
