@@ -13,12 +13,14 @@ off, ``FORCE_COLOR`` (any value but ``0``) turns it on where the stream is not a
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
 import json
 import os
 import sys
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Final, NoReturn, TypeVar
@@ -348,12 +350,46 @@ def load_runtime(out: Path) -> ModuleType:
     return module
 
 
-def _warn_if_stale(build_dir: Path, defs: Path, consequence: str) -> None:
-    """Warn when both exist and ``build_dir`` was not built from ``defs`` as they are now."""
-    if (build_dir / "manifest.json").is_file() and defs.is_dir() and \
-            not build_is_current(defs, build_dir):
-        _warn(f"{build_dir.as_posix()}/ is stale relative to {defs.as_posix()}/ (run `toolc "
-              f"build`){consequence}")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Source:
+    """Where resolve or explain reads its answer, said on stderr and in --json."""
+
+    kind: str  # "build" or "definitions"
+    path: Path
+    build: Path  # the build compared with the definitions
+    build_id: str | None  # sha256 of its manifest.json (first 12 hex digits); None: no build
+    current: bool | None  # built from the definitions as they are now; None: nothing to compare
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "path": self.path.as_posix(), "build": self.build_id,
+                "current": self.current}
+
+    def describe(self) -> str:
+        if self.kind == "definitions":
+            return f"source: definitions {self.path.as_posix()}/ (reference interpreter)"
+        state = {True: "current with the definitions", False: "stale",
+                 None: "no definitions to compare with"}[self.current]
+        return f"source: build {self.path.as_posix()}/ (build {self.build_id}, {state})"
+
+
+def _source(kind: str, path: Path, build_dir: Path, defs: Path) -> Source:
+    """``build_dir`` compared with ``defs`` by the build's inputs digest (``toolc build``'s
+    own no-op check): definitions edited since (or another toolc) make it stale."""
+    try:
+        manifest = (build_dir / "manifest.json").read_bytes()
+    except OSError:
+        return Source(kind=kind, path=path, build=build_dir, build_id=None, current=None)
+    return Source(kind=kind, path=path, build=build_dir,
+                  build_id=hashlib.sha256(manifest).hexdigest()[:12],
+                  current=build_is_current(defs, build_dir) if defs.is_dir() else None)
+
+
+def _report_source(source: Source, defs: Path, consequence: str) -> None:
+    """Name the source on stderr; warn first when the build and the definitions differ."""
+    if source.current is False:
+        _warn(f"{source.build.as_posix()}/ is stale relative to {defs.as_posix()}/ (run "
+              f"`toolc build`): {consequence}")
+    _echo(source.describe(), err=True)
 
 
 def _warn_undeclared(declared: Declared, context: dict[str, Any]) -> None:
@@ -394,8 +430,14 @@ def resolve(build_dir: Path, defs: Path | None, engine: str | None, as_json: boo
     """
     engine = engine or ("reference" if defs is not None else "compiled")
     context = _context(kwargs)
-    _warn_if_stale(build_dir, defs or DEFAULT_DEFS,
-                   ": answering from it as built" if engine == "compiled" else "")
+    definitions = defs or DEFAULT_DEFS
+    if engine == "reference":
+        source = _source("definitions", definitions, build_dir, definitions)
+        _report_source(source, definitions, f"answering from {definitions.as_posix()}/ "
+                       f"(without --definitions, resolve answers from {build_dir.as_posix()}/)")
+    else:
+        source = _source("build", build_dir, build_dir, definitions)
+        _report_source(source, definitions, "answering from it as built")
     if engine == "reference":
         resolved = resolve_definitions(defs or DEFAULT_DEFS)
         _warn_undeclared(Declared.of_resolved(resolved), context)
@@ -405,30 +447,33 @@ def resolve(build_dir: Path, defs: Path | None, engine: str | None, as_json: boo
         _warn_undeclared(Declared.of_tables(_tables(build_dir)), context)
         names = tuple(runtime.resolve(**context).names)
     if as_json:
-        _echo(json.dumps({"tools": list(names)}))
+        _echo(json.dumps({"tools": list(names), "source": source.to_json()}))
     else:
         _echo("\n".join(names))
 
 
-def _explain_source(build_dir: Path | None, defs: Path | None) -> tuple[str, Path]:
-    """``("build", OUT)`` or ``("definitions", DEFS)``: the option given, else build/ when it
-    is current relative to definitions/ (or there are no definitions), else definitions/."""
+def _explain_source(build_dir: Path | None, defs: Path | None) -> Source:
+    """The option given, else build/ when it is current relative to definitions/ (or there
+    are no definitions), else definitions/; said on stderr, with a warning when build/ and
+    definitions/ differ (resolve answers from build/)."""
     if build_dir is not None and defs is not None:
         raise click.UsageError("give --build or --definitions, not both")
     if build_dir is not None:
-        _warn_if_stale(build_dir, DEFAULT_DEFS, "")
-        return "build", build_dir
+        source = _source("build", build_dir, build_dir, DEFAULT_DEFS)
+        _report_source(source, DEFAULT_DEFS, "explaining from it as built")
+        return source
     if defs is not None:
-        return "definitions", defs
+        source = _source("definitions", defs, DEFAULT_BUILD, defs)
+        _report_source(source, defs, f"explaining from {defs.as_posix()}/")
+        return source
     has_build = (DEFAULT_BUILD / "manifest.json").is_file()
-    if has_build and not DEFAULT_DEFS.is_dir():
-        return "build", DEFAULT_BUILD
-    if has_build and build_is_current(DEFAULT_DEFS, DEFAULT_BUILD):
-        return "build", DEFAULT_BUILD
-    if has_build:
-        _warn(f"{DEFAULT_BUILD.as_posix()}/ is stale relative to {DEFAULT_DEFS.as_posix()}/ "
-              f"(run `toolc build`): explaining from {DEFAULT_DEFS.as_posix()}/")
-    return "definitions", DEFAULT_DEFS
+    build = _source("build", DEFAULT_BUILD, DEFAULT_BUILD, DEFAULT_DEFS)
+    if has_build and build.current is not False:
+        _report_source(build, DEFAULT_DEFS, "")
+        return build
+    source = _source("definitions", DEFAULT_DEFS, DEFAULT_BUILD, DEFAULT_DEFS)
+    _report_source(source, DEFAULT_DEFS, f"explaining from {DEFAULT_DEFS.as_posix()}/")
+    return source
 
 
 def _check_runtime_agrees(build_dir: Path, context: dict[str, Any], tool: str,
@@ -498,8 +543,9 @@ def explain(build_dir: Path | None, defs: Path | None, as_json: bool, tool: str,
       toolc explain --channel telegram --group -100123 --sender-username alice exec
       toolc explain --build build --agent main --provider openai apply_patch --json
     """
-    source, path = _explain_source(build_dir, defs)
-    resolved = resolve_build(path) if source == "build" else resolve_definitions(path)
+    source = _explain_source(build_dir, defs)
+    path = source.path
+    resolved = resolve_build(path) if source.kind == "build" else resolve_definitions(path)
     context = _context(kwargs)
     try:
         name = catalog_tool(resolved, tool)
@@ -507,11 +553,11 @@ def explain(build_dir: Path | None, defs: Path | None, as_json: bool, tool: str,
         raise click.UsageError(str(exc)) from exc
     _warn_undeclared(Declared.of_resolved(resolved), context)
     ex = explain_tool(resolved, name, context)
-    if source == "build":
+    if source.kind == "build":
         _check_runtime_agrees(path, context, name, ex)
     if as_json:
-        _echo(json.dumps({**ex.to_json(), "source": {"kind": source, "path": path.as_posix()}},
-                         indent=2, ensure_ascii=False))
+        _echo(json.dumps({**ex.to_json(), "source": source.to_json()}, indent=2,
+                         ensure_ascii=False))
     else:
         _print_explanation(ex)
     sys.exit(EXIT_OK if ex.visible else EXIT_INPUT)

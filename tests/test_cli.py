@@ -217,9 +217,14 @@ def test_default_source_is_a_current_build_else_definitions(project: Path, tmp_p
     monkeypatch.chdir(tmp_path)
     args = ("--channel", "telegram", "--group", "-100123", "--sender-id", "42", "exec")
     from_build = run("explain", "--json", *args)
-    assert json.loads(from_build.stdout)["source"] == {"kind": "build", "path": "build"}
+    build_id = _build_id(tmp_path / "build")
+    assert json.loads(from_build.stdout)["source"] == {"kind": "build", "path": "build",
+                                                      "build": build_id, "current": True}
     from_defs = run("explain", "--json", "--definitions", "definitions", *args)
-    assert from_build.stderr == from_defs.stderr == ""
+    # each names its source, and nothing else (the build is current: no warning)
+    assert from_build.stderr == f"source: build build/ (build {build_id}, current with the " \
+        "definitions)\n"
+    assert from_defs.stderr == "source: definitions definitions/ (reference interpreter)\n"
     # a build explains itself: positions name definitions/, exactly as from the definitions
     assert json.loads(from_build.stdout)["layers"] == json.loads(from_defs.stdout)["layers"]
     policy = tmp_path / "definitions" / "policy.yaml"
@@ -231,9 +236,15 @@ def test_default_source_is_a_current_build_else_definitions(project: Path, tmp_p
     assert "is stale" in run("explain", "--build", "build", *args).stderr
     shutil.rmtree(tmp_path / "definitions")  # a deployment ships only build/
     only_build = run("explain", "--json", *args)
-    assert only_build.exit_code == 0 and only_build.stderr == ""
+    assert only_build.exit_code == 0
+    assert only_build.stderr == f"source: build build/ (build {build_id}, no definitions to " \
+        "compare with)\n"
     assert json.loads(only_build.stdout)["source"]["kind"] == "build"
     assert run("explain", "--build", "build", "--definitions", "x", "exec").exit_code == 2
+
+
+def _build_id(out: Path) -> str:
+    return hashlib.sha256((out / "manifest.json").read_bytes()).hexdigest()[:12]
 
 
 def _tamper(out: Path, sources: dict[str, str], *, fix_manifest: bool) -> None:
@@ -291,7 +302,7 @@ def test_declared_names_do_not_warn(here: Path) -> None:
     for args in (["--agent", "Viewer"], ["--channel", "Telegram", "--group", "-100123:topic:4"],
                  ["--channel", "telegram", "--account", "WORK", "--group", "-7"]):
         result = run("resolve", *args)
-        assert result.exit_code == 0 and result.stderr == "", (args, result.stderr)
+        assert result.exit_code == 0 and "warning" not in result.stderr, (args, result.stderr)
 
 
 def test_resolve_warns_on_a_stale_build(project: Path, tmp_path: Path,
@@ -299,13 +310,16 @@ def test_resolve_warns_on_a_stale_build(project: Path, tmp_path: Path,
     shutil.copytree(project / "definitions", tmp_path / "definitions")
     shutil.copytree(project / "build", tmp_path / "build")
     monkeypatch.chdir(tmp_path)
-    assert run("resolve").stderr == ""
+    build_id = _build_id(tmp_path / "build")
+    assert run("resolve").stderr == f"source: build build/ (build {build_id}, current with " \
+        "the definitions)\n"
     policy = tmp_path / "definitions" / "policy.yaml"
     policy.write_text(policy.read_text() + "\n# a comment is a change too\n")
     result = run("resolve")
     assert result.exit_code == 0
     assert result.stderr == ("warning: build/ is stale relative to definitions/ (run `toolc "
-                             "build`): answering from it as built\n")
+                             "build`): answering from it as built\n"
+                             f"source: build build/ (build {build_id}, stale)\n")
 
 
 # -- schema --provider -------------------------------------------------------------------------
@@ -433,3 +447,38 @@ def test_a_missing_optional_dependency_names_the_extra(tmp_path: Path, missing: 
     assert "needs the optional extra toolc[mcp]" in proc.stderr
     assert f"module '{missing}" in proc.stderr and "is missing" in proc.stderr
     assert "pip install 'toolc[mcp]'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# -- resolve and explain say where their answer comes from ----------------------------------------
+def test_resolve_and_explain_name_their_source_and_warn_on_a_stale_build(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(project / "definitions", tmp_path / "definitions")
+    shutil.copytree(project / "build", tmp_path / "build")
+    monkeypatch.chdir(tmp_path)
+    build_id = _build_id(tmp_path / "build")
+    policy = tmp_path / "definitions" / "policy.yaml"
+    policy.write_text(policy.read_text().replace("deny: [memo]", "deny: [memo, read]"))
+    stale = "warning: build/ is stale relative to definitions/ (run `toolc build`): "
+    from_build = f"source: build build/ (build {build_id}, stale)\n"
+    from_defs = "source: definitions definitions/ (reference interpreter)\n"
+    cases = [
+        (["resolve"], "answering from it as built", from_build),
+        (["resolve", "--definitions", "definitions"], "answering from definitions/ (without "
+         "--definitions, resolve answers from build/)", from_defs),
+        (["explain", "read"], "explaining from definitions/", from_defs),
+        (["explain", "--build", "build", "read"], "explaining from it as built", from_build),
+        (["explain", "--definitions", "definitions", "read"], "explaining from definitions/",
+         from_defs),
+    ]
+    for args, consequence, source in cases:
+        result = run(*args)
+        assert result.stderr == f"{stale}{consequence}\n{source}", (args, result.stderr)
+    # the answers differ, and each says why: read is denied only in the definitions
+    assert "read" in run("resolve").stdout.split()
+    assert "read" not in run("resolve", "--definitions", "definitions").stdout.split()
+    data = json.loads(run("resolve", "--json").stdout)
+    assert data["source"] == {"kind": "build", "path": "build", "build": build_id,
+                              "current": False}
+    data = json.loads(run("explain", "--json", "read").stdout)
+    assert data["source"] == {"kind": "definitions", "path": "definitions",
+                              "build": build_id, "current": False}
