@@ -2,9 +2,12 @@
 import-openclaw, schema-path.
 
 Exit codes: 0 ok; 1 errors in the definitions, a stale build under --check, a missing or
-modified build directory, or (explain) a tool that is not visible; 2 usage errors; 4 internal
-failure (a bug in toolc: please report it with what it prints). ``toolc diff`` has its own:
-0 no access change, 2 access changed, 3 widened under ``--fail-on widen``, 1 errors.
+modified build directory, another build holding the output past --lock-timeout, or (explain)
+a tool that is not visible; 2 usage errors, including a missing optional extra (the message
+names it, e.g. ``toolc[mcp]``); 4 internal failure (a bug in toolc: please report it with
+what it prints); 141 the reader closed the output pipe (``| head``), nothing printed.
+``toolc diff`` has its own: 0 no access change, 2 access changed, 3 widened under
+``--fail-on widen``, 1 errors (also a build that fails verification).
 
 Colour: diagnostics and explain use colour on a terminal; ``NO_COLOR`` (any value) turns it
 off, ``FORCE_COLOR`` (any value but ``0``) turns it on where the stream is not a terminal.
@@ -179,7 +182,8 @@ def main() -> None:
     """Compile LLM-agent tool policies ahead of time.
 
     Exit codes: 0 ok; 1 errors in the definitions, drift (build --check), a missing or
-    modified build, a tool that is not visible (explain); 2 usage; 4 internal error.
+    modified build, a tool that is not visible (explain); 2 usage (also a missing optional
+    extra); 4 internal error; 141 output pipe closed.
     NO_COLOR turns colour off, FORCE_COLOR on.
 
     \b
