@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import keyword
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -21,9 +23,10 @@ from .frontend import load_definitions, load_files
 from .reference import ReferenceInterpreter, Resolution
 from .render import DEFAULT_PACKAGE, SOURCES, dump_json, render
 from .review import access_markdown
+from .runtime.bootstrap import DataMismatchError, Digests, read_checked, tree_problems
 from .schema.models import generate_models
 from .tables import build_tables
-from .writer import check_output_dir, matches_disk, publish
+from .writer import check_output_dir, matches_disk, output_lock, publish
 from .yamlsrc import discover
 
 
@@ -83,21 +86,109 @@ def read_manifest(out: Path) -> dict[str, Any]:
     return manifest
 
 
+def _manifest_digests(out: Path, manifest: dict[str, Any]) -> Digests:
+    return Digests(root=str(out), files=manifest["files"], shown=f"{out.as_posix()}/",
+                   against=f"the sha256 in {out.as_posix()}/manifest.json",
+                   advice="the build was modified; rebuild it with `toolc build`")
+
+
 def read_build_file(out: Path, rel: str, manifest: dict[str, Any]) -> bytes:
-    """A build's file, checked against the sha256 the manifest lists for it."""
-    expected = manifest["files"].get(rel)
-    if expected is None:
-        raise BuildError(f"{out.as_posix()}/manifest.json lists no {rel} (built by an older "
-                         "toolc? rebuild it with `toolc build`)")
+    """A build's file, checked against the sha256 the manifest lists for it (the runtime
+    loader's own check, ``toolc.runtime.bootstrap.read_checked``)."""
     try:
-        raw = (out / rel).read_bytes()
-    except OSError as exc:
-        raise BuildError(f"{out.as_posix()}/{rel}: unreadable ({exc})") from exc
-    if hashlib.sha256(raw).hexdigest() != expected:
-        raise BuildError(f"{out.as_posix()}/{rel} does not match the sha256 in "
-                         f"{out.as_posix()}/manifest.json: the build was modified; rebuild "
-                         "it with `toolc build`")
-    return raw
+        return read_checked(_manifest_digests(out, manifest), rel)
+    except DataMismatchError as exc:
+        raise BuildError(str(exc)) from exc
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VerifiedBuild:
+    """A build directory whose every file was checked, and their bytes."""
+
+    out: Path
+    manifest: dict[str, Any]
+    files: dict[str, bytes]
+
+    def json(self, rel: str) -> Any:
+        return json.loads(self.files[rel])
+
+
+def verify_build(out: Path) -> VerifiedBuild:
+    """Check a whole build as the runtime loader checks its files (one shared check,
+    ``toolc.runtime.bootstrap``): every file the manifest lists is there with its sha256,
+    no executable file is there that it does not list, and the runtime's own digests (its
+    ``__init__.py``, which the runtime trusts) agree with the manifest, so what a reader
+    sees is what the runtime would run. BuildError says what is wrong."""
+    manifest = read_manifest(out)
+    names = manifest["files"]
+    bad = [rel for rel in names if not _plain_relative(rel)]
+    if bad or not all(isinstance(v, str) for v in names.values()):
+        raise BuildError(f"{out.as_posix()}/manifest.json: not written by toolc (file "
+                         f"names {', '.join(map(repr, bad[:3]))})")
+    digests = _manifest_digests(out, manifest)
+    problems = tree_problems(digests, ("manifest.json",))
+    if problems:
+        raise BuildError(f"{out.as_posix()}: {'; '.join(problems[:5])}"
+                         f"{f' (and {len(problems) - 5} more)' if len(problems) > 5 else ''}; "
+                         f"{digests.advice}")
+    files = {rel: read_build_file(out, rel, manifest) for rel in sorted(names)}
+    _check_runtime_digests(out, manifest, files)
+    return VerifiedBuild(out=out, manifest=manifest, files=files)
+
+
+def _plain_relative(rel: str) -> bool:
+    parts = rel.split("/")
+    return bool(rel) and "\\" not in rel and not rel.startswith("/") and all(
+        p not in ("", ".", "..") for p in parts)
+
+
+def _check_runtime_digests(out: Path, manifest: dict[str, Any], files: dict[str, bytes]
+                           ) -> None:
+    """The runtime package's ``FILE_SHA256`` must list exactly the package's other files,
+    with the manifest's digests: else the runtime would refuse (or read) what diff did not."""
+    package = manifest["package"]
+    init = f"{package}/__init__.py"
+    if init not in files:
+        raise BuildError(f"{out.as_posix()}: no runtime package {package}/ in the manifest")
+    runtime = runtime_digests(files[init])
+    if runtime is None:
+        raise BuildError(f"{out.as_posix()}/{init}: no FILE_SHA256 table (not a toolc "
+                         "runtime); rebuild it with `toolc build`")
+    listed = {rel.removeprefix(f"{package}/"): digest for rel, digest in manifest["files"].items()
+              if rel.startswith(f"{package}/") and rel not in (init, f"{package}/py.typed")}
+    if runtime != listed:
+        names = sorted(n for n in set(runtime) | set(listed) if runtime.get(n) != listed.get(n))
+        raise BuildError(f"{out.as_posix()}/{init} and {out.as_posix()}/manifest.json disagree "
+                         f"about {', '.join(names[:5])}: the build was modified; rebuild it "
+                         "with `toolc build`")
+
+
+def runtime_digests(init_source: bytes) -> dict[str, str] | None:
+    """The ``FILE_SHA256`` table of a generated ``__init__.py``, read without running it."""
+    try:
+        tree = ast.parse(init_source)
+    except (SyntaxError, ValueError):
+        return None
+    target: ast.expr
+    value: ast.expr | None
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        else:
+            continue
+        if not (isinstance(target, ast.Name) and target.id == "FILE_SHA256") or value is None:
+            continue
+        try:
+            table = ast.literal_eval(value)
+        except ValueError:
+            return None
+        if isinstance(table, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                           for k, v in table.items()):
+            return table
+        return None
+    return None
 
 
 def resolve_build(out: Path) -> Resolved:
@@ -196,15 +287,25 @@ def inputs_digest(definitions_dir: Path, *, package: str, strict: bool) -> str:
 
 def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "build", *,
           strict: bool = False, package_name: str = DEFAULT_PACKAGE,
-          force: bool = False) -> BuildResult:
-    """Compile ``definitions_dir`` into ``out_dir`` atomically; skip when nothing changed."""
+          force: bool = False, lock_timeout: float | None = None,
+          on_wait: Callable[[Path], None] | None = None) -> BuildResult:
+    """Compile ``definitions_dir`` into ``out_dir`` atomically; skip when nothing changed.
+
+    Holds the output's lock from the no-op check to the swap: a concurrent writer of the
+    same output makes this wait (``lock_timeout=None``) or raise ``LockTimeoutError`` after
+    ``lock_timeout`` seconds; ``on_wait(lock_file)`` is called before waiting.
+    """
     defs, out = Path(definitions_dir), Path(out_dir)
     check_package_name(package_name)
     check_output_dir(out, defs)
-    if not force and matches_disk(out, inputs_digest(defs, package=package_name, strict=strict)):
-        return BuildResult(out_dir=out, files=(), diagnostics=(), counts={}, up_to_date=True)
-    files, diagnostics, counts = stamped_files(defs, package=package_name, strict=strict)
-    publish(files, out)
+    with output_lock(out, timeout=lock_timeout, on_wait=on_wait):
+        check_output_dir(out, defs)  # again: the output may have changed while we waited
+        digest = inputs_digest(defs, package=package_name, strict=strict)
+        if not force and matches_disk(out, digest):
+            return BuildResult(out_dir=out, files=(), diagnostics=(), counts={},
+                               up_to_date=True)
+        files, diagnostics, counts = stamped_files(defs, package=package_name, strict=strict)
+        publish(files, out)
     return BuildResult(out_dir=out, files=tuple(sorted(files)), diagnostics=tuple(diagnostics),
                        counts=counts, up_to_date=False)
 

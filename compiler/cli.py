@@ -2,9 +2,12 @@
 import-openclaw, schema-path.
 
 Exit codes: 0 ok; 1 errors in the definitions, a stale build under --check, a missing or
-modified build directory, or (explain) a tool that is not visible; 2 usage errors; 4 internal
-failure (a bug in toolc: please report it with what it prints). ``toolc diff`` has its own:
-0 no access change, 2 access changed, 3 widened under ``--fail-on widen``, 1 errors.
+modified build directory, another build holding the output past --lock-timeout, or (explain)
+a tool that is not visible; 2 usage errors, including a missing optional extra (the message
+names it, e.g. ``toolc[mcp]``); 4 internal failure (a bug in toolc: please report it with
+what it prints); 141 the reader closed the output pipe (``| head``), nothing printed.
+``toolc diff`` has its own: 0 no access change, 2 access changed, 3 widened under
+``--fail-on widen``, 1 errors (also a build that fails verification).
 
 Colour: diagnostics and explain use colour on a terminal; ``NO_COLOR`` (any value) turns it
 off, ``FORCE_COLOR`` (any value but ``0``) turns it on where the stream is not a terminal.
@@ -13,15 +16,17 @@ off, ``FORCE_COLOR`` (any value but ``0``) turns it on where the stream is not a
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
 import json
 import os
 import sys
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
 import click
 
@@ -44,6 +49,7 @@ from .diagnostics import DefinitionsError, Diagnostic, Diagnostics, did_you_mean
 from .diff import DiffInputError, compute_diff, load_side, render_diff, side_from_revision
 from .explain import Explanation, UnknownToolError, catalog_tool
 from .explain import explain as explain_tool
+from .locks import LockTimeoutError
 from .mcp_identity import IdentitiesError, add_identity
 from .names import normalize_tool_name
 from .openclaw import ConfigError, import_openclaw, parse_config
@@ -54,6 +60,9 @@ from .starter import ProjectWriteError, init_files, schema_path, write_new_files
 from .writer import OutputDirError, check_output_dir, diff_disk
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 4
+# The reader of the output went away (`toolc explain ... | head`): what a shell reports for a
+# command that SIGPIPE ended (128 + 13), without a word on stderr.
+EXIT_CLOSED_PIPE = 141
 EXIT_CHANGED, EXIT_WIDENED = 2, 3  # toolc diff
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_DEFS, DEFAULT_BUILD = Path("definitions"), Path("build")
@@ -134,8 +143,8 @@ def _guard(fn: F) -> F:
             _echo(_message("toolc: internal error", f"{exc}\nthis is a bug in toolc; please "
                            "report it with this message"), err=True)
             sys.exit(EXIT_INTERNAL)
-        except (click.ClickException, click.exceptions.Exit, SystemExit):
-            raise
+        except (click.ClickException, click.exceptions.Exit, SystemExit, BrokenPipeError):
+            raise  # a closed output pipe is handled once, by the group (_Toolc.invoke)
         except Exception:
             _echo("toolc: internal error (this is a bug in toolc):", err=True)
             _echo(traceback.format_exc(), err=True)
@@ -144,13 +153,37 @@ def _guard(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
+class _Toolc(click.Group):
+    """The ``toolc`` group: a closed stdout or stderr ends any command quietly."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            _closed_pipe()
+
+
+def _closed_pipe() -> NoReturn:
+    """Exit quietly after the reader closed our output: point stdout and stderr at the null
+    device first, so that the interpreter's final flush cannot fail again."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        for stream in (sys.stdout, sys.stderr):
+            os.dup2(null, stream.fileno())
+    except (OSError, ValueError, AttributeError):  # not file-backed (tests): nothing to flush
+        pass
+    sys.exit(EXIT_CLOSED_PIPE)
+
+
+@click.group(cls=_Toolc,
+             context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
 @click.version_option(package_name="toolc")
 def main() -> None:
     """Compile LLM-agent tool policies ahead of time.
 
     Exit codes: 0 ok; 1 errors in the definitions, drift (build --check), a missing or
-    modified build, a tool that is not visible (explain); 2 usage; 4 internal error.
+    modified build, a tool that is not visible (explain); 2 usage (also a missing optional
+    extra); 4 internal error; 141 output pipe closed.
     NO_COLOR turns colour off, FORCE_COLOR on.
 
     \b
@@ -175,14 +208,19 @@ _DEFS_ARG = click.argument("defs", default="definitions", type=click.Path(path_t
               help="Write nothing; exit 1 when OUT differs from a fresh build (drift).")
 @click.option("--force", is_flag=True,
               help="Rebuild even when inputs are unchanged (never overrides the OUT checks).")
+@click.option("--lock-timeout", type=click.FloatRange(min=0), default=None, metavar="SEC",
+              help="When another toolc process is writing OUT, wait at most SEC seconds (0: fail "
+              "at once) instead of until it is done; then exit 1.")
 @_guard
 def build(defs: Path, out: Path, strict: bool, package_name: str, check: bool,
-          force: bool) -> None:
+          force: bool, lock_timeout: float | None) -> None:
     """Compile DEFS (default: definitions) into OUT.
 
     OUT is replaced atomically and only if it is a previous toolc build, an empty directory
     or missing: a file, the definitions directory, the current directory (or a directory
     containing either) and any other non-empty directory are refused, even with --force.
+    Two builds into one OUT never mix: the second waits for the first (see --lock-timeout),
+    then rebuilds or finds OUT up to date.
 
     \b
     Examples:
@@ -209,7 +247,16 @@ def build(defs: Path, out: Path, strict: bool, package_name: str, check: bool,
     except OutputDirError as exc:
         _error(str(exc))
         sys.exit(EXIT_INPUT)
-    result = api_build(defs, out, strict=strict, package_name=package_name, force=force)
+    def waiting(lock: Path) -> None:
+        _echo(f"waiting for another toolc process writing {out.as_posix()} (lock "
+              f"{lock.as_posix()})", err=True)
+
+    try:
+        result = api_build(defs, out, strict=strict, package_name=package_name, force=force,
+                           lock_timeout=lock_timeout, on_wait=waiting)
+    except (OutputDirError, LockTimeoutError) as exc:
+        _error(str(exc))
+        sys.exit(EXIT_INPUT)
     _print_diagnostics(result.diagnostics)
     if result.up_to_date:
         _echo(f"{out.as_posix()} is up to date", err=True)
@@ -307,12 +354,46 @@ def load_runtime(out: Path) -> ModuleType:
     return module
 
 
-def _warn_if_stale(build_dir: Path, defs: Path, consequence: str) -> None:
-    """Warn when both exist and ``build_dir`` was not built from ``defs`` as they are now."""
-    if (build_dir / "manifest.json").is_file() and defs.is_dir() and \
-            not build_is_current(defs, build_dir):
-        _warn(f"{build_dir.as_posix()}/ is stale relative to {defs.as_posix()}/ (run `toolc "
-              f"build`){consequence}")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Source:
+    """Where resolve or explain reads its answer, said on stderr and in --json."""
+
+    kind: str  # "build" or "definitions"
+    path: Path
+    build: Path  # the build compared with the definitions
+    build_id: str | None  # sha256 of its manifest.json (first 12 hex digits); None: no build
+    current: bool | None  # built from the definitions as they are now; None: nothing to compare
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "path": self.path.as_posix(), "build": self.build_id,
+                "current": self.current}
+
+    def describe(self) -> str:
+        if self.kind == "definitions":
+            return f"source: definitions {self.path.as_posix()}/ (reference interpreter)"
+        state = {True: "current with the definitions", False: "stale",
+                 None: "no definitions to compare with"}[self.current]
+        return f"source: build {self.path.as_posix()}/ (build {self.build_id}, {state})"
+
+
+def _source(kind: str, path: Path, build_dir: Path, defs: Path) -> Source:
+    """``build_dir`` compared with ``defs`` by the build's inputs digest (``toolc build``'s
+    own no-op check): definitions edited since (or another toolc) make it stale."""
+    try:
+        manifest = (build_dir / "manifest.json").read_bytes()
+    except OSError:
+        return Source(kind=kind, path=path, build=build_dir, build_id=None, current=None)
+    return Source(kind=kind, path=path, build=build_dir,
+                  build_id=hashlib.sha256(manifest).hexdigest()[:12],
+                  current=build_is_current(defs, build_dir) if defs.is_dir() else None)
+
+
+def _report_source(source: Source, defs: Path, consequence: str) -> None:
+    """Name the source on stderr; warn first when the build and the definitions differ."""
+    if source.current is False:
+        _warn(f"{source.build.as_posix()}/ is stale relative to {defs.as_posix()}/ (run "
+              f"`toolc build`): {consequence}")
+    _echo(source.describe(), err=True)
 
 
 def _warn_undeclared(declared: Declared, context: dict[str, Any]) -> None:
@@ -353,8 +434,14 @@ def resolve(build_dir: Path, defs: Path | None, engine: str | None, as_json: boo
     """
     engine = engine or ("reference" if defs is not None else "compiled")
     context = _context(kwargs)
-    _warn_if_stale(build_dir, defs or DEFAULT_DEFS,
-                   ": answering from it as built" if engine == "compiled" else "")
+    definitions = defs or DEFAULT_DEFS
+    if engine == "reference":
+        source = _source("definitions", definitions, build_dir, definitions)
+        _report_source(source, definitions, f"answering from {definitions.as_posix()}/ "
+                       f"(without --definitions, resolve answers from {build_dir.as_posix()}/)")
+    else:
+        source = _source("build", build_dir, build_dir, definitions)
+        _report_source(source, definitions, "answering from it as built")
     if engine == "reference":
         resolved = resolve_definitions(defs or DEFAULT_DEFS)
         _warn_undeclared(Declared.of_resolved(resolved), context)
@@ -364,30 +451,33 @@ def resolve(build_dir: Path, defs: Path | None, engine: str | None, as_json: boo
         _warn_undeclared(Declared.of_tables(_tables(build_dir)), context)
         names = tuple(runtime.resolve(**context).names)
     if as_json:
-        _echo(json.dumps({"tools": list(names)}))
+        _echo(json.dumps({"tools": list(names), "source": source.to_json()}))
     else:
         _echo("\n".join(names))
 
 
-def _explain_source(build_dir: Path | None, defs: Path | None) -> tuple[str, Path]:
-    """``("build", OUT)`` or ``("definitions", DEFS)``: the option given, else build/ when it
-    is current relative to definitions/ (or there are no definitions), else definitions/."""
+def _explain_source(build_dir: Path | None, defs: Path | None) -> Source:
+    """The option given, else build/ when it is current relative to definitions/ (or there
+    are no definitions), else definitions/; said on stderr, with a warning when build/ and
+    definitions/ differ (resolve answers from build/)."""
     if build_dir is not None and defs is not None:
         raise click.UsageError("give --build or --definitions, not both")
     if build_dir is not None:
-        _warn_if_stale(build_dir, DEFAULT_DEFS, "")
-        return "build", build_dir
+        source = _source("build", build_dir, build_dir, DEFAULT_DEFS)
+        _report_source(source, DEFAULT_DEFS, "explaining from it as built")
+        return source
     if defs is not None:
-        return "definitions", defs
+        source = _source("definitions", defs, DEFAULT_BUILD, defs)
+        _report_source(source, defs, f"explaining from {defs.as_posix()}/")
+        return source
     has_build = (DEFAULT_BUILD / "manifest.json").is_file()
-    if has_build and not DEFAULT_DEFS.is_dir():
-        return "build", DEFAULT_BUILD
-    if has_build and build_is_current(DEFAULT_DEFS, DEFAULT_BUILD):
-        return "build", DEFAULT_BUILD
-    if has_build:
-        _warn(f"{DEFAULT_BUILD.as_posix()}/ is stale relative to {DEFAULT_DEFS.as_posix()}/ "
-              f"(run `toolc build`): explaining from {DEFAULT_DEFS.as_posix()}/")
-    return "definitions", DEFAULT_DEFS
+    build = _source("build", DEFAULT_BUILD, DEFAULT_BUILD, DEFAULT_DEFS)
+    if has_build and build.current is not False:
+        _report_source(build, DEFAULT_DEFS, "")
+        return build
+    source = _source("definitions", DEFAULT_DEFS, DEFAULT_BUILD, DEFAULT_DEFS)
+    _report_source(source, DEFAULT_DEFS, f"explaining from {DEFAULT_DEFS.as_posix()}/")
+    return source
 
 
 def _check_runtime_agrees(build_dir: Path, context: dict[str, Any], tool: str,
@@ -457,8 +547,9 @@ def explain(build_dir: Path | None, defs: Path | None, as_json: bool, tool: str,
       toolc explain --channel telegram --group -100123 --sender-username alice exec
       toolc explain --build build --agent main --provider openai apply_patch --json
     """
-    source, path = _explain_source(build_dir, defs)
-    resolved = resolve_build(path) if source == "build" else resolve_definitions(path)
+    source = _explain_source(build_dir, defs)
+    path = source.path
+    resolved = resolve_build(path) if source.kind == "build" else resolve_definitions(path)
     context = _context(kwargs)
     try:
         name = catalog_tool(resolved, tool)
@@ -466,11 +557,11 @@ def explain(build_dir: Path | None, defs: Path | None, as_json: bool, tool: str,
         raise click.UsageError(str(exc)) from exc
     _warn_undeclared(Declared.of_resolved(resolved), context)
     ex = explain_tool(resolved, name, context)
-    if source == "build":
+    if source.kind == "build":
         _check_runtime_agrees(path, context, name, ex)
     if as_json:
-        _echo(json.dumps({**ex.to_json(), "source": {"kind": source, "path": path.as_posix()}},
-                         indent=2, ensure_ascii=False))
+        _echo(json.dumps({**ex.to_json(), "source": source.to_json()}, indent=2,
+                         ensure_ascii=False))
     else:
         _print_explanation(ex)
     sys.exit(EXIT_OK if ex.visible else EXIT_INPUT)
@@ -624,25 +715,36 @@ def diff(sides: tuple[str, ...], base_rev: str | None, defs: Path, fmt: str,
 
 @main.command()
 @click.argument("defs", default="definitions", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True,
+              help="Overwrite the files init writes where they exist (your other files are "
+              "never touched or deleted).")
 @_guard
-def init(defs: Path) -> None:
+def init(defs: Path, force: bool) -> None:
     """Write a starter definitions directory DEFS (default: definitions) that builds as is.
 
     The shipped core catalog (catalog/, plugins/memory-core.yaml), the profiles, the
     provider dialects, a commented example policy (policy.yaml) and a copy of the editor
-    schema (.schema/definitions.schema.json, named by each file's first line). Existing
-    files are never overwritten: the command refuses and writes nothing.
+    schema (.schema/definitions.schema.json, named by each file's first line). Other files
+    in DEFS are kept. Without --force, a file init writes that already exists makes it
+    refuse and write nothing; with --force, those files are overwritten (only those:
+    nothing else is changed or deleted).
 
     \b
     Examples:
       toolc init && toolc build
       toolc init policies
+      toolc init --force     # restore the starter files, keep your own
     """
+    files = init_files()
+    replaced = sorted(rel for rel in files if (defs / rel).exists())
     try:
-        write_new_files(init_files(), defs, force=False, refuse_non_empty=False)
+        write_new_files(files, defs, force=force, refuse_non_empty=False)
     except ProjectWriteError as exc:
         _error(str(exc))
         sys.exit(EXIT_INPUT)
+    if replaced:
+        _echo(f"overwrote {len(replaced)} of init's files in {defs.as_posix()}/: "
+              f"{', '.join(replaced)}", err=True)
     _echo(f"wrote a starter {defs.as_posix()}/; next: toolc build {defs.as_posix()}", err=True)
 
 
@@ -719,18 +821,35 @@ def schema_path_cmd() -> None:
 
 
 # -- MCP ---------------------------------------------------------------------------------------
-_MCP_MISSING = ("needs the MCP Python SDK, which is an optional extra of toolc: "
-                "pip install 'toolc[mcp]'")
+class MissingExtraError(click.ClickException):
+    """An optional extra of toolc is missing or broken: a usage problem (exit 2), not a bug."""
+
+    exit_code = EXIT_USAGE
+
+
+# The optional extras (pyproject's [project.optional-dependencies]) and what each brings.
+EXTRAS: Final = {"mcp": "the MCP Python SDK, anyio, starlette and uvicorn"}
 
 
 def _mcp_module(command: str, name: str) -> ModuleType:
-    """``toolc.<name>``, or a clear error naming the extra when the SDK is missing."""
+    """``toolc.<name>``, or a clear error naming the extra when anything its import chain
+    needs is missing or too old (any ImportError from outside toolc itself)."""
+    return _extra_module(command, name, "mcp")
+
+
+def _extra_module(command: str, name: str, extra: str) -> ModuleType:
     try:
         return importlib.import_module(f"toolc.{name}")
     except ImportError as exc:
-        if (exc.name or "").split(".")[0] in ("mcp", "mcp_types", "uvicorn", "starlette"):
-            raise click.ClickException(f"toolc {command} {_MCP_MISSING}") from exc
-        raise
+        missing = exc.name or ""
+        if missing == "toolc" or missing.startswith("toolc."):
+            raise  # toolc's own module is missing: a broken install, reported as internal
+        what = f"module {missing!r} is missing" if isinstance(exc, ModuleNotFoundError) and \
+            missing else f"importing it failed ({exc})"
+        raise MissingExtraError(
+            f"toolc {command} needs the optional extra toolc[{extra}] ({EXTRAS[extra]}), and "
+            f"{what}: install it with pip install 'toolc[{extra}]' (or upgrade it with "
+            f"pip install -U 'toolc[{extra}]')") from exc
 
 
 def _host_port(value: str) -> tuple[str, int]:

@@ -9,20 +9,23 @@ sides' context classes (``access.ClassSpace``), never by enumerating the product
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .access import DIMS, ClassSpace, TablesView
-from .api import compile_files
+from .api import BuildError, compile_files, verify_build
 from .delta import ToolChange, compute_delta
 from .factored import Cube, bit_indices
+from .locks import LockTimeoutError, lock_path, locked
+from .markdown import code, codes
 from .render import dump_json
-from .words import Words
+from .words import Words, plural
 
 DIFF_FORMAT = 1
 
@@ -42,16 +45,23 @@ class Side:
 
 # -- loading ---------------------------------------------------------------------------------
 def side_from_build(out: Path, label: str | None = None) -> Side:
+    """A build directory, verified as a whole exactly as its runtime verifies its files
+    (``api.verify_build``): a build whose files differ from its manifest, or whose manifest
+    differs from its runtime, is refused, never compared."""
     try:
-        manifest = json.loads((out / "manifest.json").read_text("utf-8"))
-        package = out / manifest["package"]
-        tables = json.loads((package / "tables.json").read_text("utf-8"))
-        catalog = json.loads((package / "catalog.json").read_text("utf-8"))
-        bundles = json.loads((package / "bundles.json").read_text("utf-8"))
-    except (OSError, ValueError, KeyError) as exc:
-        raise DiffInputError(f"{out}: not a readable toolc build ({exc})") from exc
+        build = verify_build(out)
+    except BuildError as exc:
+        raise DiffInputError(f"{out.as_posix()}: refusing to compare this build: {exc}") from exc
+    package = build.manifest["package"]
+    try:
+        tables = build.json(f"{package}/tables.json")
+        catalog = build.json(f"{package}/catalog.json")
+        bundles = build.json(f"{package}/bundles.json")
+        warnings = _warnings(build.manifest.get("warnings", []))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise DiffInputError(f"{out.as_posix()}: not a readable toolc build ({exc})") from exc
     return Side(label=label or out.as_posix(), tables=tables, catalog=catalog, bundles=bundles,
-                warnings=_warnings(manifest.get("warnings", [])))
+                warnings=warnings)
 
 
 def side_from_definitions(defs: Path, label: str | None = None) -> Side:
@@ -68,25 +78,88 @@ def side_from_definitions(defs: Path, label: str | None = None) -> Side:
 
 def side_from_revision(rev: str, defs: Path, label: str | None = None) -> Side:
     """The definitions at ``rev`` (same path inside the repository as ``defs``), compiled
-    from a temporary git worktree that is removed afterwards, whatever happens."""
-    top = _git(["rev-parse", "--show-toplevel"], cwd=defs if defs.is_dir() else Path.cwd())
-    root = Path(top)
+    from a temporary git worktree that is removed afterwards, whatever happens; one left by
+    a killed run is removed by the next run (``_remove_stale_worktrees``)."""
+    root, rel = _repository_path(defs)
     commit = _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=root)
-    rel = defs.resolve().relative_to(root.resolve())
-    tmp = Path(tempfile.mkdtemp(prefix="toolc-diff-"))
-    tree = tmp / "tree"
+    place = _worktrees_dir(root)
+    _remove_stale_worktrees(place, root)
+    run = place / f"{os.getpid()}-{secrets.token_hex(4)}"
+    os.mkdir(run)
     try:
-        _git(["worktree", "add", "--detach", "--quiet", str(tree), commit], cwd=root)
-        try:
-            where = tree / rel
-            if not where.is_dir():
-                raise DiffInputError(f"{rev}: has no {rel.as_posix()}/ directory")
-            return side_from_definitions(where, label=label or f"{rev}:{rel.as_posix()}")
-        finally:
-            _git(["worktree", "remove", "--force", str(tree)], cwd=root)
+        with locked(run):  # held while the worktree lives: a later run sees it is in use
+            tree = run / "tree"
+            try:
+                _git(["worktree", "add", "--detach", "--quiet", str(tree), commit], cwd=root)
+                _fault("worktree-added")
+                where = tree / rel
+                if not where.is_dir():
+                    raise DiffInputError(f"{rev}: has no {rel.as_posix()}/ directory")
+                return side_from_definitions(where, label=label or f"{rev}:{rel.as_posix()}")
+            finally:
+                _remove_worktree(run, root)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        lock_path(run).unlink(missing_ok=True)  # a unique name: nobody locks it again
         _git(["worktree", "prune"], cwd=root, check=False)
+
+
+# Tests set this to SIGKILL a run at a named step ("worktree-added").
+FAULT_HOOK: Callable[[str], None] | None = None
+
+
+def _fault(step: str) -> None:
+    if FAULT_HOOK is not None:
+        FAULT_HOOK(step)
+
+
+def _repository_path(defs: Path) -> tuple[Path, Path]:
+    """(repository root, ``defs`` relative to it); DiffInputError when ``defs`` is not
+    inside the repository (revisions are read at the same path inside it)."""
+    where = defs if defs.is_dir() else Path.cwd()
+    try:
+        top = _git(["rev-parse", "--show-toplevel"], cwd=where)
+    except DiffInputError as exc:
+        raise DiffInputError(f"--definitions {defs.as_posix()}: {where.as_posix()} is not "
+                             f"inside a git repository; revisions (and --base-rev) are read "
+                             f"from the repository that holds the definitions ({exc})") from exc
+    root = Path(top)
+    try:
+        rel = defs.resolve().relative_to(root.resolve())
+    except ValueError:
+        raise DiffInputError(f"--definitions {defs.as_posix()} is outside the git repository "
+                             f"{root.as_posix()}; revisions (and --base-rev) are read at the "
+                             "definitions' path inside the repository: give a path inside "
+                             "it") from None
+    return root, rel
+
+
+def _worktrees_dir(root: Path) -> Path:
+    """Where temporary worktrees live: inside the repository's git directory, so that the
+    next run finds one a killed run left behind (and nothing lands in a shared /tmp)."""
+    common = Path(_git(["rev-parse", "--git-common-dir"], cwd=root))
+    place = (common if common.is_absolute() else root / common) / "toolc-diff"
+    place.mkdir(exist_ok=True)
+    return place
+
+
+def _remove_stale_worktrees(place: Path, root: Path) -> None:
+    """Remove the worktrees of runs that died (SIGKILL, power loss): a run holds its
+    directory's lock while it lives, and the kernel drops the lock when it dies."""
+    for run in sorted(place.iterdir()):
+        if not run.is_dir() or run.is_symlink():
+            continue
+        try:
+            with locked(run, timeout=0):
+                if run.is_dir():
+                    _remove_worktree(run, root)
+                lock_path(run).unlink(missing_ok=True)
+        except LockTimeoutError:
+            continue  # a live run's worktree
+
+
+def _remove_worktree(run: Path, root: Path) -> None:
+    _git(["worktree", "remove", "--force", str(run / "tree")], cwd=root, check=False)
+    shutil.rmtree(run, ignore_errors=True)
 
 
 def _git(args: list[str], *, cwd: Path, check: bool = True) -> str:
@@ -215,7 +288,7 @@ def to_text(result: DiffResult, *, color: bool = False, limit: int = 12) -> str:
     if not result.changes:
         lines.append("access: no tool is gained or lost in any class")
     for c in result.changes:
-        for sign, cubes, verb, code in (("+", c.gained, "gained", "32"),
+        for sign, cubes, verb, ansi in (("+", c.gained, "gained", "32"),
                                         ("-", c.lost, "lost", "31")):
             if not cubes:
                 continue
@@ -223,10 +296,10 @@ def to_text(result: DiffResult, *, color: bool = False, limit: int = 12) -> str:
             if len(cubes) == 1:
                 words = result.words.cube(cubes[0][0])
                 where = "in every context" if words == "every context" else f"by {words}"
-                lines.append(paint(f"{sign} {c.tool}: {verb} {where} ({_n(total)})", code))
+                lines.append(paint(f"{sign} {c.tool}: {verb} {where} ({_n(total)})", ansi))
                 continue
-            lines.append(paint(f"{sign} {c.tool}: {verb} in {_n(total)}", code))
-            lines += [paint(f"    {result.words.cube(x)} ({_n(n)})", code)
+            lines.append(paint(f"{sign} {c.tool}: {verb} in {_n(total)}", ansi))
+            lines += [paint(f"    {result.words.cube(x)} ({_n(n)})", ansi)
                       for x, n in cubes[:limit]]
             if len(cubes) > limit:
                 lines.append(f"    ... and {len(cubes) - limit} more groups of classes "
@@ -235,53 +308,58 @@ def to_text(result: DiffResult, *, color: bool = False, limit: int = 12) -> str:
     lines += [paint(f"- catalog: tool {t} removed", "31") for t in result.removed]
     lines += [f"~ catalog: schema of {t} changed ({', '.join(d)})"
               for t, d in result.schema_changed.items()]
-    lines += [f"+ warning[{code}]: {msg}" for code, msg in result.warnings_added]
-    lines += [f"- warning[{code}]: {msg}" for code, msg in result.warnings_removed]
+    lines += [f"+ warning[{c}]: {msg}" for c, msg in result.warnings_added]
+    lines += [f"- warning[{c}]: {msg}" for c, msg in result.warnings_removed]
     return "\n".join(lines) + "\n"
 
 
 def to_markdown(result: DiffResult, *, limit: int = 30) -> str:
+    """A pull-request comment. Every name from the definitions (tools, agents, providers,
+    channels, groups, senders, warning texts) and the sides' labels are code spans
+    (``markdown.code``): a hostile name cannot close a block, link, embed or mention."""
     space = result.space
-    out = [f"### toolc diff: `{result.base}` → `{result.head}`", ""]
+    out = [f"### toolc diff: {code(result.base)} → {code(result.head)}", ""]
     if not result.changes:
         out.append(f"No access change in any of the {_n(space.size())}.")
     else:
         gained = sum(1 for c in result.changes if c.gained)
         lost = sum(1 for c in result.changes if c.lost)
-        out += [f"**{len(result.changes)} tool(s) change access** ({gained} gained somewhere, "
-                f"{lost} lost somewhere) across {_n(space.size())}.", "",
+        out += [f"**{plural(len(result.changes), 'tool')} change access** ({gained} gained "
+                f"somewhere, {lost} lost somewhere) across {_n(space.size())}.", "",
                 "| tool | gained in | lost in |", "|---|---:|---:|"]
-        out += [f"| `{c.tool}` | {c.gained_count:,} | {c.lost_count:,} |"
+        out += [f"| {code(c.tool, table=True)} | {c.gained_count:,} | {c.lost_count:,} |"
                 for c in result.changes]
     if result.added or result.removed or result.schema_changed:
         out += ["", "| catalog | tools |", "|---|---|"]
         if result.added:
-            out.append("| added | " + ", ".join(f"`{t}`" for t in result.added) + " |")
+            out.append(f"| added | {codes(result.added, table=True)} |")
         if result.removed:
-            out.append("| removed | " + ", ".join(f"`{t}`" for t in result.removed) + " |")
+            out.append(f"| removed | {codes(result.removed, table=True)} |")
         for t, d in result.schema_changed.items():
-            out.append(f"| schema changed | `{t}` ({', '.join(d)}) |")
+            out.append(f"| schema changed | {code(t, table=True)} "
+                       f"({codes(d, table=True)}) |")
     if result.changes:
         out += ["", "<details><summary>Who gains and loses what</summary>", ""]
         for c in result.changes:
             for verb, cubes in (("gained", c.gained), ("lost", c.lost)):
                 if cubes:
-                    out.append(f"- `{c.tool}` {verb} in {_n(sum(n for _, n in cubes))}:")
-                    out += [f"  - {_md(result.words.cube(x))} ({_n(n)})"
+                    out.append(f"- {code(c.tool)} {verb} in {_n(sum(n for _, n in cubes))}:")
+                    out += [f"  - {_md_cube(result.words, x)} ({_n(n)})"
                             for x, n in cubes[:limit]]
                     if len(cubes) > limit:
                         out.append(f"  - … and {len(cubes) - limit} more")
         out += ["", "</details>"]
     if result.warnings_added or result.warnings_removed:
         out += ["", "<details><summary>Warnings</summary>", ""]
-        out += [f"- new: `{c}` {_md(m)}" for c, m in result.warnings_added]
-        out += [f"- gone: `{c}` {_md(m)}" for c, m in result.warnings_removed]
+        out += [f"- new: {code(c)} {code(m)}" for c, m in result.warnings_added]
+        out += [f"- gone: {code(c)} {code(m)}" for c, m in result.warnings_removed]
         out += ["", "</details>"]
     return "\n".join(out) + "\n"
 
 
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+def _md_cube(words: Words, cube: Cube) -> str:
+    parts = words.parts(cube)
+    return ", ".join(code(p) for p in parts) if parts else "every context"
 
 
 def render_diff(result: DiffResult, fmt: str, *, color: bool = False) -> str:

@@ -10,6 +10,13 @@ from collections.abc import Sequence
 from .access import DIMS, ClassSpace, Klass
 from .factored import Cube, bit_indices, full_cube
 
+
+def plural(count: int, singular: str, many: str | None = None) -> str:
+    """``1 tool``, ``2 tools``, ``1,000 classes`` (``many`` for irregular plurals)."""
+    word = singular if count == 1 else (many or f"{singular}s")
+    return f"{count:,} {word}"
+
+
 _LEVEL_TAIL = {1: "any account, group or sender", 2: "any group or sender", 3: "any sender"}
 
 
@@ -24,8 +31,12 @@ class Words:
         self._fallback: dict[tuple[str, ...], int] | None = None
 
     def cube(self, cube: Cube) -> str:
-        parts = [self.dim(d, bits) for d, bits in enumerate(cube) if bits != self.full[d]]
+        parts = self.parts(cube)
         return ", ".join(parts) if parts else "every context"
+
+    def parts(self, cube: Cube) -> list[str]:
+        """One phrase per dimension the cube does not cover entirely (none: every context)."""
+        return [self.dim(d, bits) for d, bits in enumerate(cube) if bits != self.full[d]]
 
     def dim(self, d: int, bits: int) -> str:
         values = self.space.dims()[d]

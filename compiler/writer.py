@@ -5,6 +5,12 @@ into a hidden sibling directory, then swapped with the old one by one atomic dir
 (Linux ``renameat2(RENAME_EXCHANGE)``, macOS ``renamex_np(RENAME_SWAP)``); a first build is one
 atomic rename. Leftovers of a killed build (hidden siblings with toolc's prefix) are removed by
 the next build. Files and directories are created with the process umask, like any other file.
+
+Every writer of an output holds its lock (``output_lock``, the one ``toolc.locks`` lock every
+writer of ``build/`` shares) from its no-op check to the end of its swap, so a second build
+into the same output waits instead of deleting the first one's live temporary directory. The
+temporary directory is created once with ``os.mkdir`` and never re-created: if it vanishes
+while being written, the build fails instead of swapping in a partial tree.
 """
 
 from __future__ import annotations
@@ -18,12 +24,18 @@ import os
 import secrets
 import shutil
 import sys
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from functools import cache
 from pathlib import Path
 
-# Tests set this to inject a failure (or a SIGKILL) at a named publishing step:
-# "leftovers-removed", "written", "swapped", "done".
+from .locks import LockTimeoutError, lock_path, locked
+
+# Tests set this to inject a failure, a SIGKILL or another build at a named step, in order:
+# "lock-busy" (only when another writer holds the lock; then it waits), "locked",
+# "leftovers-removed", "tmp-created", "writing" (the first file is written, not the rest),
+# "written", "swapped", "done", "unlocked" (the lock is released).
 FAULT_HOOK: Callable[[str], None] | None = None
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2  # Linux renameat2 flag
@@ -77,8 +89,56 @@ def _prefix(out: Path) -> str:
     return f".{out.name}.toolc-"
 
 
+# Output locks this thread holds (resolved paths), so that ``publish`` inside a caller's
+# ``output_lock`` does not wait for itself: flock conflicts between two descriptors even
+# in one process, which is also what makes two threads' builds exclude each other.
+_HELD = threading.local()
+
+
+def _held() -> set[Path]:
+    held: set[Path] | None = getattr(_HELD, "paths", None)
+    if held is None:
+        held = _HELD.paths = set()
+    return held
+
+
+@contextmanager
+def output_lock(out: Path, *, timeout: float | None = None,
+                on_wait: Callable[[Path], None] | None = None) -> Iterator[None]:
+    """Hold the lock every writer of ``out`` shares (``toolc.locks``) for the block.
+
+    Another holder makes this wait (``timeout=None``) or raise ``LockTimeoutError`` after
+    ``timeout`` seconds; ``on_wait(lock_file)`` is called once before waiting. Re-entrant
+    within one thread.
+    """
+    out = out.resolve()  # one lock per real directory, whatever path names it
+    held = _held()
+    if out in held:
+        yield
+        return
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(locked(out, timeout=0))
+        except LockTimeoutError:
+            _fault("lock-busy")
+            if on_wait is not None:
+                on_wait(lock_path(out))
+            if timeout != 0:
+                stack.enter_context(locked(out, timeout=timeout))
+            else:
+                raise
+        held.add(out)
+        try:
+            _fault("locked")
+            yield
+        finally:
+            held.discard(out)
+    _fault("unlocked")
+
+
 def remove_leftovers(out: Path) -> None:
-    """Remove hidden siblings left by a killed build (toolc's exact prefix only)."""
+    """Remove hidden siblings left by a killed build (toolc's exact prefix only); only
+    called under the output lock, so no live build's directory is among them."""
     prefix = _prefix(out)
     for sibling in out.parent.glob(f"{prefix}*"):
         rest = sibling.name[len(prefix):]
@@ -86,23 +146,37 @@ def remove_leftovers(out: Path) -> None:
             shutil.rmtree(sibling, ignore_errors=True)
 
 
+class PublishError(OSError):
+    """The build's temporary directory was removed or replaced while it was written."""
+
+
 def publish(files: Mapping[str, str], out: Path) -> None:
-    """Write everything into a hidden sibling, then swap it with ``out`` atomically.
+    """Write everything into a hidden sibling, then swap it with ``out`` atomically, under
+    the output lock (waiting for another writer of ``out``).
 
     A failure before the swap leaves ``out`` untouched, so there is never a half-written build.
     """
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
+    with output_lock(out):
+        _publish_locked(files, out)
+
+
+def _publish_locked(files: Mapping[str, str], out: Path) -> None:
     remove_leftovers(out)
     _fault("leftovers-removed")
     tmp = out.parent / f"{_prefix(out)}new-{os.getpid()}-{secrets.token_hex(4)}"
+    os.mkdir(tmp)  # mode 0o777 minus the umask, like any directory
     try:
-        os.mkdir(tmp)  # mode 0o777 minus the umask, like any directory
-        for rel, text in sorted(files.items()):
-            target = tmp / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(text.encode("utf-8"))
+        identity = _identity(tmp)
+        _fault("tmp-created")
+        try:
+            _write_tree(tmp, files)
+        except FileNotFoundError as exc:
+            raise _vanished(tmp) from exc
         _fault("written")
+        if _identity(tmp) != identity:
+            raise _vanished(tmp)
         if out.exists():
             _swap(tmp, out)  # tmp now holds the old build
         else:
@@ -111,6 +185,37 @@ def publish(files: Mapping[str, str], out: Path) -> None:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     _fault("done")
+
+
+def _vanished(tmp: Path) -> PublishError:
+    return PublishError(errno.ENOENT, "the build's temporary directory was removed or "
+                        "replaced while it was written; nothing was published", str(tmp))
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _write_tree(tmp: Path, files: Mapping[str, str]) -> None:
+    """Every file under ``tmp``, which must exist: directories are made one level at a time
+    with ``os.mkdir`` (never ``parents=True``, which would quietly re-create a removed
+    ``tmp``) and files are created exclusively, so nothing is written anywhere else."""
+    made: set[str] = set()
+    for i, (rel, text) in enumerate(sorted(files.items())):
+        parts = rel.split("/")
+        for depth in range(1, len(parts)):
+            sub = "/".join(parts[:depth])
+            if sub not in made:
+                os.mkdir(tmp / sub)
+                made.add(sub)
+        with open(tmp / rel, "xb") as file:
+            file.write(text.encode("utf-8"))
+        if i == 0:
+            _fault("writing")
 
 
 def _swap(new: Path, out: Path) -> None:

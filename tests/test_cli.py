@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -214,9 +217,14 @@ def test_default_source_is_a_current_build_else_definitions(project: Path, tmp_p
     monkeypatch.chdir(tmp_path)
     args = ("--channel", "telegram", "--group", "-100123", "--sender-id", "42", "exec")
     from_build = run("explain", "--json", *args)
-    assert json.loads(from_build.stdout)["source"] == {"kind": "build", "path": "build"}
+    build_id = _build_id(tmp_path / "build")
+    assert json.loads(from_build.stdout)["source"] == {"kind": "build", "path": "build",
+                                                      "build": build_id, "current": True}
     from_defs = run("explain", "--json", "--definitions", "definitions", *args)
-    assert from_build.stderr == from_defs.stderr == ""
+    # each names its source, and nothing else (the build is current: no warning)
+    assert from_build.stderr == f"source: build build/ (build {build_id}, current with the " \
+        "definitions)\n"
+    assert from_defs.stderr == "source: definitions definitions/ (reference interpreter)\n"
     # a build explains itself: positions name definitions/, exactly as from the definitions
     assert json.loads(from_build.stdout)["layers"] == json.loads(from_defs.stdout)["layers"]
     policy = tmp_path / "definitions" / "policy.yaml"
@@ -228,9 +236,15 @@ def test_default_source_is_a_current_build_else_definitions(project: Path, tmp_p
     assert "is stale" in run("explain", "--build", "build", *args).stderr
     shutil.rmtree(tmp_path / "definitions")  # a deployment ships only build/
     only_build = run("explain", "--json", *args)
-    assert only_build.exit_code == 0 and only_build.stderr == ""
+    assert only_build.exit_code == 0
+    assert only_build.stderr == f"source: build build/ (build {build_id}, no definitions to " \
+        "compare with)\n"
     assert json.loads(only_build.stdout)["source"]["kind"] == "build"
     assert run("explain", "--build", "build", "--definitions", "x", "exec").exit_code == 2
+
+
+def _build_id(out: Path) -> str:
+    return hashlib.sha256((out / "manifest.json").read_bytes()).hexdigest()[:12]
 
 
 def _tamper(out: Path, sources: dict[str, str], *, fix_manifest: bool) -> None:
@@ -288,7 +302,7 @@ def test_declared_names_do_not_warn(here: Path) -> None:
     for args in (["--agent", "Viewer"], ["--channel", "Telegram", "--group", "-100123:topic:4"],
                  ["--channel", "telegram", "--account", "WORK", "--group", "-7"]):
         result = run("resolve", *args)
-        assert result.exit_code == 0 and result.stderr == "", (args, result.stderr)
+        assert result.exit_code == 0 and "warning" not in result.stderr, (args, result.stderr)
 
 
 def test_resolve_warns_on_a_stale_build(project: Path, tmp_path: Path,
@@ -296,13 +310,16 @@ def test_resolve_warns_on_a_stale_build(project: Path, tmp_path: Path,
     shutil.copytree(project / "definitions", tmp_path / "definitions")
     shutil.copytree(project / "build", tmp_path / "build")
     monkeypatch.chdir(tmp_path)
-    assert run("resolve").stderr == ""
+    build_id = _build_id(tmp_path / "build")
+    assert run("resolve").stderr == f"source: build build/ (build {build_id}, current with " \
+        "the definitions)\n"
     policy = tmp_path / "definitions" / "policy.yaml"
     policy.write_text(policy.read_text() + "\n# a comment is a change too\n")
     result = run("resolve")
     assert result.exit_code == 0
     assert result.stderr == ("warning: build/ is stale relative to definitions/ (run `toolc "
-                             "build`): answering from it as built\n")
+                             "build`): answering from it as built\n"
+                             f"source: build build/ (build {build_id}, stale)\n")
 
 
 # -- schema --provider -------------------------------------------------------------------------
@@ -363,3 +380,105 @@ def test_diagnostics_are_coloured_only_when_asked(tmp_path: Path) -> None:
 def test_warnings_are_yellow(here: Path) -> None:
     result = run("resolve", "--agent", "nobody", env={"FORCE_COLOR": "1"})
     assert "\x1b[33m\x1b[1mwarning\x1b[0m: agent " in result.stderr
+
+
+# -- a closed output pipe (`toolc explain ... | head`) --------------------------------------------
+@pytest.mark.parametrize(("args", "closed"), [
+    (["explain", "--agent", "main", "exec"], "stdout"),
+    (["explain", "--agent", "main", "exec"], "stdout-and-stderr"),
+    (["explain", "--json", "read"], "stdout"),
+    (["resolve", "--definitions", "definitions"], "stdout"),
+    (["schema", "read", "--dialect", "gemini"], "stdout"),
+    (["diff", "definitions", "definitions", "--format", "json"], "stdout"),
+    (["schema-path"], "stdout"),
+], ids=lambda a: "-".join(a[:2]) if isinstance(a, list) else a)
+def test_a_closed_output_pipe_exits_quietly(project: Path, args: list[str], closed: str) -> None:
+    """The reader is gone before toolc writes (deterministically: the pipe's read end is
+    closed first): exit 141, as a shell reports SIGPIPE, and not a word on stderr."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        stderr: int = write_end if closed == "stdout-and-stderr" else subprocess.PIPE
+        proc = subprocess.run([sys.executable, "-m", "toolc.cli", *args], cwd=project,
+                              stdout=write_end, stderr=stderr, check=False)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 141, proc.stderr
+    if proc.stderr is not None:
+        assert b"Traceback" not in proc.stderr and b"error" not in proc.stderr, proc.stderr
+
+
+# -- init --force: overwrite init's own files, nothing else ---------------------------------------
+def test_init_force_overwrites_only_the_files_init_writes(tmp_path: Path) -> None:
+    defs = tmp_path / "definitions"
+    assert run("init", str(defs)).exit_code == 0
+    (defs / "policy.yaml").write_text("version: 1\n")
+    (defs / "deployment").mkdir()
+    (defs / "deployment" / "mine.yaml").write_text("version: 1\n")
+    refused = run("init", str(defs))
+    assert refused.exit_code == 1 and "pass --force" in refused.stderr
+    assert (defs / "policy.yaml").read_text() == "version: 1\n"
+    forced = run("init", str(defs), "--force")
+    assert forced.exit_code == 0, forced.output
+    assert "overwrote 7 of init's files" in forced.stderr and "policy.yaml" in forced.stderr
+    assert (defs / "policy.yaml").read_text().startswith("# yaml-language-server")
+    assert (defs / "deployment" / "mine.yaml").read_text() == "version: 1\n"
+    assert run("validate", str(defs)).exit_code == 0
+
+
+# -- a missing optional dependency names the extra -------------------------------------------------
+BLOCKED = """
+import sys
+sys.modules[sys.argv[1]] = None  # `import <it>` now fails as if it were not installed
+from toolc.cli import main
+main(sys.argv[2:])
+"""
+
+
+@pytest.mark.parametrize(("missing", "command"), [
+    *((m, ["serve-mcp"]) for m in ("anyio", "mcp", "uvicorn", "mcp.server.stdio")),
+    *((m, ["import-mcp", "files=python -m x"]) for m in ("anyio", "mcp")),
+], ids=lambda x: x if isinstance(x, str) else x[0])
+def test_a_missing_optional_dependency_names_the_extra(tmp_path: Path, missing: str,
+                                                       command: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-c", BLOCKED, missing, *command], cwd=tmp_path,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "needs the optional extra toolc[mcp]" in proc.stderr
+    assert f"module '{missing}" in proc.stderr and "is missing" in proc.stderr
+    assert "pip install 'toolc[mcp]'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# -- resolve and explain say where their answer comes from ----------------------------------------
+def test_resolve_and_explain_name_their_source_and_warn_on_a_stale_build(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(project / "definitions", tmp_path / "definitions")
+    shutil.copytree(project / "build", tmp_path / "build")
+    monkeypatch.chdir(tmp_path)
+    build_id = _build_id(tmp_path / "build")
+    policy = tmp_path / "definitions" / "policy.yaml"
+    policy.write_text(policy.read_text().replace("deny: [memo]", "deny: [memo, read]"))
+    stale = "warning: build/ is stale relative to definitions/ (run `toolc build`): "
+    from_build = f"source: build build/ (build {build_id}, stale)\n"
+    from_defs = "source: definitions definitions/ (reference interpreter)\n"
+    cases = [
+        (["resolve"], "answering from it as built", from_build),
+        (["resolve", "--definitions", "definitions"], "answering from definitions/ (without "
+         "--definitions, resolve answers from build/)", from_defs),
+        (["explain", "read"], "explaining from definitions/", from_defs),
+        (["explain", "--build", "build", "read"], "explaining from it as built", from_build),
+        (["explain", "--definitions", "definitions", "read"], "explaining from definitions/",
+         from_defs),
+    ]
+    for args, consequence, source in cases:
+        result = run(*args)
+        assert result.stderr == f"{stale}{consequence}\n{source}", (args, result.stderr)
+    # the answers differ, and each says why: read is denied only in the definitions
+    assert "read" in run("resolve").stdout.split()
+    assert "read" not in run("resolve", "--definitions", "definitions").stdout.split()
+    data = json.loads(run("resolve", "--json").stdout)
+    assert data["source"] == {"kind": "build", "path": "build", "build": build_id,
+                              "current": False}
+    data = json.loads(run("explain", "--json", "read").stdout)
+    assert data["source"] == {"kind": "definitions", "path": "definitions",
+                              "build": build_id, "current": False}

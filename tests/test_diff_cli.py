@@ -3,17 +3,22 @@ revisions) and a revision's worktree leaving nothing behind."""
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from toolc import diff as diff_module
 from toolc.cli import main
 
-from tests.helpers import ROOT, commit_all, git
+from tests.helpers import ROOT, commit_all, git, write_definitions
+from tests.test_access_md import HOSTILE, HOSTILE_DEFS, assert_inert
 
 DEFS = ROOT / "definitions"
 VIEWER = "    - id: viewer\n      tools:\n"
@@ -125,3 +130,96 @@ def test_base_rev_uses_a_temporary_worktree_and_leaves_nothing(
     code, out = _diff("--base-rev", "no-such-rev")
     assert code == 1 and "no-such-rev" in out
     assert list(temp.iterdir()) == []
+
+
+def test_hostile_names_are_inert_in_the_pr_comment(tmp_path: Path) -> None:
+    base = write_definitions(tmp_path / "base", HOSTILE_DEFS)
+    head_data = copy.deepcopy(HOSTILE_DEFS)
+    channel = head_data["d.yaml"]["channels"][HOSTILE["channel"]]
+    senders = channel["groups"][HOSTILE["group"]]["toolsBySender"]
+    senders[HOSTILE["sender"]] = {"deny": ["exec"]}  # read comes back, exec goes; warning gone
+    head = write_definitions(tmp_path / "head", head_data)
+    code, md = _diff(str(base), str(head), "--format", "markdown")
+    assert code == 2, md
+    assert "<details><summary>Warnings</summary>" in md and "- gone: `TC" in md
+    assert_inert(md, [HOSTILE["group"], HOSTILE["sender"], HOSTILE["denied"]])
+
+
+def _repo(tmp: Path) -> Path:
+    """A repository whose committed definitions are the shipped ones; the working tree has
+    agent support allowed exec (a widening)."""
+    repo = tmp / "repo"
+    shutil.copytree(DEFS, repo / "definitions")
+    git(repo, "init", "-q")
+    commit_all(repo)
+    changed = _changed(tmp, widen=True)
+    shutil.rmtree(repo / "definitions")
+    shutil.copytree(changed, repo / "definitions")
+    return repo
+
+
+def _worktrees(repo: Path) -> list[str]:
+    return git(repo, "worktree", "list").splitlines()
+
+
+def test_definitions_outside_the_repository_is_a_clear_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    outside = tmp_path / "elsewhere"
+    shutil.copytree(DEFS, outside)
+    monkeypatch.chdir(repo)
+    for defs, message in ((tmp_path / "missing", "is outside the git repository"),
+                          (outside, "is not inside a git repository")):
+        for args in (["--base-rev", "HEAD"], ["HEAD", "definitions"]):
+            code, out = _diff(*args, "--definitions", str(defs))
+            assert code == 1, out
+            assert message in out and "Traceback" not in out, out
+
+
+KILLED = """
+import os, signal, sys
+from toolc import diff
+from toolc.cli import main
+def kill(step):
+    if step == "worktree-added":
+        os.kill(os.getpid(), signal.SIGKILL)
+diff.FAULT_HOOK = kill
+main(["diff", "--base-rev", "HEAD"])
+"""
+
+
+def test_a_killed_base_rev_run_leaves_a_worktree_the_next_run_removes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", KILLED], cwd=repo, capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert len(_worktrees(repo)) == 2  # SIGKILL: no finally ran
+    monkeypatch.chdir(repo)
+    code, text = _diff("--base-rev", "HEAD")
+    assert code == 2 and "+ exec: gained by agent support" in text
+    assert len(_worktrees(repo)) == 1
+    assert list((repo / ".git" / "toolc-diff").iterdir()) == []
+
+
+def test_a_live_runs_worktree_is_left_alone(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second run while the first is inside its worktree (in this process: the first run's
+    hook starts it) removes nothing of the first's; both answer."""
+    repo = _repo(tmp_path)
+    monkeypatch.chdir(repo)
+    inner: list[tuple[int, str, int]] = []
+
+    def second_run(step: str) -> None:
+        if step == "worktree-added" and not inner:
+            inner.append((0, "", 0))
+            code, text = _diff("--base-rev", "HEAD")
+            inner[0] = (code, text, len(_worktrees(repo)))
+
+    monkeypatch.setattr(diff_module, "FAULT_HOOK", second_run)
+    code, text = _diff("--base-rev", "HEAD")
+    assert code == 2 and "+ exec: gained by agent support" in text
+    inner_code, inner_text, during = inner[0]
+    assert inner_code == 2 and "+ exec: gained by agent support" in inner_text
+    assert during == 2  # the first run's worktree was still there after the second's cleanup
+    assert len(_worktrees(repo)) == 1

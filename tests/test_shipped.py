@@ -116,8 +116,12 @@ def test_cli_resolve_json_and_explain() -> None:
     args = ["--agent", "viewer", "--provider", "openai", "--json"]
     compiled = runner.invoke(main, ["resolve", "--build", str(BUILD), *args])
     reference = runner.invoke(main, ["resolve", "--definitions", str(DEFS), *args])
-    assert compiled.exit_code == 0 and compiled.stdout == reference.stdout
-    assert json.loads(compiled.stdout)["tools"][0] == "read"
+    assert compiled.exit_code == 0 and reference.exit_code == 0
+    tools = json.loads(compiled.stdout)["tools"]
+    assert tools == json.loads(reference.stdout)["tools"] and tools[0] == "read"
+    # each says where its answer comes from
+    assert json.loads(compiled.stdout)["source"]["kind"] == "build"
+    assert json.loads(reference.stdout)["source"]["kind"] == "definitions"
     explained = runner.invoke(main, ["explain", "--definitions", str(DEFS), "--agent",
                                      "viewer", "exec"])
     assert explained.exit_code == 1  # not visible

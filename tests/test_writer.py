@@ -24,7 +24,8 @@ from tests.helpers import ROOT, write_definitions
 
 DEFS = {"d.yaml": {"catalog": [{"name": "read", "description": "Read a file.",
                                 "parameters": {"type": "object"}}]}}
-STEPS = ("leftovers-removed", "written", "swapped", "done")
+STEPS = ("locked", "leftovers-removed", "tmp-created", "writing", "written", "swapped", "done",
+         "unlocked")
 
 
 def _complete(out: Path) -> str:
@@ -43,7 +44,9 @@ def _files(tmp: Path, tool: str = "read") -> dict[str, str]:
 
 
 def _leftovers(out: Path) -> list[str]:
-    return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}."))
+    """Hidden siblings of ``out``, but its lock file (created once, never deleted)."""
+    return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.")
+                  and p.name != f".{out.name}.toolc-lock")
 
 
 # -- 1: refuse outputs toolc does not own -------------------------------------------------------
@@ -133,8 +136,9 @@ def test_sigkill_at_each_step_then_the_next_build_cleans_up(tmp_path: Path, step
     proc = subprocess.run([sys.executable, "-c", KILLER, str(defs), str(out), step],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
-    assert _complete(out) == (old_id if step in ("leftovers-removed", "written") else new_id)
-    if step in ("written", "swapped"):
+    before_swap = ("locked", "leftovers-removed", "tmp-created", "writing", "written")
+    assert _complete(out) == (old_id if step in before_swap else new_id)
+    if step in ("tmp-created", "writing", "written", "swapped"):
         assert _leftovers(out)  # a killed build leaves its hidden sibling behind...
     publish(_files(tmp_path, "process"), out)
     assert _leftovers(out) == []  # ...which the next build removes

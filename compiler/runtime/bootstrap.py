@@ -20,6 +20,7 @@ import sys
 import threading
 import types
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 PACKAGE_NAME: Final = "toolc_runtime"
@@ -38,25 +39,107 @@ class DataMismatchError(RuntimeError):
     """A file beside the runtime is not the one it was generated with (or is unreadable)."""
 
 
-def read_verified(name: str) -> bytes:
-    """The bytes of ``name`` (a file of this build), after checking their sha256 against the
-    value this runtime was generated with: the only way the runtime reads its files."""
-    path = os.path.join(_HERE, name)
-    expected = FILE_SHA256.get(name)
+# The one check of a build's files, for every reader: this loader (against the digests above),
+# and toolc's readers of a build directory (``toolc diff``, ``explain --build``, ``serve-mcp``:
+# against manifest.json, through ``toolc.api``). Files Python can run: one that is not listed
+# is refused wherever it is, since nothing of the build needs it.
+EXECUTABLE_SUFFIXES: Final = (
+    ".py",
+    ".pyc",
+    ".pyo",
+    ".pyw",
+    ".pyd",
+    ".so",
+    ".pth",
+    ".dylib",
+    ".dll",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Digests:
+    """The sha256 of the files under ``root``, as one reader was given them."""
+
+    root: str
+    files: Mapping[str, str]  # "/"-separated name relative to root -> sha256
+    shown: str  # how messages name root, separator included
+    against: str  # what holds the digests: "this runtime", "the sha256 in .../manifest.json"
+    advice: str  # what to do about a mismatch
+
+
+def read_checked(digests: Digests, name: str) -> bytes:
+    """The bytes of ``name`` after checking their sha256 against ``digests``;
+    ``DataMismatchError`` when it is not listed, unreadable or different."""
+    shown = f"{digests.shown}{name}"
+    expected = digests.files.get(name)
     if expected is None:
-        raise DataMismatchError(f"{PACKAGE_NAME}: {name} is not a file of this build")
+        raise DataMismatchError(
+            f"{shown}: not a file of this build ({digests.against} lists no {name}); "
+            f"{digests.advice}"
+        )
     try:
-        with open(path, "rb") as file:
+        with open(os.path.join(digests.root, name), "rb") as file:
             raw = file.read()
     except OSError as exc:
-        raise DataMismatchError(f"{PACKAGE_NAME}: cannot read {path}: {exc}") from exc
+        raise DataMismatchError(f"{shown}: unreadable ({exc})") from exc
     digest = hashlib.sha256(raw).hexdigest()
     if digest != expected:
         raise DataMismatchError(
-            f"{PACKAGE_NAME}: {path} does not match this runtime (sha256 {digest}, built with "
-            f"{expected}); ship build/ as one unit or rebuild it with `toolc build`"
+            f"{shown} does not match {digests.against} (sha256 {digest}, built with "
+            f"{expected}); {digests.advice}"
         )
     return raw
+
+
+def tree_problems(digests: Digests, also: tuple[str, ...] = ()) -> list[str]:
+    """What is wrong with the files under ``root`` (``/``-separated relative names): a file
+    of ``digests`` or ``also`` that is missing, and an executable file that is neither (a
+    ``__pycache__`` entry of a listed module is not extra)."""
+    root = digests.root
+    listed = {*digests.files, *also}
+    problems = [
+        f"{name}: missing"
+        for name in sorted(listed)
+        if not os.path.isfile(os.path.join(root, name))
+    ]
+    modules = {name[:-3] for name in listed if name.endswith(".py")}
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        rel = os.path.relpath(folder, root).replace(os.sep, "/")
+        prefix = "" if rel == "." else f"{rel}/"
+        for file in sorted(files):
+            name = prefix + file
+            if name in listed or not file.endswith(EXECUTABLE_SUFFIXES):
+                continue
+            parent, _, cache = rel.rpartition("/")
+            module = (f"{parent}/" if parent else "") + file.split(".", 1)[0]
+            if cache == "__pycache__" and file.endswith(".pyc") and module in modules:
+                continue
+            problems.append(f"{name}: an executable file that is not part of this build")
+    return problems
+
+
+_OWN: Final = Digests(
+    root=_HERE,
+    files=FILE_SHA256,
+    shown=f"{PACKAGE_NAME}: {_HERE}{os.sep}",
+    against="this runtime",
+    advice="ship build/ as one unit or rebuild it with `toolc build`",
+)
+
+
+def read_verified(name: str) -> bytes:
+    """The bytes of ``name`` (a file of this build), after checking their sha256 against the
+    value this runtime was generated with: the only way the runtime reads its files."""
+    return read_checked(_OWN, name)
+
+
+def check_layout() -> None:
+    """At import: every file the runtime reads is there, and no file Python could run is
+    beside it that the build did not put there."""
+    problems = tree_problems(_OWN, ("__init__.py", "py.typed"))
+    if problems:
+        raise DataMismatchError(f"{PACKAGE_NAME}: {_HERE}: {'; '.join(problems)}; {_OWN.advice}")
 
 
 def _exec_static(name: str) -> types.ModuleType:

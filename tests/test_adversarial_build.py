@@ -1,0 +1,424 @@
+"""Adversarial tests of build/: concurrent builds into one output and tampered builds.
+
+Concurrency is tested by model checking, not by timing: two builds run in threads whose
+every publishing step (``writer.FAULT_HOOK``) pauses until a scheduler lets that build take
+its next step. The scheduler enumerates every feasible order of the two builds' steps (a
+build waiting for the output lock cannot take a step until the other releases it) and
+checks build/ after each step: complete, every file as the manifest lists it, and the old
+build or one of the two new ones, never a mix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from toolc import writer
+from toolc.api import build
+from toolc.cli import main
+
+from tests.helpers import write_definitions
+
+# Safety net against a hung scheduler only: no decision below depends on time.
+HANG = 120.0
+
+
+def _defs(tmp: Path, tool: str) -> Path:
+    return write_definitions(tmp / f"defs-{tool}", {"d.yaml": {"catalog": [
+        {"name": tool, "description": "A tool.", "parameters": {"type": "object"}}]}})
+
+
+def _state(out: Path) -> str:
+    """The build at ``out`` (the sha256 of its manifest) after checking it is complete: every
+    listed file has the listed sha256 and no other file is there."""
+    manifest_raw = (out / "manifest.json").read_bytes()
+    manifest = json.loads(manifest_raw)
+    for rel, digest in manifest["files"].items():
+        assert hashlib.sha256((out / rel).read_bytes()).hexdigest() == digest, rel
+    on_disk = {p.relative_to(out).as_posix() for p in out.rglob("*")
+               if p.is_file() and "__pycache__" not in p.parts}
+    assert on_disk == {*manifest["files"], "manifest.json"}
+    return hashlib.sha256(manifest_raw).hexdigest()
+
+
+# -- a deterministic scheduler of two builds ----------------------------------------------------
+@dataclass
+class Worker:
+    name: str
+    run: Callable[[], Any]
+    reports: queue.Queue[tuple[str, Any]] = field(default_factory=queue.Queue)
+    go: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(0))
+    step: str = ""  # the step it is paused at ("" when running or blocked)
+    blocked: bool = False  # waiting for the output lock
+    holds: bool = False  # between its "locked" and "unlocked" steps
+    ended: bool = False
+    result: Any = None
+    error: BaseException | None = None
+    steps: list[str] = field(default_factory=list)
+
+
+_CURRENT = threading.local()
+
+
+def _hook(step: str) -> None:
+    worker: Worker | None = getattr(_CURRENT, "worker", None)
+    if worker is None:
+        return
+    worker.reports.put(("step", step))
+    worker.go.acquire()
+
+
+def _body(worker: Worker) -> None:
+    _CURRENT.worker = worker
+    try:
+        _hook("start")
+        worker.reports.put(("end", worker.run()))
+    except BaseException as exc:  # reported to the scheduler, which fails the test
+        worker.reports.put(("error", exc))
+
+
+class Run:
+    """One execution of two workers in the order ``choices`` gives, then the first runnable
+    worker at every later point. Records, per point, which workers could have moved."""
+
+    def __init__(self, workers: list[Worker], check: Callable[[], None]) -> None:
+        self.workers = workers
+        self.check = check
+        self.trace: list[tuple[str, str]] = []
+        self.runnable_sets: list[list[str]] = []
+        self.problems: list[str] = []
+
+    def _receive(self, w: Worker) -> None:
+        kind, value = w.reports.get(timeout=HANG)
+        w.blocked = False
+        if kind == "step":
+            w.step = value
+            w.steps.append(value)
+            if value == "locked":
+                w.holds = True
+            elif value == "unlocked":
+                w.holds = False
+        else:
+            w.ended, w.holds, w.step = True, False, ""
+            if kind == "end":
+                w.result = value
+            else:
+                w.error = value
+        self.trace.append((w.name, w.step or kind))
+
+    def _runnable(self) -> list[Worker]:
+        out = []
+        for w in self.workers:
+            others_hold = any(o.holds for o in self.workers if o is not w)
+            if w.ended or (w.blocked and others_hold):
+                continue
+            out.append(w)
+        return out
+
+    def _advance(self, w: Worker) -> None:
+        if not w.blocked:
+            w.step = ""
+            w.go.release()
+        self._receive(w)
+        # Steps with nothing observable between them are taken as one: finding the lock busy
+        # and starting to wait for it; releasing the lock and returning.
+        if w.step == "lock-busy":
+            w.step = ""
+            w.go.release()
+            if any(o.holds for o in self.workers if o is not w):
+                w.blocked = True  # in flock until the holder releases
+                return
+            self._receive(w)
+        if w.step == "unlocked":
+            w.step = ""
+            w.go.release()
+            self._receive(w)
+
+    def execute(self, choices: list[str]) -> list[str]:
+        threads = [threading.Thread(target=_body, args=(w,), daemon=True) for w in self.workers]
+        for t in threads:
+            t.start()
+        for w in self.workers:
+            self._receive(w)  # each pauses at "start"
+        taken: list[str] = []
+        while True:
+            runnable = self._runnable()
+            if not runnable:
+                break
+            names = [w.name for w in runnable]
+            pick = choices[len(taken)] if len(taken) < len(choices) else names[0]
+            assert pick in names, (pick, names, self.trace)
+            self.runnable_sets.append(names)
+            taken.append(pick)
+            self._advance(next(w for w in runnable if w.name == pick))
+            if sum(w.holds for w in self.workers) > 1:
+                self.problems.append("both builds hold the output lock")
+            try:
+                self.check()
+            except (AssertionError, OSError, ValueError, KeyError) as exc:
+                self.problems.append(f"after {self.trace[-1]}: build/ is broken ({exc!r})")
+        for t in threads:
+            t.join(HANG)
+        assert all(w.ended for w in self.workers), self.trace  # no deadlock
+        return taken
+
+
+def explore(make: Callable[[], tuple[list[Worker], Callable[[], None]]],
+            on_leaf: Callable[[list[Worker], Run], None]) -> int:
+    """Run every feasible interleaving once (stateless model checking); returns how many."""
+    pending: list[list[str]] = [[]]
+    leaves = 0
+    previous = writer.FAULT_HOOK
+    writer.FAULT_HOOK = _hook
+    try:
+        while pending:
+            prefix = pending.pop()
+            workers, check = make()
+            run = Run(workers, check)
+            taken = run.execute(prefix)
+            for i in range(len(prefix), len(taken)):
+                pending += [[*taken[:i], alt] for alt in run.runnable_sets[i] if alt != taken[i]]
+            on_leaf(workers, run)
+            leaves += 1
+    finally:
+        writer.FAULT_HOOK = previous
+    return leaves
+
+
+# -- two builds into one output: every interleaving ---------------------------------------------
+@dataclass
+class Tally:
+    leaves: int = 0
+    broken: int = 0
+    waited: int = 0
+
+
+TALLY: dict[str, Tally] = {}
+
+
+@pytest.mark.parametrize("same", [False, True], ids=["different-definitions", "same-definitions"])
+def test_every_interleaving_of_two_builds_leaves_a_complete_build(tmp_path: Path,
+                                                                  same: bool) -> None:
+    """build/ is the old build or one of the new ones after every step of every order; the
+    second build waits for the first, then publishes (or finds build/ up to date)."""
+    defs_a = _defs(tmp_path, "write")
+    defs_b = defs_a if same else _defs(tmp_path, "edit")
+    defs_old = _defs(tmp_path, "read")
+    expected = {}  # each build's identity, built alone
+    for key, defs in (("old", defs_old), ("A", defs_a), ("B", defs_b)):
+        alone = tmp_path / f"alone-{key}" / "build"
+        build(defs, alone)
+        expected[key] = _state(alone)
+    outs: list[Path] = []
+
+    def make() -> tuple[list[Worker], Callable[[], None]]:
+        out = tmp_path / f"run{len(outs)}" / "build"
+        outs.append(out)
+        shutil.copytree(tmp_path / "alone-old" / "build", out)
+        workers = [Worker("A", lambda: build(defs_a, out)),
+                   Worker("B", lambda: build(defs_b, out))]
+
+        def check() -> None:
+            assert _state(out) in expected.values()
+
+        return workers, check
+
+    tally = TALLY.setdefault(f"same={same}", Tally())
+
+    def on_leaf(workers: list[Worker], run: Run) -> None:
+        tally.leaves += 1
+        problems = list(run.problems)
+        problems += [f"build {w.name} failed: {w.error!r}" for w in workers if w.error]
+        published = [name for name, step in run.trace if step == "swapped"]
+        if not problems and published:
+            if _state(outs[-1]) != expected[published[-1]]:
+                problems.append("build/ is not the build published last")
+            if same and len(published) != 1:
+                problems.append("the second build rebuilt what the first had just built")
+        if any("lock-busy" in w.steps for w in workers):
+            tally.waited += 1
+        if problems:
+            tally.broken += 1
+            failures.append(f"order {run.trace}: {problems}")
+
+    failures: list[str] = []
+    leaves = explore(make, on_leaf)
+    print(f"\ninterleavings ({'same' if same else 'different'} definitions): {leaves}, "
+          f"second build waited in {tally.waited}, broken builds: {tally.broken}")
+    assert tally.broken == 0, "\n".join(failures[:5])
+    assert leaves == 16  # B tries the lock before A, or at each of A's 7 locked steps; and
+    # the same with A and B swapped
+    assert tally.waited == 14
+
+
+# -- the temporary directory is never re-created -------------------------------------------------
+def test_a_removed_temporary_directory_fails_the_build_instead_of_publishing_part(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a second build's leftover removal did to a live build before the lock: the
+    tree half written is gone; the rest must not be written into a re-created directory
+    and swapped in."""
+    out = tmp_path / "build"
+    build(_defs(tmp_path, "read"), out)
+    old = _state(out)
+
+    def remove_tmp(step: str) -> None:
+        if step == "writing":
+            for tmp in tmp_path.glob(".build.toolc-new-*"):
+                shutil.rmtree(tmp)
+
+    monkeypatch.setattr(writer, "FAULT_HOOK", remove_tmp)
+    with pytest.raises(writer.PublishError, match="removed or replaced"):
+        build(_defs(tmp_path, "write"), out)
+    assert _state(out) == old
+    assert not list(tmp_path.glob(".build.toolc-new-*"))
+
+
+# -- real processes ------------------------------------------------------------------------------
+def _toolc(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "toolc.cli", *args], cwd=cwd, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def test_a_second_toolc_build_process_waits_or_fails_clearly(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """While this process is inside its build (paused at "written", holding the lock), a
+    `toolc build --lock-timeout 0` exits 1 naming the lock, and a plain `toolc build` waits
+    (it says so), then finds build/ up to date; nothing is ever half there."""
+    defs = _defs(tmp_path, "write")
+    out = tmp_path / "build"
+    build(_defs(tmp_path, "read"), out)
+    seen: dict[str, Any] = {}
+
+    def during(step: str) -> None:
+        if step != "written":
+            return
+        refused = _toolc("build", str(defs), "-o", str(out), "--lock-timeout", "0",
+                         cwd=tmp_path)
+        seen["refused"] = (refused.wait(HANG), refused.communicate()[1])
+        waiting = _toolc("build", str(defs), "-o", str(out), cwd=tmp_path)
+        assert waiting.stderr is not None
+        seen["waiting_line"] = waiting.stderr.readline()  # blocks until it waits
+        seen["waiting"] = waiting
+
+    monkeypatch.setattr(writer, "FAULT_HOOK", during)
+    build(defs, out)
+    monkeypatch.setattr(writer, "FAULT_HOOK", None)
+    code, err = seen["refused"]
+    assert code == 1 and "error: another toolc process holds" in err and "Traceback" not in err
+    assert "waiting for another toolc process writing" in seen["waiting_line"]
+    waiting = seen["waiting"]
+    assert waiting.wait(HANG) == 0
+    assert "is up to date" in waiting.communicate()[1]
+    assert _state(out) == _state(_published(tmp_path, defs))
+
+
+def _published(tmp: Path, defs: Path) -> Path:
+    alone = tmp / "alone" / "build"
+    build(defs, alone)
+    return alone
+
+
+# -- tampered builds: refused by diff exactly where the runtime refuses them ---------------------
+def _edit_tables(out: Path) -> None:
+    tables = out / "toolc_runtime" / "tables.json"
+    tables.write_text(tables.read_text().replace('"read"', '"reed"'))
+
+
+def _fix_manifest(out: Path, rel: str) -> None:
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["files"][rel] = hashlib.sha256((out / rel).read_bytes()).hexdigest()
+    (out / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _tables_and_manifest(out: Path) -> None:
+    _edit_tables(out)
+    _fix_manifest(out, "toolc_runtime/tables.json")
+
+
+def _extra_module(out: Path) -> None:
+    (out / "toolc_runtime" / "_policy_fast.py").write_text("import os\n")
+
+
+def _extra_pth(out: Path) -> None:
+    (out / "toolc_runtime" / "__pycache__").mkdir(exist_ok=True)
+    (out / "toolc_runtime" / "__pycache__" / "evil.cpython-312.pyc").write_bytes(b"\0")
+
+
+def _missing_file(out: Path) -> None:
+    (out / "toolc_runtime" / "catalog.json").unlink()
+
+
+def _manifest_escapes(out: Path) -> None:
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["files"]["../outside.json"] = manifest["files"].pop("sources.json")
+    (out / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _sources_only(out: Path) -> None:
+    (out / "sources.json").write_text("{}\n")
+
+
+# name -> (tamper, what diff says, does the runtime refuse it too)
+TAMPERS: dict[str, tuple[Callable[[Path], None], str, bool]] = {
+    "tables-edited": (_edit_tables, "tables.json does not match the sha256 in", True),
+    "tables-and-manifest-edited": (_tables_and_manifest,
+                                   "toolc_runtime/__init__.py and", True),
+    "extra-module": (_extra_module, "_policy_fast.py: an executable file that is not part", True),
+    "extra-pycache-entry": (_extra_pth, "evil.cpython-312.pyc: an executable file", True),
+    "missing-file": (_missing_file, "toolc_runtime/catalog.json: missing", True),
+    "manifest-names-a-file-outside": (_manifest_escapes, "not written by toolc", False),
+    "sources-edited": (_sources_only, "sources.json does not match the sha256 in", False),
+}
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("pristine")
+    out = tmp / "build"
+    build(write_definitions(tmp / "defs", {"d.yaml": {"catalog": [
+        {"name": "read", "description": "Read.", "parameters": {"type": "object"}},
+        {"name": "write", "description": "Write.", "parameters": {"type": "object"}}],
+        "agents": {"list": [{"id": "viewer", "tools": {"deny": ["write"]}}]}}}), out)
+    return out
+
+
+RUNTIME_CHECK = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import toolc_runtime
+print(toolc_runtime.resolve(agent_id="viewer").names)
+"""
+
+
+@pytest.mark.parametrize("name", sorted(TAMPERS))
+def test_a_tampered_build_is_refused_by_diff(tmp_path: Path, pristine: Path, name: str) -> None:
+    tamper, message, runtime_refuses = TAMPERS[name]
+    out = tmp_path / "build"
+    shutil.copytree(pristine, out)
+    ok = CliRunner().invoke(main, ["diff", str(pristine), str(out)])
+    assert ok.exit_code == 0, ok.output
+    tamper(out)
+    for args in ([str(pristine), str(out)], [str(out), str(pristine)]):
+        result = CliRunner().invoke(main, ["diff", *args])
+        assert result.exit_code == 1, result.output
+        assert "refusing to compare this build" in result.stderr
+        assert message in result.stderr and "Traceback" not in result.output
+    # the runtime refuses the same builds (the one check is shared); a file only the
+    # manifest covers is diff's concern alone
+    proc = subprocess.run([sys.executable, "-c", RUNTIME_CHECK, str(out)], capture_output=True,
+                          text=True, check=False)
+    assert (proc.returncode != 0) == runtime_refuses, proc.stderr
+    if runtime_refuses:
+        assert "DataMismatchError" in proc.stderr, proc.stderr
