@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner, Result
-from toolc import starter
+from toolc import openclaw, starter
 from toolc.api import resolve_definitions
 from toolc.cli import main
-from toolc.openclaw import ImportRefused, import_openclaw
+from toolc.openclaw import import_openclaw
 from toolc.openclaw_secrets import Secrets
 from toolc.reference import ReferenceInterpreter
 
@@ -192,6 +192,30 @@ def test_secrets_in_kept_positions_are_refused_and_never_printed(tmp_path: Path)
     for where in ["tools.alsoAllow[0]", "tools.deny[0]", "agents.list[1].id",
                   "plugins.entries.ghp_***", 'channels.telegram.accounts."eyJ***"']:
         assert where in errors, where
+    assert not (tmp_path / "out").exists()
+
+
+def _group(**extra: Any) -> dict[str, Any]:
+    return {"channels": {"telegram": {"groups": {"-1": {"tools": {"deny": ["exec"]},
+                                                        **extra}}}}}
+
+
+@pytest.mark.parametrize("config", [
+    _group(toolsBySender={f"id:{GHP}": {"alsoAllow": ["exec"]}}),  # sender key
+    _group(toolsBySender={f"username:{SLACK}": {"deny": ["read"]}}),
+    {"tools": {"byProvider": {f"https://bob:{PASSWORD}@llm.example.com": {"deny": ["exec"]}}}},
+    {"tools": {"alsoAllow": [f"Bearer {BEARER}"]}},  # a bearer value in a kept string
+    {"tools": {"deny": [f"x-{JWT}"]}},
+    {"agents": {"list": [{"id": f"bot-{AWS}"}]}},
+    _group(**{RANDOM: True}),  # a left-out key printed in the report
+], ids=["sender-id", "sender-username", "url-password", "bearer", "jwt", "agent-id",
+        "left-out-key"])
+def test_one_embedded_secret_is_never_written_nor_printed(tmp_path: Path,
+                                                          config: dict[str, Any]) -> None:
+    file = write(tmp_path / "openclaw.json", config)
+    result = run("import-openclaw", str(file), "-o", str(tmp_path / "out"))
+    assert_no_secret(result.output)
+    assert result.exit_code == 1, result.output
     assert not (tmp_path / "out").exists()
 
 
@@ -504,6 +528,6 @@ def test_a_bundled_plugin_not_enabled_stays_disabled(tmp_path: Path) -> None:
 
 
 def test_import_refused_lists_every_problem() -> None:
-    with pytest.raises(ImportRefused) as info:
+    with pytest.raises(openclaw.ImportRefused) as info:
         import_openclaw({"tools": {"futureA": 1, "futureB": 2}}, "c.json")
     assert len(info.value.messages) == 2
