@@ -511,6 +511,19 @@ def _drop(node: Any, path: tuple[str | int, ...]) -> None:
         node[path[-1]] = None
 
 
+ESCAPED_ENV_REFERENCE = re.compile(r"\$(\$\{[A-Z_][A-Z0-9_]*\})")
+
+
+def _unescaped(node: Any) -> Any:
+    """Values as OpenClaw reads them: ``$${VAR}`` is the literal ``${VAR}`` (keys are not
+    substituted)."""
+    if isinstance(node, dict):
+        return {k: _unescaped(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_unescaped(v) for v in node]
+    return ESCAPED_ENV_REFERENCE.sub(r"\1", node) if isinstance(node, str) else node
+
+
 def _without_dropped(node: Any) -> Any:
     if isinstance(node, dict):
         return {k: _without_dropped(v) for k, v in node.items()}
@@ -556,7 +569,7 @@ def import_openclaw(config: dict[str, Any], source_name: str, *, allow_partial: 
         raise ImportRefused([secrets.redact(m) for m in exc.messages]) from None
     except ConfigError as exc:
         raise ConfigError(secrets.redact(str(exc))) from None
-    result.included = list(included)
+    result.included = [secrets.redact(name) for name in included]
     for lines in (result.left_out, result.partial, result.notes, result.stubs):
         lines[:] = [secrets.redact(line) for line in lines]
     return result
@@ -589,7 +602,7 @@ def _import(config: dict[str, Any], source_name: str, secrets: Secrets,
     errors += _check_secrets(policy, secrets, result, allow_partial)
     if errors:
         raise ImportRefused(errors)
-    policy = _without_dropped(policy)
+    policy = _unescaped(_without_dropped(policy))
     stubs = _stubs(policy, result)
     _stub_plugin_states(config, policy, stubs, result)
     files = starter_files()

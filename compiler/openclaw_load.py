@@ -154,8 +154,10 @@ class _Includes:
         return self.process(parsed, target, (*chain, target), at)
 
     def read(self, include: str, target: Path, at: tuple[str | int, ...]) -> bytes:
+        # the real path (checked inside the root above), opened without following a link
+        # swapped in since; non-blocking so that a FIFO cannot hang the import
         try:
-            fd = os.open(target, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+            fd = os.open(os.path.realpath(target), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
                          | getattr(os, "O_NONBLOCK", 0))
         except OSError as exc:
             raise self.error(at, f"cannot read include {include!r} "

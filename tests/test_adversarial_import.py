@@ -219,6 +219,17 @@ def test_one_embedded_secret_is_never_written_nor_printed(tmp_path: Path,
     assert not (tmp_path / "out").exists()
 
 
+def test_an_environment_template_in_a_kept_value_is_refused(tmp_path: Path) -> None:
+    # OpenClaw substitutes ${VAR} when it loads the config: toolc cannot know the value
+    file = write(tmp_path / "openclaw.json", {"tools": {"deny": ["${DENIED_TOOL}"]}})
+    result = run("import-openclaw", str(file), "-o", str(tmp_path / "out"))
+    assert result.exit_code == 1
+    assert "tools.deny[0]: OpenClaw substitutes this ${VAR}" in result.output
+    file = write(tmp_path / "openclaw.json", {"tools": {"deny": ["$${LITERAL}"]}})
+    assert run("import-openclaw", str(file), "-o", str(tmp_path / "out")).exit_code == 0
+    assert policy_of(tmp_path / "out")["tools"]["deny"] == ["${LITERAL}"]  # the escape
+
+
 def test_with_allow_partial_secret_entries_are_left_out_and_reported_redacted(
         tmp_path: Path) -> None:
     config = write(tmp_path / "openclaw.json", secret_config())
@@ -392,6 +403,26 @@ def test_include_depth_and_symlink_escapes_are_refused(tmp_path: Path) -> None:
     write(root / "openclaw.json5", '{ $include: "link.json5" }')
     result = run("import-openclaw", str(root / "openclaw.json5"), "-o", str(tmp_path / "o"))
     assert result.exit_code == 1 and "through a symbolic link" in result.output
+
+
+def test_a_link_inside_the_config_directory_is_followed_as_openclaw_does(
+        tmp_path: Path) -> None:
+    root = tmp_path / "cfg"
+    write(root / "openclaw.json5", '{ $include: "current.json5" }')
+    write(root / "v2.json5", '{ tools: { deny: ["exec"] } }')
+    (root / "current.json5").symlink_to(root / "v2.json5")
+    result = run("import-openclaw", str(root / "openclaw.json5"), "-o", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    assert policy_of(tmp_path / "out")["tools"] == {"deny": ["exec"]}
+
+
+def test_hard_linked_includes_are_refused_as_openclaw_does(tmp_path: Path) -> None:
+    root = tmp_path / "cfg"
+    write(root / "openclaw.json5", '{ $include: "linked.json5" }')
+    write(tmp_path / "elsewhere.json5", '{ tools: { allow: ["*"] } }')
+    os.link(tmp_path / "elsewhere.json5", root / "linked.json5")
+    result = run("import-openclaw", str(root / "openclaw.json5"), "-o", str(tmp_path / "out"))
+    assert result.exit_code == 1 and "single link" in result.output
 
 
 def test_a_diamond_of_includes_is_not_a_cycle(tmp_path: Path) -> None:
