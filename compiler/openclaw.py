@@ -417,7 +417,8 @@ def _stub_plugin_states(config: dict[str, Any], policy: dict[str, Any],
     """The stubs' plugins enabled or not as OpenClaw decides (resolveEnableState, 2026.3.2):
     ``plugins.enabled: false``, then ``deny``, then a non-empty ``allow`` that does not list
     it, then ``slots.memory``, then the entry's ``enabled``; a bundled plugin without an entry
-    is disabled unless bundled-enabled-by-default."""
+    is disabled unless bundled-enabled-by-default or a channel with ``enabled: true``
+    (isBundledChannelEnabledByChannelConfig)."""
     plugins = _object(config.get("plugins"))
     deny = _list(plugins.get("deny"))
     allow = _list(plugins.get("allow"))
@@ -430,7 +431,8 @@ def _stub_plugin_states(config: dict[str, Any], policy: dict[str, Any],
             why = "plugins.deny" if pid in deny else "not in plugins.allow"
         elif slots.get("memory") == pid or entry.get("enabled") is not None:
             continue  # enabled by the slot, or its entry (kept) decides
-        elif pid in BUNDLED_2026_3_2 and pid not in BUNDLED_ENABLED_BY_DEFAULT:
+        elif pid in BUNDLED_2026_3_2 and pid not in BUNDLED_ENABLED_BY_DEFAULT \
+                and _object(_object(config.get("channels")).get(pid)).get("enabled") is not True:
             why = "a bundled plugin, disabled unless plugins.entries enables it"
         else:
             continue

@@ -3,8 +3,8 @@ form for every message (reports, notes, errors).
 
 Two sources. The config's own secret values: strings below secret-named keys (``botToken``,
 ``apiKey``, ``password``, ...), except OpenClaw SecretRefs (``{source, provider, id}``: a
-reference, not a secret), ``${VAR}`` templates and the ``secrets.providers`` definitions
-(commands and provider names). And shapes, found anywhere inside a string: token prefixes
+reference, not a secret), ``${VAR}`` templates and the ``secrets`` section (how secrets are
+resolved: providers, commands, defaults). And shapes, found anywhere inside a string: token prefixes
 (GitHub, OpenAI, Anthropic, Slack, AWS, GitLab, Google, npm, Stripe), JWTs, private-key
 blocks, ``user:password@`` in URLs, ``Bearer``/``Basic`` values, ``token=...`` pairs, and
 long random-looking runs (upper case, lower case and digits mixed).
@@ -67,8 +67,8 @@ def config_secrets(config: Any) -> frozenset[str]:
     out: set[str] = set()
 
     def walk(node: Any, under: bool, path: tuple[str, ...]) -> None:
-        if path == ("secrets", "providers") or is_secret_ref(node):
-            return  # provider definitions and references, not secrets
+        if path == ("secrets",) or is_secret_ref(node):
+            return  # how secrets are resolved (providers, defaults) and references to them
         if isinstance(node, dict):
             for key, child in node.items():
                 walk(child, under or bool(SECRET_KEY.search(str(key))), (*path, str(key)))

@@ -562,3 +562,13 @@ def test_import_refused_lists_every_problem() -> None:
     with pytest.raises(openclaw.ImportRefused) as info:
         import_openclaw({"tools": {"futureA": 1, "futureB": 2}}, "c.json")
     assert len(info.value.messages) == 2
+
+
+def test_a_bundled_channel_plugin_is_enabled_by_its_channel() -> None:
+    # isBundledChannelEnabledByChannelConfig: channels.<id>.enabled === true enables it
+    config = {"tools": {"alsoAllow": ["feishu_doc"]}, "channels": {"feishu": {"enabled": True}}}
+    policy = yaml.safe_load(import_openclaw(config, "c.json").files["openclaw/policy.yaml"])
+    assert "plugins" not in policy
+    config["channels"] = {"feishu": {"dmPolicy": "pairing"}}
+    policy = yaml.safe_load(import_openclaw(config, "c.json").files["openclaw/policy.yaml"])
+    assert policy["plugins"] == {"entries": {"feishu": {"enabled": False}}}
