@@ -1,11 +1,15 @@
 """``toolc import-openclaw``: an OpenClaw config (JSON or JSON5) -> definitions that mean the
 same, against the shipped core catalog.
 
-parse (JSON5, positioned syntax errors) -> keep (walk the config with a table of the keys that
-carry tool policy, in OpenClaw's own vocabulary; everything else is left out and listed by JSON
-path) -> stubs (policy names that are no known tool) -> a file map. Secrets never reach the
-output: only the tables' keys are copied, and every string written is checked against the
-config's secret-named values and secret shapes.
+parse (JSON5, positioned syntax errors; ``$include`` is resolved before, by openclaw_load)
+-> keep (walk the config with a table of the keys that carry tool policy, in OpenClaw's own
+vocabulary; everything else is left out and listed by JSON path, and a key left out that could
+change tool access (openclaw_keys) is an error unless ``allow_partial``) -> stubs (policy
+names that are no known tool, under OpenClaw's real plugin ids: openclaw_plugins) -> a file
+map. Secrets never reach the output nor any message: only the tables' keys are copied, every
+kept key and value holding a secret (openclaw_secrets) is refused (toolc definitions have no
+environment reference to write instead), and every line of the report and every error is
+redacted.
 """
 
 from __future__ import annotations
