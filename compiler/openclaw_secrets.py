@@ -46,9 +46,12 @@ SHAPES: tuple[tuple[str, re.Pattern[str], int], ...] = (
     ("credential parameter", re.compile(
         r"(?i)(?:(?<=[?&;\s,:{])|^)(?:access[-_]?token|token|secret|password|passwd|pwd|"
         r"api[-_]?key|key|auth)=[^&\s;,]{4,}"), 0),
+    # 32+ characters of one run, with 3+ upper case, 3+ lower case and 3+ digits in the run
     ("random-looking token", re.compile(r"(?<![A-Za-z0-9+/=_])(?=[A-Za-z0-9+/=_]{32,})"
-                                        r"(?=(?:[^A-Z\s]*[A-Z]){3})(?=(?:[^a-z\s]*[a-z]){3})"
-                                        r"(?=(?:[^0-9\s]*[0-9]){3})[A-Za-z0-9+/=_]{32,}"), 0),
+                                        r"(?=(?:[a-z0-9+/=_]*[A-Z]){3})"
+                                        r"(?=(?:[A-Z0-9+/=_]*[a-z]){3})"
+                                        r"(?=(?:[A-Za-z+/=_]*[0-9]){3})[A-Za-z0-9+/=_]{32,}"),
+     0),
 )
 MIN_CONFIG_SECRET = 6  # shorter values below secret keys ("token" as a mode) are not secrets
 LONG_CONFIG_SECRET = 12  # from this length a config's secret counts inside any text
