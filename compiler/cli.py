@@ -52,7 +52,9 @@ from .explain import explain as explain_tool
 from .locks import LockTimeoutError
 from .mcp_identity import IdentitiesError, add_identity
 from .names import normalize_tool_name
-from .openclaw import ConfigError, import_openclaw, parse_config
+from .openclaw import ConfigError, ImportRefused, ImportResult, import_openclaw
+from .openclaw_load import load_config
+from .openclaw_secrets import Secrets
 from .reference import ReferenceInterpreter
 from .render import DEFAULT_PACKAGE
 from .schema import DIALECTS
@@ -754,9 +756,12 @@ def init(defs: Path, force: bool) -> None:
               help="Definitions directory to write (must be new or empty).")
 @click.option("--force", is_flag=True,
               help="Write into a non-empty OUT, overwriting the files the import writes "
-              "(nothing else is touched).")
+              "(nothing else is touched; symbolic links are refused).")
+@click.option("--allow-partial", is_flag=True,
+              help="Import even when keys that could change tool access are left out "
+              "(each is listed in the report).")
 @_guard
-def import_openclaw_cmd(config: Path, out: Path, force: bool) -> None:
+def import_openclaw_cmd(config: Path, out: Path, force: bool, allow_partial: bool) -> None:
     """Turn an OpenClaw config (JSON or JSON5) into definitions that mean the same.
 
     Writes OUT with the shipped core catalog (with OpenClaw 2026.3.2's own profiles), the
@@ -764,7 +769,10 @@ def import_openclaw_cmd(config: Path, out: Path, force: bool) -> None:
     openclaw/policy.yaml, and catalog stubs for the policy names no catalog knows in
     openclaw/stubs.yaml. Prints a report: the stubs, notes on changed meaning, and every
     key left out (no tool-policy meaning, by JSON path; values are never printed), then
-    checks the result as `toolc validate` does. Secrets are never written.
+    checks the result as `toolc validate` does. `$include` files are read as OpenClaw reads
+    them. A key left out that could change tool access (a sandbox mode, elevated exec, ...)
+    is an error unless --allow-partial. Secrets are never written nor printed: a kept key or
+    value holding one is an error (its path redacted).
 
     \b
     Examples:
@@ -772,20 +780,21 @@ def import_openclaw_cmd(config: Path, out: Path, force: bool) -> None:
       toolc import-openclaw openclaw.json5 -o policies --force
     """
     try:
-        raw = config.read_bytes()
-    except OSError as exc:
-        _error(f"{config.as_posix()}: cannot read ({exc.strerror or exc})")
-        sys.exit(EXIT_INPUT)
-    try:
-        result = import_openclaw(parse_config(raw, config.as_posix()), config.name)
+        loaded = load_config(config, config.as_posix())
+        result = import_openclaw(loaded.config, config.name, allow_partial=allow_partial,
+                                 included=loaded.included)
         write_new_files(result.files, out, force=force, refuse_non_empty=True)
-    except ConfigError as exc:
-        _echo(_message("error", str(exc)), err=True)
+    except ImportRefused as exc:
+        for message in exc.messages:
+            _echo(_message("error", message), err=True)
+        sys.exit(EXIT_INPUT)
+    except ConfigError as exc:  # before the config is known: redact by shape
+        _echo(_message("error", Secrets().redact(str(exc))), err=True)
         sys.exit(EXIT_INPUT)
     except ProjectWriteError as exc:
         _error(str(exc))
         sys.exit(EXIT_INPUT)
-    _print_import_report(result.stubs, result.notes, result.left_out, out)
+    _print_import_report(result, out)
     diagnostics = api_validate(out)
     errors = [d for d in diagnostics if d.severity == "error"]
     _echo(f"check: {len(errors)} error(s), {len(diagnostics) - len(errors)} warning(s) "
@@ -795,11 +804,14 @@ def import_openclaw_cmd(config: Path, out: Path, force: bool) -> None:
         sys.exit(EXIT_INPUT)
 
 
-def _print_import_report(stubs: list[str], notes: list[str], left_out: list[str],
-                         out: Path) -> None:
+def _print_import_report(result: ImportResult, out: Path) -> None:
     _echo(f"wrote {out.as_posix()}/ (openclaw/policy.yaml: the imported policy)")
-    sections = [("catalog stubs to fill in (openclaw/stubs.yaml)", stubs),
-                ("notes", notes), ("left out (no tool-policy meaning in toolc)", left_out)]
+    sections = [("included ($include)", result.included),
+                ("catalog stubs to fill in (openclaw/stubs.yaml)", result.stubs),
+                ("notes", result.notes),
+                ("left out, could change tool access (--allow-partial): the import is "
+                 "WIDER than the gateway here", result.partial),
+                ("left out (no tool-policy meaning in toolc)", result.left_out)]
     for title, lines in sections:
         if lines:
             _echo(f"{title}: {len(lines)}")

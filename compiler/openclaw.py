@@ -1,11 +1,15 @@
 """``toolc import-openclaw``: an OpenClaw config (JSON or JSON5) -> definitions that mean the
 same, against the shipped core catalog.
 
-parse (JSON5, positioned syntax errors) -> keep (walk the config with a table of the keys that
-carry tool policy, in OpenClaw's own vocabulary; everything else is left out and listed by JSON
-path) -> stubs (policy names that are no known tool) -> a file map. Secrets never reach the
-output: only the tables' keys are copied, and every string written is checked against the
-config's secret-named values and secret shapes.
+parse (JSON5, positioned syntax errors; ``$include`` is resolved before, by openclaw_load)
+-> keep (walk the config with a table of the keys that carry tool policy, in OpenClaw's own
+vocabulary; everything else is left out and listed by JSON path, and a key left out that could
+change tool access (openclaw_keys) is an error unless ``allow_partial``) -> stubs (policy
+names that are no known tool, under OpenClaw's real plugin ids: openclaw_plugins) -> a file
+map. Secrets never reach the output nor any message: only the tables' keys are copied, every
+kept key and value holding a secret (openclaw_secrets) is refused (toolc definitions have no
+environment reference to write instead), and every line of the report and every error is
+redacted.
 """
 
 from __future__ import annotations
@@ -20,6 +24,16 @@ import json5
 import yaml
 
 from .names import normalize_tool_name
+from .openclaw_keys import SANDBOX_OFF, access_reason, sandbox_mode
+from .openclaw_plugins import (
+    BUNDLED_2026_3_2,
+    BUNDLED_ENABLED_BY_DEFAULT,
+    OPTIONAL_2026_3_2,
+    PLUGIN_IDS,
+    plugin_tools,
+    tool_plugin,
+)
+from .openclaw_secrets import Secrets, config_secrets
 from .starter import starter_files, starter_text, with_directive
 
 POLICY_FILE = "openclaw/policy.yaml"
@@ -70,12 +84,6 @@ PRUNABLE = frozenset({"defaults", "subagents", "exec", "sandbox", "tools"})
 # Channels' config keys that are not channels.
 NOT_CHANNELS = frozenset({"defaults"})
 
-# Key names whose values are secrets (never written, also not in messages).
-SECRET_KEY = re.compile(r"token|secret|passw|api[-_]?key|private[-_]?key|credential|cookie",
-                        re.IGNORECASE)
-# Values shaped like credentials: known token prefixes, long mixed letter-digit strings.
-SECRET_SHAPE = re.compile(r"^(sk-|sk_|xox[abeprs]-|xapp-|ghp_|gho_|github_pat_|glpat-|AIza|"
-                          r"AKIA|eyJ)|^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9+/_=.-]{32,}$")
 TOOL_NAME = re.compile(r"[a-z][a-z0-9_]*")
 PLUGIN_ID = re.compile(r"[a-z0-9][a-z0-9_-]*")
 
@@ -90,6 +98,9 @@ class ImportResult:
 
     files: dict[str, str]
     left_out: list[str] = field(default_factory=list)  # JSON paths
+    # JSON paths left out that could change tool access (errors unless allow_partial)
+    partial: list[str] = field(default_factory=list)
+    included: list[str] = field(default_factory=list)  # $include files read
     notes: list[str] = field(default_factory=list)  # changes of meaning worth reading
     stubs: list[str] = field(default_factory=list)  # "tool (plugin P)"
 
@@ -153,10 +164,18 @@ def path_text(path: tuple[str | int, ...]) -> str:
 
 # -- keep --------------------------------------------------------------------------------------
 class _Keeper:
-    def __init__(self, result: ImportResult) -> None:
+    def __init__(self, result: ImportResult, config: dict[str, Any]) -> None:
         self.result = result
+        self.config = config
+        self.errors: list[str] = []  # access-relevant keys left out
 
-    def leave(self, path: tuple[str | int, ...], why: str = "") -> None:
+    def leave(self, path: tuple[str | int, ...], why: str = "", value: Any = None) -> None:
+        reason = access_reason(self.config, path, value)
+        if reason is not None:
+            self.result.partial.append(f"{path_text(path)} ({reason})")
+            self.errors.append(f"{path_text(path)}: left out, but it could change tool "
+                               f"access: {reason}; pass --allow-partial to import without it")
+            return
         self.result.left_out.append(path_text(path) + (f" ({why})" if why else ""))
 
     def keep(self, value: Any, spec: Spec, path: tuple[str | int, ...]) -> Any:
@@ -184,7 +203,7 @@ class _Keeper:
                 if kept is not None:
                     out[key] = kept
             else:
-                self.leave((*path, key))
+                self.leave((*path, key), value=item)
         if not out and value and path and path[-1] in PRUNABLE and "channels" not in path:
             return None  # everything in it was left out, and its presence means nothing
         return out
@@ -221,7 +240,7 @@ def _channels(keeper: _Keeper, value: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, block in value.items():
         if name in NOT_CHANNELS:
-            keeper.leave(("channels", name))
+            keeper.leave(("channels", name), value=block)
             continue
         spec = {**CHANNEL_BASE, **CHANNEL_MAPS.get(name.strip().lower(), {})}
         source = block
@@ -229,7 +248,7 @@ def _channels(keeper: _Keeper, value: Any) -> dict[str, Any]:
                       if isinstance(block, dict) and k in block]
         for key in unmodelled:
             keeper.leave(("channels", name, key), f"read only by the {name} plugin's own "
-                         "group resolver, which toolc does not model")
+                         "group resolver, which toolc does not model", block[key])
             if _has_policy(block[key]):
                 keeper.result.notes.append(
                     f"{path_text(('channels', name, key))}: its tool policies are not "
@@ -247,7 +266,7 @@ def _channels(keeper: _Keeper, value: Any) -> dict[str, Any]:
                 prefix = path_text(("channels", name, key))
                 keeper.result.left_out[:] = [p for p in keeper.result.left_out
                                              if not p.startswith((prefix + ".", prefix + "["))]
-                keeper.leave(("channels", name, key), "no tool policy")
+                keeper.result.left_out.append(f"{prefix} (no tool policy)")
             kept = {}
         # Declared even without policy: a channel's tools (whatsapp_login) need it.
         out[name] = kept
@@ -329,7 +348,15 @@ def _known_names() -> tuple[set[str], set[str]]:
     return tools, others
 
 
+def _stub_tool_name(name: str) -> str:
+    tool = re.sub(r"[^a-z0-9_]", "_", name)
+    return tool if TOOL_NAME.fullmatch(tool) else f"tool_{tool}"
+
+
 def _stubs(policy: dict[str, Any], result: ImportResult) -> list[dict[str, Any]]:
+    """Catalog stubs for the names the policies use that no shipped catalog knows: the tools
+    of OpenClaw's own plugins under their real plugin ids (openclaw_plugins), other names as
+    a tool of a plugin named after it (the convention of ``lobster`` and ``llm-task``)."""
     tools, others = _known_names()
     declared = set(policy.get("plugins", {}).get("entries", {}))
     seen: dict[str, bool] = {}  # name -> named in an allow list
@@ -338,48 +365,107 @@ def _stubs(policy: dict[str, Any], result: ImportResult) -> list[dict[str, Any]]
         if not name or "*" in name or name in tools or name in others:
             continue
         seen[name] = seen.get(name, False) or key != "deny"
-    stubs = []
+    stubs: dict[str, dict[str, Any]] = {}
     for name, allowed in seen.items():
+        if name in PLUGIN_IDS and plugin_tools(name):
+            for tool in plugin_tools(name):
+                _add_stub(stubs, result, tool, name, allowed, "tools of OpenClaw's plugin")
+            continue
+        plugin = tool_plugin(name)
+        if plugin is not None:
+            _add_stub(stubs, result, name, plugin, allowed, "OpenClaw's plugin")
+            continue
         close = difflib.get_close_matches(name, sorted(tools | others), n=1, cutoff=0.75)
         if close or name.startswith("group:"):
             hint = f' (did you mean "{close[0]}"?)' if close else ""
             result.notes.append(f"unknown name {name!r}{hint}: kept as written; the build "
                                 "warns about it (TC130)")
             continue
-        tool = re.sub(r"[^a-z0-9_]", "_", name)
-        tool = tool if TOOL_NAME.fullmatch(tool) else f"tool_{tool}"
-        plugin = name if PLUGIN_ID.fullmatch(name) else tool
-        stub: dict[str, Any] = {
-            "name": tool, "plugin": plugin,
-            "description": f"TODO: describe this tool (stub for {name!r} in the policies).",
-            "parameters": {"type": "object"}}
-        if allowed:
-            stub["optional"] = True
-        stubs.append(stub)
-        origin = "declared in plugins.entries" if plugin in declared else "plugin id guessed"
-        result.stubs.append(f"{tool} (plugin {plugin}, {origin}"
-                            + (", optional" if allowed else "") + ")")
-    return stubs
+        plugin = name if PLUGIN_ID.fullmatch(name) else _stub_tool_name(name)
+        origin = ("declared in plugins.entries" if plugin in declared
+                  else "a plugin id of OpenClaw's, its tools unknown" if plugin in PLUGIN_IDS
+                  else "plugin id guessed")
+        _add_stub(stubs, result, name, plugin, allowed, origin)
+    return list(stubs.values())
+
+
+def _add_stub(stubs: dict[str, dict[str, Any]], result: ImportResult, name: str, plugin: str,
+              allowed: bool, origin: str) -> None:
+    tool = _stub_tool_name(name)
+    if tool in stubs:
+        return
+    # OpenClaw's own plugins: their registration says optional; others: the narrower guess
+    optional = (name in OPTIONAL_2026_3_2 if plugin in BUNDLED_2026_3_2
+                or tool_plugin(name) is not None else allowed)
+    stub: dict[str, Any] = {
+        "name": tool, "plugin": plugin,
+        "description": f"TODO: describe this tool (stub for {name!r} in the policies).",
+        "parameters": {"type": "object"}}
+    if optional:
+        stub["optional"] = True
+    stubs[tool] = stub
+    result.stubs.append(f"{tool} (plugin {plugin}, {origin}"
+                        + (", optional" if optional else "") + ")")
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _stub_plugin_states(config: dict[str, Any], policy: dict[str, Any],
+                        stubs: list[dict[str, Any]], result: ImportResult) -> None:
+    """The stubs' plugins enabled or not as OpenClaw decides (resolveEnableState, 2026.3.2):
+    ``plugins.enabled: false``, then ``deny``, then a non-empty ``allow`` that does not list
+    it, then ``slots.memory``, then the entry's ``enabled``; a bundled plugin without an entry
+    is disabled unless bundled-enabled-by-default or a channel with ``enabled: true``
+    (isBundledChannelEnabledByChannelConfig)."""
+    plugins = _object(config.get("plugins"))
+    deny = _list(plugins.get("deny"))
+    allow = _list(plugins.get("allow"))
+    slots = _object(plugins.get("slots"))
+    entries = _object(plugins.get("entries"))
+    kept = policy.setdefault("plugins", {}).setdefault("entries", {})
+    for pid in sorted({s["plugin"] for s in stubs}):
+        entry = _object(entries.get(pid))
+        if pid in deny or (allow and pid not in allow):
+            why = "plugins.deny" if pid in deny else "not in plugins.allow"
+        elif slots.get("memory") == pid or entry.get("enabled") is not None:
+            continue  # enabled by the slot, or its entry (kept) decides
+        elif pid in BUNDLED_2026_3_2 and pid not in BUNDLED_ENABLED_BY_DEFAULT \
+                and _object(_object(config.get("channels")).get(pid)).get("enabled") is not True:
+            why = "a bundled plugin, disabled unless plugins.entries enables it"
+        else:
+            continue
+        kept[pid] = {"enabled": False}
+        result.notes.append(f"plugin {pid}: disabled, as in OpenClaw ({why}); its stubbed "
+                            "tools are absent")
+    if not kept:
+        policy["plugins"].pop("entries")
+    if not policy["plugins"]:
+        policy.pop("plugins")
 
 
 # -- secrets -----------------------------------------------------------------------------------
-def _secret_values(node: Any, under_secret: bool = False) -> Iterator[str]:
-    if isinstance(node, dict):
-        for key, child in node.items():
-            yield from _secret_values(child, under_secret or bool(SECRET_KEY.search(key)))
-    elif isinstance(node, list):
-        for child in node:
-            yield from _secret_values(child, under_secret)
-    elif under_secret and isinstance(node, str) and len(node.strip()) >= 6:
-        yield node.strip()
+# toolc definitions have no environment reference (nothing in a policy is read from the
+# environment), so a credential in a kept key or value cannot be written as one: it is
+# refused, its path redacted, and the message says how to supply the entry instead.
+NO_ENV_REFERENCE = ("toolc definitions have no environment reference for it, so it cannot "
+                    "be imported without writing the secret: replace it in the config with "
+                    "the identifier OpenClaw matches (a sender's id, a group's id, a tool or "
+                    "plugin name), or pass --allow-partial to leave this entry out")
+ENV_REFERENCE = re.compile(r"(?<!\$)\$\{[A-Z_][A-Z0-9_]*\}")
 
 
 def _strings(node: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...],
                                                                         str]]:
-    """(path of the holding value, text) for every key and string below ``node``."""
+    """(path of the key or value, text) for every key and string below ``node``."""
     if isinstance(node, dict):
         for key, child in node.items():
-            yield path, key
+            yield (*path, key), key
             yield from _strings(child, (*path, key))
     elif isinstance(node, list):
         for i, child in enumerate(node):
@@ -388,15 +474,68 @@ def _strings(node: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str
         yield path, node
 
 
-def _check_secrets(config: dict[str, Any], kept: dict[str, Any]) -> None:
-    """Refuse to write anything that is, or looks like, a secret of the config (the message
-    names where, never what)."""
-    secrets = set(_secret_values(config))
+def _check_secrets(kept: dict[str, Any], secrets: Secrets, result: ImportResult,
+                   allow_partial: bool) -> list[str]:
+    """Errors for every kept key or value that is or holds a secret, or that OpenClaw reads
+    from the environment (``${VAR}``); with ``allow_partial`` they are dropped and listed."""
+    errors: list[str] = []
+    drop: list[tuple[str | int, ...]] = []
     for path, text in _strings(kept, ()):
-        if text.strip() in secrets or SECRET_SHAPE.search(text.strip()):
-            raise ConfigError(f"{path_text(path) or 'the config'}: refusing to import a key "
-                              "or value that is, or looks like, a secret (a token, key or "
-                              "password); remove it from the tool-policy sections")
+        kind = secrets.kind(text)
+        if kind is not None:
+            why = f"holds a credential ({kind})"
+            message = f"{path_text(path)}: {why}; {NO_ENV_REFERENCE}"
+        elif ENV_REFERENCE.search(text):
+            why = "a ${VAR} OpenClaw substitutes from the gateway's environment"
+            message = (f"{path_text(path)}: OpenClaw substitutes this ${{VAR}} from the "
+                       "gateway's environment when it loads the config; toolc definitions "
+                       "have no environment reference: write the value itself, or pass "
+                       "--allow-partial to leave this entry out")
+        else:
+            continue
+        if allow_partial:
+            result.partial.append(f"{path_text(path)} ({why})")
+        else:
+            errors.append(message)
+        # an agent without its id is no agent: the whole entry goes
+        drop.append(path[:3] if path[:2] == ("agents", "list") and path[3:] == ("id",)
+                    else path)
+    for path in sorted(drop, key=len, reverse=True):
+        _drop(kept, path)
+    return errors
+
+
+def _drop(node: Any, path: tuple[str | int, ...]) -> None:
+    for part in path[:-1]:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return  # an enclosing entry is gone already
+    if isinstance(node, dict):
+        node.pop(path[-1], None)
+    elif isinstance(node, list) and isinstance(path[-1], int) and path[-1] < len(node):
+        node[path[-1]] = None
+
+
+ESCAPED_ENV_REFERENCE = re.compile(r"\$(\$\{[A-Z_][A-Z0-9_]*\})")
+
+
+def _unescaped(node: Any) -> Any:
+    """Values as OpenClaw reads them: ``$${VAR}`` is the literal ``${VAR}`` (keys are not
+    substituted)."""
+    if isinstance(node, dict):
+        return {k: _unescaped(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_unescaped(v) for v in node]
+    return ESCAPED_ENV_REFERENCE.sub(r"\1", node) if isinstance(node, str) else node
+
+
+def _without_dropped(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _without_dropped(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_without_dropped(v) for v in node if v is not None]
+    return node
 
 
 # -- render ------------------------------------------------------------------------------------
@@ -415,10 +554,37 @@ def _profiles_text() -> str:
             "keeps OpenClaw's meaning).\n" + _dump({"profiles": data["profiles"]}))
 
 
-def import_openclaw(config: dict[str, Any], source_name: str) -> ImportResult:
-    """Definitions meaning what ``config`` means to OpenClaw, and what was left out."""
+class ImportRefused(ConfigError):
+    """Several errors (each redacted); ``messages`` lists them."""
+
+    def __init__(self, messages: list[str]) -> None:
+        super().__init__("\n".join(messages))
+        self.messages = messages
+
+
+def import_openclaw(config: dict[str, Any], source_name: str, *, allow_partial: bool = False,
+                    included: Iterable[str] = ()) -> ImportResult:
+    """Definitions meaning what ``config`` means to OpenClaw, and what was left out.
+
+    Raises ImportRefused when a key that could change tool access would be left out (unless
+    ``allow_partial``) or a kept key or value holds a secret. Every message is redacted."""
+    secrets = Secrets(known=config_secrets(config))
+    try:
+        result = _import(config, source_name, secrets, allow_partial)
+    except ImportRefused as exc:
+        raise ImportRefused([secrets.redact(m) for m in exc.messages]) from None
+    except ConfigError as exc:
+        raise ConfigError(secrets.redact(str(exc))) from None
+    result.included = [secrets.redact(name) for name in included]
+    for lines in (result.left_out, result.partial, result.notes, result.stubs):
+        lines[:] = [secrets.redact(line) for line in lines]
+    return result
+
+
+def _import(config: dict[str, Any], source_name: str, secrets: Secrets,
+            allow_partial: bool) -> ImportResult:
     result = ImportResult(files={})
-    keeper = _Keeper(result)
+    keeper = _Keeper(result, config)
     policy: dict[str, Any] = {}
     for key, value in config.items():
         if key == "tools":
@@ -431,26 +597,52 @@ def import_openclaw(config: dict[str, Any], source_name: str) -> ImportResult:
         elif key == "channels":
             policy["channels"] = _channels(keeper, value)
         else:
-            keeper.leave((key,))
+            keeper.leave((key,), value=value)
     if isinstance(config, _Dict):
         result.notes.extend(f"{k}: duplicate key, the last one is used (as OpenClaw does)"
                             for k in config.duplicates)
+    _sandbox_notes(config, result)
     _profiles(policy, (), result.notes)
     policy = {k: v for k, v in policy.items() if v}
-    _check_secrets(config, policy)
+    errors = [] if allow_partial else list(keeper.errors)
+    errors += _check_secrets(policy, secrets, result, allow_partial)
+    if errors:
+        raise ImportRefused(errors)
+    policy = _unescaped(_without_dropped(policy))
     stubs = _stubs(policy, result)
+    _stub_plugin_states(config, policy, stubs, result)
     files = starter_files()
     files[PROFILES_FILE] = with_directive(PROFILES_FILE, _profiles_text())
-    source_name = "".join(c if c.isprintable() else "?" for c in source_name)
+    source_name = secrets.redact("".join(c if c.isprintable() else "?" for c in source_name))
     header = (f"version: 1\n\n# Imported from {source_name} by toolc import-openclaw: its "
               "tool-policy sections,\n# in OpenClaw's own shape.\n")
     files[POLICY_FILE] = with_directive(POLICY_FILE, header + (_dump(policy) if policy else ""))
     if stubs:
         files[STUBS_FILE] = with_directive(STUBS_FILE, (
             "version: 1\n\n# Catalog stubs for names in the policies that are neither core "
-            "tools nor\n# known plugin tools: fill in each description and parameters, and "
-            "set the real\n# plugin id. `optional: true` where an allow list names the tool "
-            "(OpenClaw's\n# plugin tools that need opting in); remove it if yours is not.\n"
+            "tools nor\n# known plugin tools: fill in each description and parameters (the "
+            "plugin ids of\n# OpenClaw's bundled plugins are real; others are the name "
+            "itself: check them).\n# `optional: true` where OpenClaw's plugin registers the "
+            "tool as optional, or\n# (unknown plugins) where an allow list names it.\n"
             + _dump({"catalog": stubs})))
     result.files = files
     return result
+
+
+def _sandbox_notes(config: dict[str, Any], result: ImportResult) -> None:
+    """Sandbox mode ``off`` (explicit) imports as is: toolc applies the sandbox layer only
+    when the caller says the session is sandboxed. Other modes are partial (access_reason)."""
+    agents = config.get("agents")
+    if not isinstance(agents, dict):
+        return
+    blocks: list[tuple[tuple[str | int, ...], Any]] = [
+        (("agents", "defaults", "sandbox"), (agents.get("defaults") or {}).get("sandbox")
+         if isinstance(agents.get("defaults"), dict) else None)]
+    if isinstance(agents.get("list"), list):
+        blocks += [(("agents", "list", i, "sandbox"), a.get("sandbox"))
+                   for i, a in enumerate(agents["list"]) if isinstance(a, dict)]
+    for path, block in blocks:
+        if isinstance(block, dict) and sandbox_mode(config, path, block) == SANDBOX_OFF:
+            result.notes.append(f"{path_text(path)}: sandbox mode off, as in toolc (the "
+                                "sandbox layer applies only when the caller passes "
+                                "sandboxed=True)")

@@ -63,10 +63,28 @@ const OPENCLAW_TOOLS = ["browser", "canvas", "nodes", "cron", "message", "tts", 
 const MEMORY_CORE = { id: "memory-core", tools: [{ name: "memory_search" }, { name: "memory_get" }] };
 
 
-function pluginsEnabled(config, id) {
+// resolveEffectiveEnableState of OpenClaw 2026.3.2 (dist/plugin-sdk/config-*.js:
+// resolveEnableState and isBundledChannelEnabledByChannelConfig) for the stand-ins; a
+// stand-in says whether OpenClaw bundles its plugin (`bundled`).
+const BUNDLED_ENABLED_BY_DEFAULT = new Set(["device-pair", "phone-control", "talk-voice"]);
+
+function pluginsEnabled(config, plugin) {
   const plugins = config.plugins ?? {};
+  const id = plugin.id;
   if (plugins.enabled === false) return false;
-  return plugins.entries?.[id]?.enabled !== false;
+  if ((plugins.deny ?? []).includes(id)) return false;
+  const allow = plugins.allow ?? [];
+  if (allow.length > 0 && !allow.includes(id)) return false;
+  if (plugins.slots?.memory === id) return true;
+  const entry = plugins.entries?.[id];
+  if (entry?.enabled === true) return true;
+  if (entry?.enabled === false) return false;
+  if (plugin.bundled && !BUNDLED_ENABLED_BY_DEFAULT.has(id)) {
+    const channel = config.channels?.[id];
+    return !!channel && typeof channel === "object" && !Array.isArray(channel)
+      && channel.enabled === true;
+  }
+  return true;
 }
 
 function resolveOne(config, plugins, ctx) {
@@ -110,7 +128,7 @@ function resolveOne(config, plugins, ctx) {
     const existing = new Set(coreTools.map((t) => t.name));
     const existingNormalized = new Set([...existing].map((n) => oc.normalizeToolName(n)));
     for (const plugin of [MEMORY_CORE, ...plugins]) {
-      if (!pluginsEnabled(config, plugin.id)) continue;
+      if (!pluginsEnabled(config, plugin)) continue;
       if (existingNormalized.has(oc.normalizeToolName(plugin.id))) continue;
       for (const t of plugin.tools) {
         if (t.optional && !oc.isOptionalToolAllowed({ toolName: t.name, pluginId: plugin.id,

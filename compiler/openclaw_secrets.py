@@ -1,0 +1,140 @@
+"""Secrets in an OpenClaw config, for ``toolc import-openclaw``: what is one, and its redacted
+form for every message (reports, notes, errors).
+
+Two sources. The config's own secret values: strings below secret-named keys (``botToken``,
+``apiKey``, ``password``, ...), except OpenClaw SecretRefs (``{source, provider, id}``: a
+reference, not a secret), ``${VAR}`` templates and the ``secrets`` section (how secrets are
+resolved: providers, commands, defaults). And shapes, found anywhere inside a string: token prefixes
+(GitHub, OpenAI, Anthropic, Slack, AWS, GitLab, Google, npm, Stripe), JWTs, private-key
+blocks, ``user:password@`` in URLs, ``Bearer``/``Basic`` values, ``token=...`` pairs, and
+long random-looking runs (upper case, lower case and digits mixed).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+# Key names whose values are secrets.
+SECRET_KEY = re.compile(r"token|secret|passw|api[-_]?key|private[-_]?key|credential|cookie|"
+                        r"authorization|signing[-_]?key", re.IGNORECASE)
+# OpenClaw's SecretRef (docs/gateway/secrets.md): a reference resolved by the gateway.
+SECRET_REF_SOURCES = frozenset({"env", "file", "exec"})
+ENV_TEMPLATE = re.compile(r"^\$\{[A-Z_][A-Z0-9_]*\}$")
+
+_B = r"(?<![A-Za-z0-9])"  # a token starts at a word edge
+# (label, pattern, length of the prefix kept in the redacted form)
+SHAPES: tuple[tuple[str, re.Pattern[str], int], ...] = (
+    ("private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?"
+                               r"(-----END [A-Z ]*PRIVATE KEY-----|$)"), 0),
+    ("GitHub token", re.compile(_B + r"(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+     4),
+    ("Anthropic key", re.compile(_B + r"sk-ant-[A-Za-z0-9_-]{16,}"), 7),
+    ("OpenAI-style key", re.compile(_B + r"sk-(proj-|svcacct-)?[A-Za-z0-9_-]{16,}"), 3),
+    ("Stripe key", re.compile(_B + r"[sr]k_(live|test)_[A-Za-z0-9]{16,}"), 3),
+    ("Slack token", re.compile(_B + r"(xox[abeprs]|xapp)-[A-Za-z0-9-]{8,}"), 5),
+    ("AWS access key", re.compile(_B + r"(AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}(?![0-9A-Z])"), 4),
+    ("GitLab token", re.compile(_B + r"glpat-[A-Za-z0-9_-]{16,}"), 6),
+    ("Google API key", re.compile(_B + r"AIza[0-9A-Za-z_-]{30,}"), 4),
+    ("npm token", re.compile(_B + r"npm_[A-Za-z0-9]{30,}"), 4),
+    ("JWT", re.compile(_B + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"), 3),
+    ("password in a URL", re.compile(r"(?<=://)[^/\s:@]*:[^/\s@]+(?=@)"), 0),
+    ("bearer credential", re.compile(r"(?i)(?<=\bbearer )\s*[A-Za-z0-9._~+/=-]{6,}"), 0),
+    ("basic credential", re.compile(r"(?i)(?<=\bbasic )\s*[A-Za-z0-9+/=]{8,}"), 0),
+    ("credential parameter", re.compile(
+        r"(?i)(?:(?<=[?&;\s,:{])|^)(?:access[-_]?token|token|secret|password|passwd|pwd|"
+        r"api[-_]?key|key|auth)=[^&\s;,]{4,}"), 0),
+    # 32+ characters of one run, with 3+ upper case, 3+ lower case and 3+ digits in the run
+    ("random-looking token", re.compile(r"(?<![A-Za-z0-9+/=_])(?=[A-Za-z0-9+/=_]{32,})"
+                                        r"(?=(?:[a-z0-9+/=_]*[A-Z]){3})"
+                                        r"(?=(?:[A-Z0-9+/=_]*[a-z]){3})"
+                                        r"(?=(?:[A-Za-z+/=_]*[0-9]){3})[A-Za-z0-9+/=_]{32,}"),
+     0),
+)
+MIN_CONFIG_SECRET = 6  # shorter values below secret keys ("token" as a mode) are not secrets
+LONG_CONFIG_SECRET = 12  # from this length a config's secret counts inside any text
+
+
+def is_secret_ref(node: Any) -> bool:
+    """OpenClaw's SecretRef object: ``{source: env|file|exec, provider?, id}``."""
+    return (isinstance(node, dict) and isinstance(node.get("source"), str)
+            and node["source"] in SECRET_REF_SOURCES
+            and isinstance(node.get("id"), str)
+            and set(node) <= {"source", "provider", "id"})
+
+
+def config_secrets(config: Any) -> frozenset[str]:
+    """The config's own secret values (strings below secret-named keys)."""
+    out: set[str] = set()
+
+    def walk(node: Any, under: bool, path: tuple[str, ...]) -> None:
+        if path == ("secrets",) or is_secret_ref(node):
+            return  # how secrets are resolved (providers, defaults) and references to them
+        if isinstance(node, dict):
+            for key, child in node.items():
+                walk(child, under or bool(SECRET_KEY.search(str(key))), (*path, str(key)))
+        elif isinstance(node, list):
+            for child in node:
+                walk(child, under, path)
+        elif (under and isinstance(node, str) and len(node.strip()) >= MIN_CONFIG_SECRET
+              and not ENV_TEMPLATE.match(node.strip())):
+            out.add(node.strip())
+
+    walk(config, False, ())
+    return frozenset(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    kind: str
+    start: int
+    end: int
+    keep: int  # characters of the prefix shown
+
+
+@dataclass(frozen=True, slots=True)
+class Secrets:
+    """What counts as a secret for one config; ``redact`` every text before printing it."""
+
+    known: frozenset[str] = frozenset()
+
+    def findings(self, text: str) -> list[Finding]:
+        found = [Finding(kind, m.start(), m.end(), keep)
+                 for kind, pattern, keep in SHAPES for m in pattern.finditer(text)
+                 if m.end() > m.start()]
+        for value in self.known:
+            # a short value counts only as a whole word: "Application" is no secret inside
+            # "webApplicationInfo"
+            edge = "" if len(value) >= LONG_CONFIG_SECRET else r"(?<![A-Za-z0-9])"
+            after = "" if len(value) >= LONG_CONFIG_SECRET else r"(?![A-Za-z0-9])"
+            found.extend(Finding("a secret of the config", m.start(), m.end(), 0)
+                         for m in re.finditer(edge + re.escape(value) + after, text))
+        return sorted(found, key=lambda f: (f.start, -f.end))
+
+    def kind(self, text: str) -> str | None:
+        """What kind of secret ``text`` holds (None: none)."""
+        found = self.findings(text)
+        return found[0].kind if found else None
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret in it replaced (a known prefix kept: ``ghp_***``)."""
+        out, at = [], 0
+        for f in _merged(self.findings(text)):
+            out.append(text[at:f.start] + text[f.start:f.start + f.keep] + "***")
+            at = f.end
+        return "".join(out) + text[at:]
+
+
+def _merged(found: list[Finding]) -> Iterator[Finding]:
+    last: Finding | None = None
+    for f in found:
+        if last is not None and f.start < last.end:
+            last = Finding(last.kind, last.start, max(last.end, f.end), last.keep)
+            continue
+        if last is not None:
+            yield last
+        last = f
+    if last is not None:
+        yield last
