@@ -18,8 +18,9 @@ WIDTH = 100
 
 def _commands(cmd: click.Command, name: str,
               parent: click.Context | None) -> list[tuple[str, click.Context]]:
-    ctx = click.Context(cmd, info_name=name, parent=parent, terminal_width=WIDTH,
-                        max_content_width=WIDTH)
+    # the command's own settings (help option names, show_default), as `toolc` applies them
+    settings = {**cmd.context_settings, "terminal_width": WIDTH, "max_content_width": WIDTH}
+    ctx = click.Context(cmd, info_name=name, parent=parent, **settings)
     found = [(ctx.command_path, ctx)]
     if isinstance(cmd, click.Group):
         for sub in sorted(cmd.list_commands(ctx)):
