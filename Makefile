@@ -6,11 +6,12 @@ TOOLC := $(VENV)/bin/toolc
 STAMP := $(VENV)/.installed-stamp
 TEST_STAMP := $(VENV)/.test-installed-stamp
 MCP_STAMP := $(VENV)/.mcp-installed-stamp
+DOCS_STAMP := $(VENV)/.docs-installed-stamp
 # The package directory `compiler/` is installed as `toolc`; setuptools' editable install warns
 # about same-named folders in the working directory, which this layout does not have.
 PIP := PYTHONWARNINGS=ignore $(PY) -m pip install -q
 
-.PHONY: install install-test build test lint typecheck golden bench bench-quick conformance clean
+.PHONY: install install-test build test lint typecheck golden bench bench-quick conformance docs dist clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +31,11 @@ $(TEST_STAMP): pyproject.toml $(STAMP)
 $(MCP_STAMP): pyproject.toml $(STAMP)
 	$(PIP) -e '.[mcp]'
 	touch $(MCP_STAMP)
+
+## What the docs site adds: mkdocs and mkdocs-material (the `docs` extra).
+$(DOCS_STAMP): pyproject.toml $(STAMP)
+	$(PIP) -e '.[docs]'
+	touch $(DOCS_STAMP)
 
 install: $(STAMP)
 
@@ -64,5 +70,14 @@ conformance: install-test
 	$(PY) -m conformance
 	$(PY) -m conformance.roundtrip
 
+## The documentation site (docs/, mkdocs.yml) into site/; --strict: a broken link fails.
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+## An sdist and a wheel in dist/ (what `pip install dist/toolc-*.whl` installs).
+dist: install-test
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis site dist

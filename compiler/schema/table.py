@@ -1,6 +1,6 @@
-"""The README's keyword x dialect table, derived by running the cleaner (so docs cannot drift).
+"""The docs' keyword x dialect table, derived by running the cleaner (so docs cannot drift).
 
-``python -m toolc.schema.table`` prints it; a test checks the README holds the same text.
+``python -m toolc.schema.table`` prints it; a test checks the docs page holds the same text.
 """
 
 from __future__ import annotations
