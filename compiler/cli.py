@@ -37,21 +37,21 @@ from .api import (
 )
 from .api import build as api_build
 from .api import validate as api_validate
-from .bundles import build_bundles, dialect_for
-from .context import CLI_OPTIONS, CONTEXT_KEYS
-from .declared import Declared, context_warnings
+from .audit.declared import Declared, context_warnings
+from .audit.explain import Explanation, UnknownToolError, catalog_tool
+from .audit.explain import explain as explain_tool
 from .diagnostics import DefinitionsError, Diagnostic, Diagnostics, did_you_mean
-from .diff import DiffInputError, compute_diff, load_side, render_diff, side_from_revision
-from .explain import Explanation, UnknownToolError, catalog_tool
-from .explain import explain as explain_tool
-from .mcp_identity import IdentitiesError, add_identity
-from .names import normalize_tool_name
-from .openclaw import ConfigError, import_openclaw, parse_config
-from .reference import ReferenceInterpreter
-from .render import DEFAULT_PACKAGE
+from .importers.openclaw import ConfigError, import_openclaw, parse_config
+from .importers.starter import ProjectWriteError, init_files, schema_path, write_new_files
+from .pipeline.bundles import build_bundles, dialect_for
+from .pipeline.render import DEFAULT_PACKAGE
+from .pipeline.writer import OutputDirError, check_output_dir, diff_disk
+from .review.diff import DiffInputError, compute_diff, load_side, render_diff, side_from_revision
+from .rules.context import CLI_OPTIONS, CONTEXT_KEYS
+from .rules.names import normalize_tool_name
 from .schema import DIALECTS
-from .starter import ProjectWriteError, init_files, schema_path, write_new_files
-from .writer import OutputDirError, check_output_dir, diff_disk
+from .semantics.reference import ReferenceInterpreter
+from .serve.mcp_identity import IdentitiesError, add_identity
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 4
 EXIT_CHANGED, EXIT_WIDENED = 2, 3  # toolc diff
@@ -746,7 +746,7 @@ def _host_port(value: str) -> tuple[str, int]:
 
 
 def _upstream_specs(values: tuple[str, ...], param: str) -> list[Any]:
-    upstream = _mcp_module("serve-mcp", "mcp_upstream")
+    upstream = _mcp_module("serve-mcp", "serve.mcp_upstream")
     try:
         specs = [upstream.UpstreamSpec.parse(v) for v in values]
     except ValueError as exc:
@@ -791,8 +791,8 @@ def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | 
       toolc serve-mcp --http 127.0.0.1:8765 --identities identities.yaml --impl mytools:IMPLS
       toolc serve-mcp --agent coder --upstream files="python -m files_server"
     """
-    server = _mcp_module("serve-mcp", "mcp_server")
-    identity = _mcp_module("serve-mcp", "mcp_identity")
+    server = _mcp_module("serve-mcp", "serve.mcp_server")
+    identity = _mcp_module("serve-mcp", "serve.mcp_identity")
     context = _context(kwargs)
     if http is not None and identities is None:
         raise click.UsageError("--http needs --identities (toolc identity add makes one)")
@@ -816,7 +816,7 @@ def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | 
     server.setup_logging()
     try:
         server.run(options, None if http is None else _host_port(http))
-    except _mcp_module("serve-mcp", "mcp_upstream").UpstreamUnavailable as exc:
+    except _mcp_module("serve-mcp", "serve.mcp_upstream").UpstreamUnavailable as exc:
         _error(str(exc))
         sys.exit(EXIT_INPUT)
 
@@ -868,7 +868,7 @@ def import_mcp(upstream: str, out: Path | None) -> None:
       toolc import-mcp files="python -m files_server" -o definitions/plugins/files.yaml
       toolc import-mcp search=http://127.0.0.1:9000/mcp
     """
-    mod = _mcp_module("import-mcp", "mcp_upstream")
+    mod = _mcp_module("import-mcp", "serve.mcp_upstream")
     spec = _upstream_specs((upstream,), "NAME=COMMAND")[0]
     try:
         text, count = mod.snapshot(spec)

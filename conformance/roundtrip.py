@@ -27,8 +27,8 @@ from typing import Any
 import yaml
 from toolc.api import compile_files
 from toolc.diagnostics import DefinitionsError
-from toolc.openclaw import ConfigError, import_openclaw, parse_config
-from toolc.writer import publish
+from toolc.importers.openclaw import ConfigError, import_openclaw, parse_config
+from toolc.pipeline.writer import publish
 
 from conformance.__main__ import HERE, Oracle
 from conformance.decisions import explain

@@ -26,7 +26,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from toolc.api import build
 from toolc.cli import main
-from toolc.mcp_identity import Identities, IdentitiesError, add_identity, token_hash
+from toolc.serve.mcp_identity import Identities, IdentitiesError, add_identity, token_hash
 
 from tests.helpers import ROOT, write_definitions
 

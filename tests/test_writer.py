@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from toolc import writer
 from toolc.api import build, check_package_name, compile_files
 from toolc.cli import main
-from toolc.writer import OutputDirError, publish
+from toolc.pipeline import writer
+from toolc.pipeline.writer import OutputDirError, publish
 
 from tests.helpers import ROOT, write_definitions
 

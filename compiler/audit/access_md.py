@@ -15,8 +15,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .access import ClassSpace, TablesView
-from .factored import Evaluator, bit_indices, blocks, gate_channels
+from ..semantics.access import ClassSpace, TablesView
+from ..semantics.factored import Evaluator, bit_indices, blocks, gate_channels
 from .words import Words
 
 # Above this many (agent x provider x channel) classes the table would not be read: the

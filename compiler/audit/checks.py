@@ -19,15 +19,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .access import OTHER, SENDER_FLAGS, ClassSpace, Klass, TablesView, _fresh
-from .analyze import Resolved
-from .bundles import BUILTIN_PROVIDER_DIALECTS, DEFAULT_DIALECT, dialect_for
-from .context import CLI_OPTIONS, group_context
-from .diagnostics import Diagnostics, Pos
-from .explain import Explanation, explain
-from .factored import Cube, Evaluator, bit_indices, blocks, cube_size, gate_channels
-from .model import AssertionDef, GroupConfig, PatternValue
-from .names import (
+from ..diagnostics import Diagnostics, Pos
+from ..pipeline.analyze import Resolved
+from ..pipeline.bundles import BUILTIN_PROVIDER_DIALECTS, DEFAULT_DIALECT, dialect_for
+from ..pipeline.model import AssertionDef, GroupConfig, PatternValue
+from ..rules.context import CLI_OPTIONS, group_context
+from ..rules.names import (
     NO_E164_CHANNELS,
     group_candidates,
     normalize_account_id,
@@ -36,9 +33,12 @@ from .names import (
     normalize_key,
     normalize_tool_name,
 )
-from .reference import ReferenceInterpreter, key_text
-from .schema import DIALECTS
-from .schema.lint import MAX_TOOLS
+from ..schema import DIALECTS
+from ..schema.lint import MAX_TOOLS
+from ..semantics.access import OTHER, SENDER_FLAGS, ClassSpace, Klass, TablesView, _fresh
+from ..semantics.factored import Cube, Evaluator, bit_indices, blocks, cube_size, gate_channels
+from ..semantics.reference import ReferenceInterpreter, key_text
+from .explain import Explanation, explain
 
 
 def resolve_command(flags: Mapping[str, Any]) -> str:

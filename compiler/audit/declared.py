@@ -10,19 +10,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .analyze import Resolved
-from .channels import rule_for
-from .context import group_context, parse_session_key
-from .diagnostics import did_you_mean
-from .model import GroupConfig
-from .names import (
+from ..diagnostics import did_you_mean
+from ..pipeline.analyze import Resolved
+from ..pipeline.model import GroupConfig
+from ..rules.channels import rule_for
+from ..rules.context import group_context, parse_session_key
+from ..rules.names import (
     CASE_INSENSITIVE_GROUP_CHANNELS,
     group_candidates,
     normalize_account_id,
     normalize_agent_id,
     normalize_channel,
 )
-from .reference import key_text
+from ..semantics.reference import key_text
 
 GroupIds = tuple[str, ...] | None  # a group map's ids ("*" included); None: no map
 

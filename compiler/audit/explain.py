@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .analyze import Resolved
-from .context import Context
-from .diagnostics import BUILTIN, Pos, did_you_mean
-from .model import ToolDef
-from .names import normalize_tool_name
-from .reference import Decision, ReferenceInterpreter, Resolution, StepTrace
+from ..diagnostics import BUILTIN, Pos, did_you_mean
+from ..pipeline.analyze import Resolved
+from ..pipeline.model import ToolDef
+from ..rules.context import Context
+from ..rules.names import normalize_tool_name
+from ..semantics.reference import Decision, ReferenceInterpreter, Resolution, StepTrace
 
 
 class UnknownToolError(ValueError):

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .access import DIMS, ClassSpace, Klass
-from .factored import Cube, bit_indices, full_cube
+from ..semantics.access import DIMS, ClassSpace, Klass
+from ..semantics.factored import Cube, bit_indices, full_cube
 
 _LEVEL_TAIL = {1: "any account, group or sender", 2: "any group or sender", 3: "any sender"}
 

@@ -19,7 +19,7 @@ from typing import Any
 import json5
 import yaml
 
-from .names import normalize_tool_name
+from ..rules.names import normalize_tool_name
 from .starter import starter_files, starter_text, with_directive
 
 POLICY_FILE = "openclaw/policy.yaml"

@@ -60,7 +60,7 @@ def _starter_root() -> Traversable:
     except ModuleNotFoundError:
         # An editable install maps ``toolc`` to the checkout's compiler/ and cannot import a
         # data-only subpackage mapped elsewhere; the checkout's definitions/ is that package.
-        return Path(__file__).resolve().parent.parent / "definitions"
+        return Path(__file__).resolve().parents[2] / "definitions"
 
 
 def starter_text(rel: str) -> str:

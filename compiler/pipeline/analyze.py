@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import jsonschema
 
-from .diagnostics import Diagnostics, Pos, did_you_mean
+from ..diagnostics import Diagnostics, Pos, did_you_mean
+from ..runtime._shell import pattern_can_match
 from .model import Definitions, Entry, EntryList, Policy, ToolDef, ToolsConfig
-from .runtime._shell import pattern_can_match
 
 DIALECTS = ("openai", "openai-strict", "anthropic", "gemini", "gemini-json", "mcp")
 PLUGINS_GROUP = "group:plugins"

@@ -14,11 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .analyze import Resolved
-from .diagnostics import Diagnostics
-from .model import ToolDef
-from .names import model_key, normalize_key
-from .schema import (
+from ..diagnostics import Diagnostics
+from ..rules.names import model_key, normalize_key
+from ..schema import (
     DIALECTS,
     CleanedSchema,
     clean_schema,
@@ -26,7 +24,9 @@ from .schema import (
     responses_envelope,
     tool_envelope,
 )
-from .schema.aliases import apply_param_aliases, required_groups
+from ..schema.aliases import apply_param_aliases, required_groups
+from .analyze import Resolved
+from .model import ToolDef
 
 DEFAULT_DIALECT = "openai"
 BUILTIN_PROVIDER_DIALECTS = {"openai": "openai", "openai-codex": "openai",

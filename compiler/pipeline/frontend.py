@@ -15,8 +15,9 @@ from typing import Any, Literal
 import json5
 import jsonschema
 
-from .channels import rule_for
-from .diagnostics import Diagnostics, Pos, did_you_mean
+from ..diagnostics import Diagnostics, Pos, did_you_mean
+from ..rules.channels import rule_for
+from ..rules.names import normalize_agent_id, normalize_key
 from .model import (
     AccountDef,
     AgentDef,
@@ -40,7 +41,6 @@ from .model import (
     ToolDef,
     ToolsConfig,
 )
-from .names import normalize_agent_id, normalize_key
 from .yamlsrc import JsonPath, SourceFile, discover, load_yaml
 
 SUPPORTED_VERSION = 1

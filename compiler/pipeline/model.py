@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .diagnostics import Pos
-from .names import normalize_tool_name
+from ..diagnostics import Pos
+from ..rules.names import normalize_tool_name
 
 SenderKind = Literal["id", "e164", "username", "name", "*"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..diagnostics import BUILTIN
+from ..rules.names import normalize_tool_name
 from .analyze import Resolved
-from .diagnostics import BUILTIN
 from .model import Entry, EntryList, Policy, ProfileDef, ToolsConfig
-from .names import normalize_tool_name
 
 # CLASSIC sandbox defaults (section 8), channel ids included as the deny list has them.
 SANDBOX_DEFAULT_ALLOW = ("exec", "process", "read", "write", "edit", "apply_patch", "image",

@@ -11,12 +11,12 @@ from typing import Any
 
 import jinja2
 
-from . import __version__
+from .._version import __version__
+from ..diagnostics import Diagnostic
+from ..runtime import EAGER_THROUGH, EXPORTS, MODULES
+from ..schema.models import model_class_name
 from .analyze import Resolved
 from .bundles import Bundles
-from .diagnostics import Diagnostic
-from .runtime import EAGER_THROUGH, EXPORTS, MODULES
-from .schema.models import model_class_name
 from .tables import Tables
 
 DEFAULT_PACKAGE = "toolc_runtime"

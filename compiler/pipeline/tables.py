@@ -19,11 +19,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..diagnostics import Diagnostics
+from ..rules.channels import athash_slug, rule_for, rule_json
+from ..rules.names import CASE_INSENSITIVE_GROUP_CHANNELS, NO_E164_CHANNELS, TOPIC_GROUP_CHANNELS
 from .analyze import PLUGINS_GROUP, Resolved, pattern_matches
-from .channels import athash_slug, rule_for, rule_json
-from .diagnostics import Diagnostics
 from .model import AgentDef, EntryList, GroupConfig, ProviderPolicy, SpaceConfig, ToolDef
-from .names import CASE_INSENSITIVE_GROUP_CHANNELS, NO_E164_CHANNELS, TOPIC_GROUP_CHANNELS
 from .policy import (
     LayerPolicy,
     apply_patch_config,

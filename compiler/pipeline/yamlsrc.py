@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from .diagnostics import Diagnostics, Pos
+from ..diagnostics import Diagnostics, Pos
 
 JsonPath = tuple[str | int, ...]
 

@@ -26,8 +26,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .access import NO_LAYER, ClassSpace, Stack, TablesView
-from .factored import (
+from ..semantics.access import NO_LAYER, ClassSpace, Stack, TablesView
+from ..semantics.factored import (
     Content,
     Cube,
     Evaluator,

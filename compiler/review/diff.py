@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .access import DIMS, ClassSpace, TablesView
-from .api import compile_files
+from ..api import compile_files
+from ..audit.words import Words
+from ..pipeline.render import dump_json
+from ..semantics.access import DIMS, ClassSpace, TablesView
+from ..semantics.factored import Cube, bit_indices
 from .delta import ToolChange, compute_delta
-from .factored import Cube, bit_indices
-from .render import dump_json
-from .words import Words
 
 DIFF_FORMAT = 1
 

@@ -30,9 +30,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from .channels import athash_slug, key_candidates
-from .context import Context, SessionInfo, group_context, parse_session_key
-from .names import (
+from ..rules.channels import athash_slug, key_candidates
+from ..rules.context import Context, SessionInfo, group_context, parse_session_key
+from ..rules.names import (
     group_candidates,
     normalize_account_id,
     normalize_agent_id,

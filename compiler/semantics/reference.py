@@ -13,11 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .analyze import PLUGINS_GROUP, Resolved
-from .channels import ChannelRule, athash_slug, key_candidates, rule_for
-from .context import Context, SessionInfo, group_context, parse_session_key
-from .diagnostics import BUILTIN, Pos
-from .model import (
+from ..diagnostics import BUILTIN, Pos
+from ..pipeline.analyze import PLUGINS_GROUP, Resolved
+from ..pipeline.model import (
     AccountDef,
     AgentDef,
     ChannelDef,
@@ -31,18 +29,7 @@ from .model import (
     ToolDef,
     ToolsConfig,
 )
-from .names import (
-    CASE_INSENSITIVE_GROUP_CHANNELS,
-    NO_E164_CHANNELS,
-    group_candidates,
-    model_key,
-    normalize_account_id,
-    normalize_agent_id,
-    normalize_channel,
-    normalize_key,
-    normalize_tool_name,
-)
-from .policy import (
+from ..pipeline.policy import (
     LayerPolicy,
     apply_patch_config,
     apply_patch_model_ok,
@@ -52,6 +39,19 @@ from .policy import (
     profile_policy,
     sandbox_policy,
     subagent_policy,
+)
+from ..rules.channels import ChannelRule, athash_slug, key_candidates, rule_for
+from ..rules.context import Context, SessionInfo, group_context, parse_session_key
+from ..rules.names import (
+    CASE_INSENSITIVE_GROUP_CHANNELS,
+    NO_E164_CHANNELS,
+    group_candidates,
+    model_key,
+    normalize_account_id,
+    normalize_agent_id,
+    normalize_channel,
+    normalize_key,
+    normalize_tool_name,
 )
 
 

@@ -27,7 +27,7 @@ from typing import Any, Final
 
 import yaml
 
-from .context import CONTEXT_KEYS, check_value
+from ..rules.context import CONTEXT_KEYS, check_value
 
 _HEX64: Final = re.compile(r"[0-9a-f]{64}")
 _NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")

@@ -44,8 +44,8 @@ from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 
-from . import __version__
-from .api import BuildError, read_build_file, read_manifest
+from .._version import __version__
+from ..api import BuildError, read_build_file, read_manifest
 from .mcp_identity import Identities, Identity
 from .mcp_upstream import (
     Route,
