@@ -110,7 +110,7 @@ def _complete_of(tmp: Path, files: dict[str, str]) -> str:
 
 KILLER = """
 import os, signal, sys
-from toolc import writer
+from toolc.pipeline import writer
 from toolc.api import compile_files
 from pathlib import Path
 files = compile_files(Path(sys.argv[1]), with_models=False)[0]
