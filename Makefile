@@ -65,4 +65,4 @@ conformance: install-test
 	$(PY) -m conformance.roundtrip
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache
