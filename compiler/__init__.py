@@ -1,8 +1,10 @@
 """toolc: ahead-of-time compiler for LLM-agent tool policies.
 
-The package map, top layer first; a module imports only from layers below it (tests/test_layers.py):
+The package map, top layer first; a module imports only from layers below its own, and serve,
+review and importers not from each other (the import-linter contract in pyproject.toml, run by
+tests/test_layers.py):
 
-  cli            click commands over api (and review, serve, importers); prints, exits.
+  cli            click commands: argv in, output and exit code out (thin, over the layers below).
   serve/         serve-mcp: build dir + identities in, MCP tools out (mcp_server, mcp_identity,
                  mcp_upstream: the proxied upstream servers; also import-mcp's client).
   review/        toolc diff: two revisions in (compiled via api), access delta and its words out.
