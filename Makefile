@@ -80,4 +80,4 @@ dist: install-test
 	$(PY) -m build --outdir dist .
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis site dist
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache site dist

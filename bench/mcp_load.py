@@ -35,7 +35,7 @@ import yaml
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from toolc.api import build
-from toolc.mcp_identity import add_identity
+from toolc.serve.mcp_identity import add_identity
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO / "bench" / "results"

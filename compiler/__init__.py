@@ -1,9 +1,31 @@
-"""toolc: ahead-of-time compiler for LLM-agent tool policies."""
+"""toolc: ahead-of-time compiler for LLM-agent tool policies.
+
+The package map, top layer first; a module imports only from layers below its own, and serve,
+review and importers not from each other (the import-linter contract in pyproject.toml, run by
+tests/test_layers.py):
+
+  cli            click commands: argv in, output and exit code out (thin, over the layers below).
+  serve/         serve-mcp: build dir + identities in, MCP tools out (mcp_server, mcp_identity,
+                 mcp_upstream: the proxied upstream servers; also import-mcp's client).
+  review/        toolc diff: two revisions in (compiled via api), access delta and its words out.
+  importers/     OpenClaw config / the shipped starter in, definitions/ YAML files out.
+  api            the public Python API: definitions dir in, file map / build dir / Resolution out.
+  audit/         one compiled build in: assertions and lints (checks), explain, declared-context
+                 warnings, access sets in words, ACCESS.md (access_md).
+  semantics/     what a policy means: the reference interpreter (Resolved + Context -> Resolution),
+                 access sets and their factored evaluation over the compiled tables.
+  pipeline/      load -> model -> analyze -> policy layers -> tables -> bundles -> render -> write:
+                 YAML in, the {path: text} file map out, published atomically by writer.
+  rules/         OpenClaw's vocabulary as data: names, per-channel rules, context classes (a new
+                 release target changes these tables and switches, not the stages above).
+  schema/        provider schema dialects: JSON Schema in, cleaned provider schemas + models out.
+  runtime/       the stdlib-only generated runtime, copied verbatim into every build.
+  diagnostics, locks, _version: shared at the bottom (no toolc imports).
+"""
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
+from ._version import __version__
 from .api import (
     BuildResult,
     build,
@@ -13,7 +35,7 @@ from .api import (
     validate,
 )
 from .diagnostics import DefinitionsError, Diagnostic
-from .reference import ReferenceInterpreter
+from .semantics.reference import ReferenceInterpreter
 
 __all__ = [
     "BuildResult",

@@ -14,20 +14,20 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .analyze import Resolved, analyze
-from .bundles import build_bundles
-from .checks import run_checks
+from ._version import __version__
+from .audit.access_md import access_markdown
+from .audit.checks import run_checks
 from .diagnostics import DefinitionsError, Diagnostic, Diagnostics
-from .frontend import load_definitions, load_files
-from .reference import ReferenceInterpreter, Resolution
-from .render import DEFAULT_PACKAGE, SOURCES, dump_json, render
-from .review import access_markdown
+from .pipeline.analyze import Resolved, analyze
+from .pipeline.bundles import build_bundles
+from .pipeline.frontend import load_definitions, load_files
+from .pipeline.render import DEFAULT_PACKAGE, SOURCES, dump_json, render
+from .pipeline.tables import build_tables
+from .pipeline.writer import check_output_dir, matches_disk, output_lock, publish
+from .pipeline.yamlsrc import discover
 from .runtime.bootstrap import DataMismatchError, Digests, read_checked, tree_problems
 from .schema.models import generate_models
-from .tables import build_tables
-from .writer import check_output_dir, matches_disk, output_lock, publish
-from .yamlsrc import discover
+from .semantics.reference import ReferenceInterpreter, Resolution
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

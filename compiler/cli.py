@@ -42,24 +42,24 @@ from .api import (
 )
 from .api import build as api_build
 from .api import validate as api_validate
-from .bundles import build_bundles, dialect_for
-from .context import CLI_OPTIONS, CONTEXT_KEYS
-from .declared import Declared, context_warnings
+from .audit.declared import Declared, context_warnings
+from .audit.explain import Explanation, UnknownToolError, catalog_tool
+from .audit.explain import explain as explain_tool
 from .diagnostics import DefinitionsError, Diagnostic, Diagnostics, did_you_mean
-from .diff import DiffInputError, compute_diff, load_side, render_diff, side_from_revision
-from .explain import Explanation, UnknownToolError, catalog_tool
-from .explain import explain as explain_tool
+from .importers.openclaw import ConfigError, ImportRefused, ImportResult, import_openclaw
+from .importers.openclaw_load import load_config
+from .importers.openclaw_secrets import Secrets
+from .importers.starter import ProjectWriteError, init_files, schema_path, write_new_files
 from .locks import LockTimeoutError
-from .mcp_identity import IdentitiesError, add_identity
-from .names import normalize_tool_name
-from .openclaw import ConfigError, ImportRefused, ImportResult, import_openclaw
-from .openclaw_load import load_config
-from .openclaw_secrets import Secrets
-from .reference import ReferenceInterpreter
-from .render import DEFAULT_PACKAGE
+from .pipeline.bundles import build_bundles, dialect_for
+from .pipeline.render import DEFAULT_PACKAGE
+from .pipeline.writer import OutputDirError, check_output_dir, diff_disk
+from .review.diff import DiffInputError, compute_diff, load_side, render_diff, side_from_revision
+from .rules.context import CLI_OPTIONS, CONTEXT_KEYS
+from .rules.names import normalize_tool_name
 from .schema import DIALECTS
-from .starter import ProjectWriteError, init_files, schema_path, write_new_files
-from .writer import OutputDirError, check_output_dir, diff_disk
+from .semantics.reference import ReferenceInterpreter
+from .serve.mcp_identity import IdentitiesError, add_identity
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 4
 # The reader of the output went away (`toolc explain ... | head`): what a shell reports for a
@@ -877,7 +877,7 @@ def _host_port(value: str) -> tuple[str, int]:
 
 
 def _upstream_specs(values: tuple[str, ...], param: str) -> list[Any]:
-    upstream = _mcp_module("serve-mcp", "mcp_upstream")
+    upstream = _mcp_module("serve-mcp", "serve.mcp_upstream")
     try:
         specs = [upstream.UpstreamSpec.parse(v) for v in values]
     except ValueError as exc:
@@ -933,8 +933,8 @@ def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | 
       toolc serve-mcp --http 127.0.0.1:8765 --identities identities.yaml --impl mytools:IMPLS
       toolc serve-mcp --agent coder --upstream files="python -m files_server"
     """
-    server = _mcp_module("serve-mcp", "mcp_server")
-    identity = _mcp_module("serve-mcp", "mcp_identity")
+    server = _mcp_module("serve-mcp", "serve.mcp_server")
+    identity = _mcp_module("serve-mcp", "serve.mcp_identity")
     context = _context(kwargs)
     if http is not None and identities is None:
         raise click.UsageError("--http needs --identities (toolc identity add makes one)")
@@ -955,12 +955,12 @@ def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | 
                              impls=impl_source, hooks=hooks_source,
                              upstreams=_upstream_specs(upstreams, "--upstream"),
                              reload_interval=reload_interval, strict=strict,
-                             limits=_mcp_module("serve-mcp", "mcp_http").Limits(
+                             limits=_mcp_module("serve-mcp", "serve.mcp_http").Limits(
                                  max_sessions_per_identity, max_inflight_per_identity))
     server.setup_logging()
     try:
         server.run(options, None if http is None else _host_port(http))
-    except (_mcp_module("serve-mcp", "mcp_upstream").UpstreamUnavailable,
+    except (_mcp_module("serve-mcp", "serve.mcp_upstream").UpstreamUnavailable,
             server.ServeError) as exc:  # an upstream, the port, an unknown agent (--strict)
         _error(str(exc))
         sys.exit(EXIT_INPUT)
@@ -1013,7 +1013,7 @@ def import_mcp(upstream: str, out: Path | None) -> None:
       toolc import-mcp files="python -m files_server" -o definitions/plugins/files.yaml
       toolc import-mcp search=http://127.0.0.1:9000/mcp
     """
-    mod = _mcp_module("import-mcp", "mcp_upstream")
+    mod = _mcp_module("import-mcp", "serve.mcp_upstream")
     spec = _upstream_specs((upstream,), "NAME=COMMAND")[0]
     try:
         text, count = mod.snapshot(spec)

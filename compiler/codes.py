@@ -79,6 +79,9 @@ CODES: tuple[Code, ...] = (
                 "relative path (`./bin/*`); patterns match absolute executable paths"),
     _w("TC151", "`tools.exec.security`, `ask` or `allowlist` with no effect: exec runs on the "
                 "sandbox host in every context that uses it"),
+    _w("TC152", "an exec allowlist pattern that allows every command (`*`) or a whole "
+                "directory tree (`/opt/**`): learned entries are literal paths, and OpenClaw "
+                "gives `*` a meaning of its own"),
     _e("TC160", "an assertion names an unknown tool"),
     _e("TC201", "a tool's schema cannot be expressed for a dialect"),
     _w("TC210", "a tool breaks a dialect's per-tool rules (name, description, schema)"),

@@ -26,11 +26,11 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from toolc.api import compile_files, resolve_definitions
-from toolc.context import group_context, parse_session_key
 from toolc.diagnostics import DefinitionsError
-from toolc.names import normalize_channel
-from toolc.reference import ReferenceInterpreter
-from toolc.writer import publish
+from toolc.pipeline.writer import publish
+from toolc.rules.context import group_context, parse_session_key
+from toolc.rules.names import normalize_channel
+from toolc.semantics.reference import ReferenceInterpreter
 
 from conformance.decisions import DECISIONS, explain
 from conformance.mapping import definitions_from

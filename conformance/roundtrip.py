@@ -27,9 +27,9 @@ from typing import Any
 import yaml
 from toolc.api import compile_files
 from toolc.diagnostics import DefinitionsError
-from toolc.openclaw import ConfigError, import_openclaw, parse_config
-from toolc.openclaw_plugins import BUNDLED_2026_3_2
-from toolc.writer import publish
+from toolc.importers.openclaw import ConfigError, import_openclaw, parse_config
+from toolc.importers.openclaw_plugins import BUNDLED_2026_3_2
+from toolc.pipeline.writer import publish
 
 from conformance.__main__ import HERE, Oracle
 from conformance.decisions import explain

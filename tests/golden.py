@@ -21,7 +21,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 from toolc.cli import main
-from toolc.render import bootstrap_body
+from toolc.pipeline.render import bootstrap_body
 from toolc.runtime import MODULES
 
 CASES = Path(__file__).resolve().parent / "cases"

@@ -13,8 +13,8 @@ from typing import Any
 
 import yaml
 from toolc.api import compile_files, resolve_definitions
-from toolc.reference import ReferenceInterpreter
-from toolc.writer import publish
+from toolc.pipeline.writer import publish
+from toolc.semantics.reference import ReferenceInterpreter
 
 ROOT = Path(__file__).resolve().parent.parent
 _counter = itertools.count()

@@ -18,13 +18,13 @@ import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
 from hypothesis import HealthCheck, given, settings
-from toolc import review
-from toolc.access import ClassSpace, TablesView
 from toolc.api import compile_files, resolve_definitions
+from toolc.audit import access_md as review
 from toolc.diagnostics import DefinitionsError
-from toolc.diff import side_from_definitions
-from toolc.factored import bit_indices
-from toolc.reference import ReferenceInterpreter
+from toolc.review.diff import side_from_definitions
+from toolc.semantics.access import ClassSpace, TablesView
+from toolc.semantics.factored import bit_indices
+from toolc.semantics.reference import ReferenceInterpreter
 
 from tests.helpers import ROOT, write_definitions
 from tests.strategies import definitions, split_files

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from toolc.api import compile_files
 from toolc.diagnostics import DefinitionsError
-from toolc.writer import publish
+from toolc.pipeline.writer import publish
 
 from tests.helpers import import_runtime, write_definitions
 

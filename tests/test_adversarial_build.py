@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from toolc import writer
 from toolc.api import build
 from toolc.cli import main
+from toolc.pipeline import writer
 
 from tests.helpers import write_definitions
 

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner, Result
-from toolc import openclaw, starter
 from toolc.api import resolve_definitions
 from toolc.cli import main
-from toolc.openclaw import import_openclaw
-from toolc.openclaw_secrets import Secrets
-from toolc.reference import ReferenceInterpreter
+from toolc.importers import openclaw, starter
+from toolc.importers.openclaw import import_openclaw
+from toolc.importers.openclaw_secrets import Secrets
+from toolc.semantics.reference import ReferenceInterpreter
 
 CONFIG = {"tools": {"profile": "coding", "deny": ["browser"]}}
 

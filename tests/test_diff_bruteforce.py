@@ -12,13 +12,13 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from toolc.access import ClassSpace, TablesView
 from toolc.api import resolve_definitions
-from toolc.delta import ToolChange
 from toolc.diagnostics import DefinitionsError
-from toolc.diff import compute_diff, side_from_definitions
-from toolc.factored import Evaluator, bit_indices, blocks, gate_channels
-from toolc.reference import ReferenceInterpreter
+from toolc.review.delta import ToolChange
+from toolc.review.diff import compute_diff, side_from_definitions
+from toolc.semantics.access import ClassSpace, TablesView
+from toolc.semantics.factored import Evaluator, bit_indices, blocks, gate_channels
+from toolc.semantics.reference import ReferenceInterpreter
 
 from tests.helpers import write_definitions
 from tests.strategies import (

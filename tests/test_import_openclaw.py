@@ -14,9 +14,9 @@ import yaml
 from click.testing import CliRunner, Result
 from toolc.api import resolve_definitions, validate
 from toolc.cli import main
-from toolc.openclaw import ConfigError, import_openclaw, parse_config
-from toolc.reference import ReferenceInterpreter
-from toolc.starter import SCHEMA_COPY
+from toolc.importers.openclaw import ConfigError, import_openclaw, parse_config
+from toolc.importers.starter import SCHEMA_COPY
+from toolc.semantics.reference import ReferenceInterpreter
 
 from conformance.roundtrip import docs_examples
 from tests.helpers import ROOT

@@ -28,7 +28,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from toolc.api import build
 from toolc.cli import main
-from toolc.mcp_identity import Identities, IdentitiesError, add_identity, token_hash
+from toolc.serve.mcp_identity import Identities, IdentitiesError, add_identity, token_hash
 
 from tests.helpers import ROOT, write_definitions
 from tests.mcp_support.upstream_server import MEDIA
@@ -426,7 +426,7 @@ def test_concurrent_identity_adds_both_land(tmp_path: Path,
     and not yet written it: with the lock the second waits, and both identities land."""
     import threading  # noqa: PLC0415 - only this test
 
-    from toolc import mcp_identity  # noqa: PLC0415 - only this test
+    from toolc.serve import mcp_identity  # noqa: PLC0415 - only this test
 
     path = tmp_path / "ids.yaml"
     add_identity(path, "first", {})

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 from toolc.api import resolve_definitions
 from toolc.cli import main
-from toolc.context import Context
-from toolc.reference import ReferenceInterpreter
+from toolc.rules.context import Context
+from toolc.semantics.reference import ReferenceInterpreter
 
 from tests.helpers import ROOT, build_runtime, write_definitions
 from tests.test_semantics import PLUGIN, PROFILES, catalog, make

@@ -10,7 +10,7 @@ from typing import Any
 import pydantic
 import pytest
 from toolc.api import compile_files
-from toolc.writer import publish
+from toolc.pipeline.writer import publish
 
 from tests.helpers import import_runtime, write_definitions
 

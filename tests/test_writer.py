@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from toolc import writer
 from toolc.api import build, check_package_name, compile_files
 from toolc.cli import main
-from toolc.writer import OutputDirError, publish
+from toolc.pipeline import writer
+from toolc.pipeline.writer import OutputDirError, publish
 
 from tests.helpers import ROOT, write_definitions
 
@@ -113,7 +113,7 @@ def _complete_of(tmp: Path, files: dict[str, str]) -> str:
 
 KILLER = """
 import os, signal, sys
-from toolc import writer
+from toolc.pipeline import writer
 from toolc.api import compile_files
 from pathlib import Path
 files = compile_files(Path(sys.argv[1]), with_models=False)[0]

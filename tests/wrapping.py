@@ -8,7 +8,7 @@ from types import ModuleType
 from typing import Any
 
 from toolc.api import compile_files
-from toolc.writer import publish
+from toolc.pipeline.writer import publish
 
 from tests.helpers import import_runtime, write_definitions
 

@@ -1,0 +1,38 @@
+"""The generated runtime's import time, in fresh interpreters (the first also writes .pyc files)."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench.harness import RUNTIME_PACKAGE, last_json_line, run_measured, tail
+
+_IMPORT_SNIPPET = """
+import json, sys, time
+sys.path.insert(0, {out!r})
+t0 = time.perf_counter_ns()
+import {package} as rt
+t1 = time.perf_counter_ns()
+rt.resolve()
+t2 = time.perf_counter_ns()
+print(json.dumps({{"import_ns": t1 - t0, "first_resolve_ns": t2 - t1}}))
+"""
+
+def import_time(out: Path, runs: int) -> dict[str, Any]:
+    """Import the runtime in fresh interpreters; the first run also writes the .pyc files."""
+    code = _IMPORT_SNIPPET.format(out=str(out), package=RUNTIME_PACKAGE)
+    samples = []
+    for _ in range(max(1, runs) + 1):
+        proc = run_measured([sys.executable, "-c", code], timeout=120)
+        if proc.returncode != 0:
+            return {"error": f"import failed: {tail(proc.stderr)}"}
+        samples.append(last_json_line(proc.stdout))
+    cold, warm = samples[0], samples[1:]
+    return {
+        "cold_ms": round(cold["import_ns"] / 1e6, 3),
+        "median_ms": round(statistics.median(s["import_ns"] for s in warm) / 1e6, 3),
+        "runs_ms": [round(s["import_ns"] / 1e6, 3) for s in warm],
+        "first_resolve_ms": round(statistics.median(s["first_resolve_ns"] for s in warm) / 1e6, 3),
+    }

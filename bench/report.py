@@ -1,0 +1,227 @@
+"""The targets each size is held to, the printed tables and the JSON results."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+from bench.generate import SCALING_DIMENSIONS
+from bench.harness import GIB
+
+# Targets from the issue; they apply to the large size (scaling: to the size that is doubled).
+TARGETS = {
+    "resolve_ratio_min": 300.0,
+    "resolve_median_ns_max": 1000.0,
+    "compile_s_max": 20.0,
+    "peak_rss_bytes_max": 1.5 * GIB,
+    "noop_rebuild_s_max": 1.0,
+    "import_ms_max": 50.0,
+    # issue 9: a wrapped call of a no-op sync tool, no hooks (validation on, as by default)
+    "wrap_sync_ns_max": 10_000.0,
+    # issue 8: `toolc diff` of two large deployments (one agent, one group's senders changed)
+    "diff_s_max": 5.0,
+    # "grows linearly when a dimension doubles": at most 2x, with 10% allowance for noise
+    "scaling_ratio_max": 2.2,
+}
+
+def targets(result: dict[str, Any]) -> dict[str, Any]:
+    """Each issue target with the measured value (None when it could not be measured)."""
+
+    def get(*path: str) -> Any:
+        node: Any = result
+        for key in path:
+            if not isinstance(node, dict) or key not in node:
+                return None
+            node = node[key]
+        return node
+
+    checks: dict[str, Any] = {}
+
+    def check(name: str, value: Any, limit: float, *, at_least: bool = False) -> None:
+        ok = None if value is None else (value >= limit if at_least else value <= limit)
+        checks[name] = {"value": value, "limit": limit, "ok": ok}
+
+    check(
+        "resolve_ratio",
+        get("resolve", "ratio_median"),
+        TARGETS["resolve_ratio_min"],
+        at_least=True,
+    )
+    check(
+        "resolve_median_ns",
+        get("resolve", "runtime", "median_ns"),
+        TARGETS["resolve_median_ns_max"],
+    )
+    check("compile_s", get("compile", "api_s"), TARGETS["compile_s_max"])
+    check("peak_rss_bytes", get("compile", "peak_rss_bytes"), TARGETS["peak_rss_bytes_max"])
+    check("noop_rebuild_s", get("noop_rebuild", "process_s"), TARGETS["noop_rebuild_s_max"])
+    check("import_ms", get("import", "median_ms"), TARGETS["import_ms_max"])
+    check(
+        "wrap_sync_ns",
+        get("wrapping", "sync_validated_plain", "median_ns"),
+        TARGETS["wrap_sync_ns_max"],
+    )
+    check("diff_s", get("diff", "wall_s"), TARGETS["diff_s_max"])
+    scaling = result.get("scaling") or {}
+    for dim in SCALING_DIMENSIONS:
+        entry = scaling.get(dim) or {}
+        for what in ("compile_ratio", "artifact_ratio"):
+            if dim in scaling:
+                check(f"scaling_{dim}_{what}", entry.get(what), TARGETS["scaling_ratio_max"])
+    return checks
+
+def _fmt(value: Any, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        text = f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    elif isinstance(value, int):
+        text = f"{value:,}"
+    else:
+        text = str(value)
+    return f"{text}{unit}"
+
+
+def _mib(value: Any) -> Any:
+    return None if value is None else value / 2**20
+
+
+def _us(value: Any) -> Any:
+    return None if value is None else value / 1000
+
+
+def _row_values(r: dict[str, Any]) -> list[tuple[str, str]]:
+    c, a, n = r.get("compile") or {}, r.get("artifact") or {}, r.get("noop_rebuild") or {}
+    i, s = r.get("import") or {}, r.get("resolve") or {}
+    rt, ref = s.get("runtime") or {}, s.get("reference") or {}
+    td = r.get("tool_definitions") or {}
+    d = r.get("definitions") or {}
+    return [
+        ("input YAML", _fmt(_mib(d.get("bytes")), " MiB")),
+        ("compile (toolc.build)", _fmt(c.get("api_s"), " s")),
+        ("compile process wall", _fmt(c.get("process_s"), " s")),
+        ("compile peak RSS", _fmt(_mib(c.get("peak_rss_bytes")), " MiB")),
+        ("no-op rebuild (CLI)", _fmt(n.get("process_s"), " s")),
+        ("no-op rewrote files", _fmt(n.get("files_rewritten"))),
+        ("build/ size", _fmt(_mib(a.get("bytes")), " MiB")),
+        ("build/ files", _fmt(a.get("files"))),
+        ("runtime import (median)", _fmt(i.get("median_ms"), " ms")),
+        ("runtime import (cold)", _fmt(i.get("cold_ms"), " ms")),
+        ("first resolve after import", _fmt(i.get("first_resolve_ms"), " ms")),
+        ("resolve runtime median", _fmt(_us(rt.get("median_ns")), " us")),
+        ("resolve runtime p99", _fmt(_us(rt.get("p99_ns")), " us")),
+        ("resolve reference median", _fmt(_us(ref.get("median_ns")), " us")),
+        ("resolve reference p99", _fmt(_us(ref.get("p99_ns")), " us")),
+        ("resolve uncached median", _fmt(_us((s.get("runtime_uncached") or {}).get("median_ns")),
+                                         " us")),
+        ("resolve uncached p99", _fmt(_us((s.get("runtime_uncached") or {}).get("p99_ns")),
+                                      " us")),
+        ("speedup (median)", _fmt(s.get("ratio_median"), "x")),
+        ("speedup uncached (median)", _fmt(s.get("ratio_uncached_median"), "x")),
+        ("speedup (p99)", _fmt(s.get("ratio_p99"), "x")),
+        ("runtime/reference mismatches", _fmt(s.get("mismatches"))),
+        ("contexts", _fmt(s.get("contexts"))),
+        ("mean tools per result", _fmt(s.get("mean_tools"))),
+        ("tool_definitions median", _fmt(_us(td.get("median_ns")), " us") if td else "n/a"),
+        ("tool_definitions p99", _fmt(_us(td.get("p99_ns")), " us") if td else "n/a"),
+        *_wrap_rows(r.get("wrapping") or {}),
+        ("toolc diff (one agent, one group)", _fmt((r.get("diff") or {}).get("wall_s"), " s")),
+        ("diff classes", _fmt((r.get("diff") or {}).get("classes"))),
+        ("diff peak memory", _fmt(_mib((r.get("diff") or {}).get("peak_rss_bytes")), " MiB")),
+    ]
+
+
+_WRAP_ROWS = (
+    ("direct call sync / async", None),
+    ("wrap sync, no hooks", "sync_validated_plain"),
+    ("wrap sync, hooks", "sync_validated_hooks"),
+    ("wrap async, no hooks", "async_validated_plain"),
+    ("wrap async, hooks", "async_validated_hooks"),
+    ("wrap sync, no validation", "sync_unvalidated_plain"),
+    ("wrap async, no validation", "async_unvalidated_plain"),
+)
+
+
+def _wrap_rows(w: dict[str, Any]) -> list[tuple[str, str]]:
+    """Median per call and its ratio to the direct call (wrapping.py)."""
+    if not w or "error" in w:
+        return [(name, "error" if w else "-") for name, _ in _WRAP_ROWS]
+    rows = []
+    for name, key in _WRAP_ROWS:
+        if key is None:
+            sync, asyn = w["direct_sync"]["median_ns"], w["direct_async"]["median_ns"]
+            rows.append((name, f"{_fmt(_us(sync))} / {_fmt(_us(asyn))} us"))
+        else:
+            v = w.get(key) or {}
+            rows.append((name, f"{_fmt(_us(v.get('median_ns')))} us ({_fmt(v.get('ratio'))}x)"))
+    return rows
+
+
+def table(results: dict[str, dict[str, Any]]) -> str:
+    sizes = list(results)
+    rows: dict[str, list[str]] = {name: [] for name, _ in _row_values({})}
+    for size in sizes:
+        r = results[size]
+        if "skipped" in r:
+            values = [(name, "skipped") for name in rows]
+        elif "error" in (r.get("compile") or {}):
+            values = [(name, "error") for name in rows]
+        else:
+            values = _row_values(r)
+        for name, value in values:
+            rows[name].append(value)
+    width = max(len(n) for n in rows) + 2
+    cols = [
+        max(12, len(size) + 2, *(len(cells[i]) + 2 for cells in rows.values()))
+        for i, size in enumerate(sizes)
+    ]
+    lines = ["".ljust(width) + "".join(s.rjust(w) for s, w in zip(sizes, cols, strict=True))]
+    for name, cells in rows.items():
+        lines.append(
+            name.ljust(width) + "".join(v.rjust(w) for v, w in zip(cells, cols, strict=True))
+        )
+    return "\n".join(lines)
+
+
+def scaling_table(scaling: dict[str, Any], size: str) -> str:
+    base = scaling["base"]
+    lines = [
+        f"scaling on {size} (base: compile {base['compile_s']:.3g} s, "
+        f"build/ {base['artifact_bytes'] / 2**20:.3g} MiB); one dimension doubled at a time",
+        f"{'dimension':16}{'input x':>10}{'compile s':>12}{'compile x':>12}{'build/ x':>12}",
+    ]
+    for dim in SCALING_DIMENSIONS:
+        e = scaling.get(dim) or {}
+        if "error" in e:
+            lines.append(f"{dim:16}  error: {e['error'].splitlines()[0]}")
+            continue
+        lines.append(
+            f"{dim:16}{_fmt(e.get('input_ratio')):>10}{_fmt(e.get('compile_s')):>12}"
+            f"{_fmt(e.get('compile_ratio')):>12}{_fmt(e.get('artifact_ratio')):>12}"
+        )
+    return "\n".join(lines)
+
+
+def targets_table(checks: dict[str, Any], size: str) -> str:
+    note = "" if size == "large" else " (the issue sets them for large)"
+    lines = [f"targets at {size}{note}"]
+    for name, c in checks.items():
+        verdict = {True: "ok", False: "MISSED", None: "n/a"}[c["ok"]]
+        lines.append(f"  {name:34}{_fmt(c['value']):>14}  limit {_fmt(c['limit']):>10}  {verdict}")
+    return "\n".join(lines)
+
+def machine() -> dict[str, Any]:
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+    }
+
+def write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, sort_keys=True, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)

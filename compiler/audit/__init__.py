@@ -1,0 +1,1 @@
+"""One compiled build examined: assertions and lints, explain, declared context, ACCESS.md."""

@@ -1,0 +1,1 @@
+"""Definitions written from elsewhere: an OpenClaw config, the shipped starter catalog."""

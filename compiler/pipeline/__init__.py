@@ -1,0 +1,2 @@
+"""The compile stages: load -> model -> analyze -> policy layers -> tables -> bundles ->
+render -> write."""

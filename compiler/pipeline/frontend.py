@@ -1,0 +1,654 @@
+"""Stages 1-2: read a definitions directory into the document model, reporting every problem."""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import json5
+import jsonschema
+
+from ..diagnostics import Diagnostics, Pos, did_you_mean
+from ..rules.channels import rule_for
+from ..rules.names import normalize_agent_id, normalize_key
+from .model import (
+    AccountDef,
+    AgentDef,
+    AssertionDef,
+    Availability,
+    ChannelDef,
+    Definitions,
+    Entry,
+    EntryList,
+    GroupConfig,
+    GroupDef,
+    PatternValue,
+    PluginEntry,
+    Policy,
+    ProfileDef,
+    ProviderDialect,
+    ProviderPolicy,
+    SenderKind,
+    SenderRule,
+    SpaceConfig,
+    ToolDef,
+    ToolsConfig,
+)
+from .yamlsrc import JsonPath, SourceFile, discover, load_yaml
+
+SUPPORTED_VERSION = 1
+SENDER_PREFIXES: tuple[SenderKind, ...] = ("id", "e164", "username", "name")
+
+
+@cache
+def definitions_schema() -> dict[str, Any]:
+    text = resources.files("toolc").joinpath("definitions.schema.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def read_tree(root: Path, diags: Diagnostics) -> dict[str, bytes] | None:
+    """The bytes of every YAML file below ``root`` by relative path (sorted), read once: the
+    build compiles exactly these bytes and ships them in ``sources.json``. Reports a missing
+    or empty directory (None) and files that are not YAML."""
+    display = root.as_posix().rstrip("/")
+    if not root.is_dir():
+        diags.error(Pos(file=display, line=1, col=1), "TC007",
+                    "definitions directory does not exist")
+        return None
+    paths = discover(root)
+    for other in ignored_files(root):
+        pos = Pos(file=f"{display}/{other}", line=1, col=1)
+        if is_openclaw_config(root / other):
+            diags.error(pos, "TC010", "an OpenClaw config: definitions/ does not read it",
+                        hint=f"turn it into definitions with `toolc import-openclaw "
+                             f"{display}/{other} -o DIR`, then move the config (it holds "
+                             f"tokens) out of {display}/")
+            continue
+        diags.warning(pos, "TC008", "not a *.yaml or *.yml file: ignored",
+                      hint="JSON is YAML: rename it to .yaml if it holds definitions")
+    if not paths:
+        diags.error(Pos(file=display, line=1, col=1), "TC007",
+                    "definitions directory holds no *.yaml or *.yml files")
+        return None
+    return {path.relative_to(root).as_posix(): path.read_bytes() for path in paths}
+
+
+def read_sources(files: Mapping[str, bytes], display: str, diags: Diagnostics
+                 ) -> tuple[list[SourceFile], bool]:
+    """Load every file of ``files`` (sorted by relative path), checking encoding, syntax and
+    version; positions name ``display/<relative path>``.
+
+    Returns the mappings that loaded (also those with a version problem, so that their other
+    errors are reported in the same run) and whether every file loaded.
+    """
+    sources = []
+    complete = True
+    for rel in sorted(files):
+        src = load_yaml(files[rel], f"{display}/{rel}", diags)
+        if src is None or not isinstance(src.data, dict):
+            complete = False
+        if src is not None:
+            _check_version(src, diags)
+            if isinstance(src.data, dict):
+                sources.append(src)
+    return sources, complete
+
+
+# Top-level keys of an OpenClaw config (2026.3.2) that definitions never have.
+OPENCLAW_ONLY_KEYS = frozenset({
+    "gateway", "models", "auth", "session", "messages", "env", "hooks", "cron", "bindings",
+    "identity", "logging", "routing", "skills", "browser", "ui", "talk", "commands", "wizard",
+    "meta", "diagnostics", "update", "broadcast", "audio", "memory", "discovery",
+    "canvasHost", "approvals", "nodeHost", "web", "$include"})
+OPENCLAW_POLICY_KEYS = frozenset({"tools", "agents", "channels", "plugins"})
+
+
+def is_openclaw_config(path: Path) -> bool:
+    """A ``*.json5`` file, or a JSON(5) object without ``version`` that has OpenClaw's
+    top-level keys: someone dropped their OpenClaw config into definitions/."""
+    if path.suffix not in (".json", ".json5"):
+        return False
+    if path.suffix == ".json5":
+        return True
+    try:
+        data = json5.loads(path.read_bytes()[:5_000_000].decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+    return isinstance(data, dict) and "version" not in data and bool(
+        set(data) & (OPENCLAW_ONLY_KEYS | OPENCLAW_POLICY_KEYS))
+
+
+def ignored_files(root: Path) -> list[str]:
+    """Files below ``root`` that are not definitions (hidden files and folders excepted)."""
+    out = []
+    for path in root.rglob("*"):
+        rel = path.relative_to(root)
+        if any(part.startswith(".") for part in rel.parts) or rel.name.endswith("~"):
+            continue
+        if path.is_file() and path.suffix not in (".yaml", ".yml"):
+            out.append(rel.as_posix())
+    return sorted(out)
+
+
+def _check_version(src: SourceFile, diags: Diagnostics) -> bool:
+    """Report a missing or unsupported version; the file's other errors are still checked."""
+    start = Pos(file=src.path, line=1, col=1)
+    if not isinstance(src.data, dict):
+        diags.error(start, "TC006", "a definitions file must be a mapping")
+        return False
+    if "version" not in src.data:
+        diags.error(start, "TC101", "missing `version` key",
+                    hint="start the file with `version: 1`")
+        return False
+    version = src.data["version"]
+    if version != SUPPORTED_VERSION or isinstance(version, bool):
+        diags.error(src.pos(("version",)), "TC101", f"unsupported version {version!r}",
+                    hint=f"this toolc reads version {SUPPORTED_VERSION}")
+        return False
+    return True
+
+
+@cache
+def _ecma(pattern: str) -> re.Pattern[str]:
+    """A JSON Schema pattern with ECMA-262's meaning of a final ``$`` (end of the string;
+    Python's ``$`` also matches before a final newline, which let ``"exec\\n"`` through)."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + r"\Z"
+    return re.compile(pattern)
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any
+             ) -> Iterator[jsonschema.ValidationError]:
+    if isinstance(instance, str) and not _ecma(pattern).search(instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+_StrictPatterns = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+    jsonschema.Draft202012Validator, {"pattern": _pattern})
+
+
+@cache
+def _validator() -> Any:
+    # The shipped schema uses $defs for editors; validating with every $ref inlined once
+    # avoids a reference lookup per node (the schema has no recursion).
+    schema = definitions_schema()
+    return _StrictPatterns(_inline(schema, schema["$defs"]))
+
+
+def _inline(node: Any, defs: dict[str, Any]) -> Any:
+    if isinstance(node, dict):
+        if "$ref" in node:
+            return _inline(defs[node["$ref"].removeprefix("#/$defs/")], defs)
+        return {k: _inline(v, defs) for k, v in node.items() if k != "$defs"}
+    if isinstance(node, list):
+        return [_inline(v, defs) for v in node]
+    return node
+
+
+def check_structure(src: SourceFile, diags: Diagnostics) -> bool:
+    """Validate one file against the shipped JSON Schema; every error gets its position."""
+    validator = _validator()
+    ok = True
+    for err in validator.iter_errors(src.data):
+        if list(err.absolute_path) == ["version"] or (
+                err.validator == "required" and not err.absolute_path
+                and "version" not in src.data and err.validator_value == ["version"]):
+            continue  # reported by _check_version (TC101)
+        ok = False
+        _report_schema_error(src, err, diags)
+    return ok
+
+
+def _json_type(value: Any) -> str:
+    names = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
+             dict: "object", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _path_text(path: JsonPath) -> str:
+    text = ""
+    for p in path:
+        text += f"[{p}]" if isinstance(p, int) else (f".{p}" if text else str(p))
+    return text or "the file"
+
+
+def _report_schema_error(src: SourceFile, err: jsonschema.ValidationError,
+                         diags: Diagnostics) -> None:
+    path: JsonPath = tuple(err.absolute_path)
+    where = _path_text(path)
+    schema: dict[str, Any] = err.schema if isinstance(err.schema, dict) else {}
+    instance: Any = err.instance
+    expected: Any = err.validator_value
+    if err.validator == "additionalProperties":
+        known = list(schema.get("properties", {}))
+        shaped = _shaped_channel(path)
+        for key in instance:
+            if key not in known:
+                diags.error(src.kpos((*path, key)), "TC110", f'unknown key "{key}" in {where}',
+                            hint=shaped or did_you_mean(key, known)
+                            or f"known keys: {', '.join(known)}")
+        return
+    if err.validator == "propertyNames":
+        key = str(instance)
+        diags.error(src.kpos((*path, key)), "TC114", f'invalid name "{key}" in {where}',
+                    hint=f"names must match {schema.get('pattern')}")
+        return
+    pos = src.pos(path)
+    if err.validator == "type":
+        diags.error(pos, "TC111",
+                    f"{where}: expected {expected}, got {_json_type(instance)}")
+    elif err.validator == "required":
+        missing = [k for k in expected if k not in instance]
+        diags.error(pos, "TC112", f"{where}: missing required key \"{missing[0]}\"")
+    elif err.validator in ("enum", "const"):
+        allowed = expected if err.validator == "enum" else [expected]
+        diags.error(pos, "TC113", f"{where}: {instance!r} is not one of "
+                    + ", ".join(json.dumps(a) for a in allowed),
+                    hint=did_you_mean(instance, map(str, allowed))
+                    if isinstance(instance, str) else None)
+    elif err.validator == "pattern":
+        diags.error(pos, "TC114", f"{where}: {instance!r} does not match {expected}")
+    elif err.validator == "oneOf" and "x-message" in schema:
+        diags.error(pos, "TC119", f"{where}: {schema['x-message']}")
+    else:
+        diags.error(pos, "TC119", f"{where}: {err.message}")
+
+
+def _shaped_channel(path: JsonPath) -> str | None:
+    """A channel key spelled other than OpenClaw's id loses its own shape (``Slack:``)."""
+    if len(path) != 2 or path[0] != "channels" or not isinstance(path[1], str):
+        return None
+    name = normalize_key(path[1])
+    if name != path[1] and rule_for(name).map_key != "groups":
+        return f'write the key as "{name}" (OpenClaw\'s channel id) to use its shape'
+    return None
+
+
+# Top-level keys that several files may hold: `catalog` and `assertions` lists are
+# concatenated; `plugins` entries are merged (a plugin file declares its own entry beside its
+# tools), each plugin id and `plugins.enabled` in one file only.
+REPEATABLE = frozenset({"catalog", "assertions", "plugins"})
+
+
+def merge_sections(sources: list[SourceFile],
+                   diags: Diagnostics) -> dict[str, list[tuple[SourceFile, Any]]]:
+    """Top-level key -> its (file, value) definitions; only ``catalog``, ``assertions``
+    and ``plugins`` may repeat (``plugins`` without conflicts between files: see
+    ``_plugin_conflicts``)."""
+    sections: dict[str, list[tuple[SourceFile, Any]]] = {}
+    for src in sources:
+        for key, value in src.data.items():
+            if key == "version":
+                continue
+            if key not in REPEATABLE and key in sections:
+                first = sections[key][0][0].kpos((key,))
+                diags.error(src.kpos((key,)), "TC103",
+                            f'top-level key "{key}" is already defined at {first}',
+                            hint="only `catalog`, `assertions` and `plugins` may appear in "
+                                 "more than one file")
+                continue
+            if key == "plugins" and not _plugin_conflicts(sections.get(key, []), src, diags):
+                continue
+            sections.setdefault(key, []).append((src, value))
+    return sections
+
+
+def _plugin_conflicts(earlier: list[tuple[SourceFile, Any]], src: SourceFile,
+                      diags: Diagnostics) -> bool:
+    """Report what ``src``'s ``plugins`` repeats from other files (TC103, naming both
+    places); False when there is any conflict (its section is then ignored)."""
+    ok = True
+    data = src.data["plugins"]
+    for other, other_data in earlier:
+        if "enabled" in data and "enabled" in other_data:
+            diags.error(src.kpos(("plugins", "enabled")), "TC103",
+                        "plugins.enabled is already set at "
+                        f"{other.kpos(('plugins', 'enabled'))}",
+                        hint="set it in one file; plugin entries may be spread over files")
+            ok = False
+        theirs = {k.strip().lower(): k for k in other_data.get("entries", {})}
+        for key in data.get("entries", {}):
+            if key.strip().lower() in theirs:
+                first = other.kpos(("plugins", "entries", theirs[key.strip().lower()]))
+                diags.error(src.kpos(("plugins", "entries", key)), "TC103",
+                            f'plugin "{key}" is already declared at {first}',
+                            hint="declare each plugin in one file (its plugin file)")
+                ok = False
+    return ok
+
+
+class _Builder:
+    """Turns structurally valid sections into the typed document model."""
+
+    def __init__(self, src: SourceFile) -> None:
+        self.src = src
+
+    def entry_list(self, value: Any, path: JsonPath) -> EntryList | None:
+        if value is None:
+            return None
+        items = tuple(Entry(text=t, pos=self.src.pos((*path, i))) for i, t in enumerate(value))
+        return EntryList(items=items, pos=self.src.pos(path))
+
+    def policy(self, value: dict[str, Any], path: JsonPath) -> Policy:
+        return Policy(allow=self.entry_list(value.get("allow"), (*path, "allow")),
+                      also_allow=self.entry_list(value.get("alsoAllow"), (*path, "alsoAllow")),
+                      deny=self.entry_list(value.get("deny"), (*path, "deny")),
+                      pos=self.src.pos(path))
+
+    def assertion(self, value: dict[str, Any], path: JsonPath) -> AssertionDef:
+        kind: Literal["never", "always"] = "never" if "never" in value else "always"
+        body, p = value[kind], (*path, kind)
+        tools = body.get("tools", body.get("tool"))
+        tkey = "tools" if "tools" in body else "tool"
+        items = [tools] if isinstance(tools, str) else tools
+        entries = tuple(Entry(text=t, pos=self.src.pos((*p, tkey) if isinstance(tools, str)
+                                                       else (*p, tkey, i)))
+                        for i, t in enumerate(items))
+        where: dict[str, PatternValue] = {}
+        for key, v in body.items():
+            if key in ("tools", "tool"):
+                continue
+            where[key] = (v if isinstance(v, bool) or v == "*" else
+                          (v,) if isinstance(v, str) else tuple(v))
+        parts = [f"{tkey}: " + (json.dumps(tools) if isinstance(tools, str)
+                                else "[" + ", ".join(items) + "]")]
+        parts += [f"{k}: {json.dumps(v) if not isinstance(v, list) else '[' + ', '.join(v) + ']'}"
+                  for k, v in body.items() if k not in ("tools", "tool")]
+        return AssertionDef(kind=kind, pos=self.src.kpos(p), tools=entries, where=where,
+                            field_pos={k: self.src.pos((*p, k)) for k in body},
+                            text=f"{kind} {{{', '.join(parts)}}}", because=value.get("because"))
+
+    def profile_ref(self, value: dict[str, Any], path: JsonPath) -> Entry | None:
+        if "profile" not in value:
+            return None
+        return Entry(text=value["profile"], pos=self.src.pos((*path, "profile")))
+
+    def by_provider(self, value: dict[str, Any], path: JsonPath) -> tuple[ProviderPolicy, ...]:
+        out: dict[str, ProviderPolicy] = {}
+        for key, block in value.items():
+            p = (*path, key)
+            # Keys that normalize equal: the last one wins (CLASSIC).
+            out[normalize_key(key)] = ProviderPolicy(
+                key=normalize_key(key), key_pos=self.src.kpos(p),
+                profile=self.profile_ref(block, p), policy=self.policy(block, p))
+        return tuple(out.values())
+
+    def tools_config(self, value: dict[str, Any], path: JsonPath) -> ToolsConfig:
+        sandbox = value.get("sandbox", {}).get("tools", {})
+        sb_path = (*path, "sandbox", "tools")
+        subagents = value.get("subagents", {}).get("tools")
+        exec_block = value.get("exec", {})
+        apply_patch = exec_block.get("applyPatch")
+        models = (apply_patch or {}).get("allowModels")
+        ex_path = (*path, "exec")
+        return ToolsConfig(
+            profile=self.profile_ref(value, path),
+            policy=self.policy(value, path),
+            by_provider=self.by_provider(value.get("byProvider", {}), (*path, "byProvider")),
+            sandbox_allow=self.entry_list(sandbox.get("allow"), (*sb_path, "allow")),
+            sandbox_deny=self.entry_list(sandbox.get("deny"), (*sb_path, "deny")),
+            subagents=(None if subagents is None
+                       else self.policy(subagents, (*path, "subagents", "tools"))),
+            apply_patch_set=apply_patch is not None,
+            apply_patch_enabled=(apply_patch or {}).get("enabled"),
+            # blank entries match nothing but still make the list non-empty (2026.3.2)
+            apply_patch_models=None if models is None else tuple(normalize_key(m) for m in models),
+            exec_host=self.exec_value(exec_block, ex_path, "host"),
+            exec_security=self.exec_value(exec_block, ex_path, "security"),
+            exec_ask=self.exec_value(exec_block, ex_path, "ask"),
+            exec_allowlist=self.entry_list(exec_block.get("allowlist"), (*ex_path, "allowlist")),
+        )
+
+    def exec_value(self, block: dict[str, Any], path: JsonPath, key: str) -> Entry | None:
+        if key not in block:
+            return None
+        return Entry(text=block[key], pos=self.src.pos((*path, key)))
+
+    def tool(self, value: dict[str, Any], path: JsonPath) -> ToolDef:
+        avail = value.get("availability")
+        return ToolDef(
+            name=value["name"], label=value.get("label", value["name"]),
+            summary=value.get("summary", value["description"].strip().split("\n")[0]),
+            description=value["description"], groups=tuple(value.get("groups", ())),
+            parameters=value["parameters"], owner_only=value.get("ownerOnly") is True,
+            plugin=value.get("plugin"), optional=value.get("optional") is True,
+            channel=normalize_key(value["channel"]) if "channel" in value else None,
+            availability=None if avail is None else Availability(
+                providers=_keyset(avail.get("providers")), models=_keyset(avail.get("models")),
+                channels=_keyset(avail.get("channels")),
+                exclude_channels=_keyset(avail.get("excludeChannels"))),
+            param_aliases=tuple(value.get("paramAliases", {}).items()),
+            wire_names=tuple(value.get("wireNames", {}).items()),
+            external_content=value.get("externalContent") is True,
+            upstream_sha256=value.get("upstreamSha256"),
+            pos=self.src.pos(path))
+
+    def group_map(self, value: dict[str, Any], path: JsonPath) -> tuple[GroupConfig, ...]:
+        # JS key order: OpenClaw's case-folded and slug passes take the first key in it
+        return tuple(self.group(gid, block, (*path, gid)) for gid, block in js_key_order(value))
+
+    def group(self, gid: str, value: dict[str, Any], path: JsonPath) -> GroupConfig:
+        senders = tuple(self.sender(key, block, (*path, "toolsBySender", key))
+                        for key, block in js_key_order(value.get("toolsBySender", {})))
+        tools = value.get("tools")
+        return GroupConfig(id=gid, pos=self.src.kpos(path), senders=senders,
+                           tools=None if tools is None else self.policy(tools, (*path, "tools")))
+
+    def sender(self, key: str, value: dict[str, Any], path: JsonPath) -> SenderRule:
+        kind, sender = parse_sender_key(key)
+        return SenderRule(kind=kind, value=sender, key=key, pos=self.src.kpos(path),
+                          policy=self.policy(value, path))
+
+    def channel(self, name: str, value: dict[str, Any], path: JsonPath) -> ChannelDef:
+        """A channel in OpenClaw's own shape: its rule names the map (``groups``, Slack's
+        ``channels``, Discord's ``guilds``)."""
+        channel = normalize_key(name)
+        rule = rule_for(channel)
+        key = rule.map_key
+        if rule.kind == "nested":
+            guilds = value.get(key)
+            spaces = None if guilds is None else tuple(
+                self.space(gid, block, (*path, key, gid), rule.inner_key)
+                for gid, block in js_key_order(guilds))
+            return ChannelDef(name=channel, pos=self.src.kpos(path), accounts=(), groups=None,
+                              spaces=spaces)
+        groups = value.get(key)
+        accounts = tuple(
+            AccountDef(id=acc, pos=self.src.kpos((*path, "accounts", acc)),
+                       groups=None if key not in block else
+                       self.group_map(block[key], (*path, "accounts", acc, key)))
+            for acc, block in value.get("accounts", {}).items())
+        return ChannelDef(name=channel, pos=self.src.kpos(path), accounts=accounts,
+                          groups=None if groups is None
+                          else self.group_map(groups, (*path, key)))
+
+    def space(self, gid: str, value: dict[str, Any], path: JsonPath, inner: str) -> SpaceConfig:
+        channels = value.get(inner)
+        return SpaceConfig(entry=self.group(gid, value, path), slug=value.get("slug"),
+                           channels=None if channels is None
+                           else self.group_map(channels, (*path, inner)))
+
+
+def js_key_order(mapping: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Items in the order OpenClaw sees them: a JavaScript object lists integer-like keys
+    (array indices such as ``"42"``) first, ascending, then the others in source order. It
+    decides which of two keys that normalize equal wins (``42`` before ``id:42``)."""
+    def index(key: str) -> int | None:
+        if key.isascii() and key.isdigit() and (key == "0" or key[0] != "0"):
+            number = int(key)
+            return number if number < 2**32 - 1 else None
+        return None
+
+    numbered = sorted((index(k), k) for k in mapping if index(k) is not None)
+    ordered = [k for _, k in numbered] + [k for k in mapping if index(k) is None]
+    return [(k, mapping[k]) for k in ordered]
+
+
+def parse_sender_key(key: str) -> tuple[SenderKind, str]:
+    """``id:X`` / ``e164:X`` / ``username:@X`` / ``name:X`` / ``*``; untyped keys are ids (D1)."""
+    stripped = key.strip()
+    if stripped == "*":
+        return "*", "*"
+    prefix, sep, rest = stripped.partition(":")
+    kind = prefix.strip().lower()
+    if sep and kind in SENDER_PREFIXES:
+        value = rest.strip().lower()
+        if kind == "username":
+            value = value.removeprefix("@")
+        return kind, value
+    return "id", stripped.removeprefix("@").lower()
+
+
+def _keyset(values: list[str] | None) -> frozenset[str] | None:
+    return None if values is None else frozenset(normalize_key(v) for v in values if v.strip())
+
+
+def _one(sections: dict[str, list[tuple[SourceFile, Any]]], key: str) -> Iterator[_Builder]:
+    for src, _ in sections.get(key, [])[:1]:
+        yield _Builder(src)
+
+
+# Mappings whose keys OpenClaw compares case-insensitively (or after lowercasing): two keys
+# that fold equal would silently drop one key's rules, deny lists included.
+_FOLDED_MAPS: tuple[tuple[str | None, ...], ...] = (
+    ("channels",), ("channels", None, "accounts"), ("tools", "byProvider"),
+    ("agents", "list", None, "tools", "byProvider"), ("providers", "entries"),
+    ("plugins", "entries"),
+)
+
+
+def check_folded_keys(src: SourceFile, diags: Diagnostics) -> None:
+    """Keys of one mapping that differ only in case, spacing or Unicode form (TC126)."""
+    for shape in _FOLDED_MAPS:
+        for path, mapping in _walk(src.data, shape, ()):
+            first: dict[str, str] = {}
+            for key in mapping:
+                folded = unicodedata.normalize("NFKC", key).strip().casefold()
+                if folded in first:
+                    other = src.kpos((*path, first[folded]))
+                    diags.error(src.kpos((*path, key)), "TC126",
+                                f'key "{key}" differs only in case or spacing from '
+                                f'"{first[folded]}" (defined at {other})',
+                                hint="OpenClaw would apply only one of them; merge the two")
+                else:
+                    first[folded] = key
+
+
+def _walk(node: Any, shape: tuple[str | None, ...], path: JsonPath
+          ) -> Iterator[tuple[JsonPath, dict[str, Any]]]:
+    """The mappings at ``shape`` below ``node`` (None: every key or index)."""
+    if not shape:
+        if isinstance(node, dict):
+            yield path, node
+        return
+    step, rest = shape[0], shape[1:]
+    if step is None:
+        items: list[tuple[str | int, Any]] = (list(node.items()) if isinstance(node, dict)
+                                               else list(enumerate(node))
+                                               if isinstance(node, list) else [])
+        for key, child in items:
+            yield from _walk(child, rest, (*path, key))
+    elif isinstance(node, dict) and step in node:
+        yield from _walk(node[step], rest, (*path, step))
+
+
+def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[SourceFile, Any]]],
+                root: str) -> Definitions:
+    """Assemble the document model from structurally valid sections."""
+    tools: list[ToolDef] = []
+    for src, catalog in sections.get("catalog", []):
+        b = _Builder(src)
+        tools.extend(b.tool(t, ("catalog", i)) for i, t in enumerate(catalog))
+
+    groups: tuple[GroupDef, ...] = ()
+    for b in _one(sections, "groups"):
+        data = b.src.data["groups"]
+        groups = tuple(GroupDef(name=k, pos=b.src.kpos(("groups", k)),
+                                members=b.entry_list(v, ("groups", k)).items)  # type: ignore[union-attr]
+                       for k, v in data.items())
+    profiles: dict[str, ProfileDef] = {}
+    for b in _one(sections, "profiles"):
+        for name, block in b.src.data["profiles"].items():
+            p = ("profiles", name)
+            profiles[name] = ProfileDef(name=name, pos=b.src.kpos(p),
+                                        allow=b.entry_list(block.get("allow"), (*p, "allow")),
+                                        deny=b.entry_list(block.get("deny"), (*p, "deny")))
+    plugins_enabled, plugin_entries = True, list[PluginEntry]()
+    for src, data in sections.get("plugins", []):
+        if "enabled" in data:
+            plugins_enabled = data["enabled"] is not False
+        plugin_entries.extend(
+            PluginEntry(id=k.strip().lower(), enabled=v.get("enabled", True) is not False,
+                        pos=src.kpos(("plugins", "entries", k)))
+            for k, v in data.get("entries", {}).items())
+    default_dialect, dialects = None, tuple[ProviderDialect, ...]()
+    for b in _one(sections, "providers"):
+        data = b.src.data["providers"]
+        default_dialect = data.get("default")
+        dialects = tuple(ProviderDialect(key=normalize_key(k), dialect=v["dialect"],
+                                         pos=b.src.kpos(("providers", "entries", k)))
+                         for k, v in data.get("entries", {}).items())
+    tools_config = ToolsConfig(policy=Policy(pos=Pos(file="<builtin>", line=0, col=0)))
+    for b in _one(sections, "tools"):
+        tools_config = b.tools_config(b.src.data["tools"], ("tools",))
+    agents: list[AgentDef] = []
+    max_depth = None
+    for b in _one(sections, "agents"):
+        agents_data = b.src.data["agents"]
+        max_depth = agents_data.get("defaults", {}).get("subagents", {}).get("maxSpawnDepth")
+        for i, agent in enumerate(agents_data.get("list", [])):
+            ap: JsonPath = ("agents", "list", i)
+            agents.append(AgentDef(
+                id=normalize_agent_id(agent["id"]), pos=b.src.pos((*ap, "id")),
+                tools=b.tools_config(agent["tools"], (*ap, "tools")) if "tools" in agent else None))
+    channels: tuple[ChannelDef, ...] = ()
+    for b in _one(sections, "channels"):
+        channels = tuple(b.channel(name, block, ("channels", name))
+                         for name, block in b.src.data["channels"].items())
+    assertions = [_Builder(src).assertion(item, ("assertions", i))
+                  for src, items in sections.get("assertions", []) for i, item in enumerate(items)]
+    return Definitions(
+        assertions=tuple(assertions),
+        files=tuple(s.path.removeprefix(root + "/") for s in sources), tools=tuple(tools),
+        groups=groups,
+        profiles=profiles, plugins_enabled=plugins_enabled, plugin_entries=tuple(plugin_entries),
+        default_dialect=default_dialect, provider_dialects=dialects, tools_config=tools_config,
+        agents=tuple(agents), max_spawn_depth=max_depth, channels=channels)
+
+
+def load_definitions(root: Path, diags: Diagnostics) -> Definitions | None:
+    """Read, check the structure of, and model a definitions directory."""
+    files = read_tree(root, diags)
+    if files is None:
+        return None
+    return load_files(files, root.as_posix().rstrip("/"), diags)
+
+
+def load_files(files: Mapping[str, bytes], display: str, diags: Diagnostics
+               ) -> Definitions | None:
+    """Check the structure of, and model, definitions given as ``{relative path: bytes}``
+    (a directory's files, or a build's ``sources.json``); positions name ``display/...``.
+
+    Structural problems in any file stop here (after reporting all of them), because the
+    semantic checks that follow would only add confusing follow-on errors.
+    """
+    sources, complete = read_sources(files, display, diags)
+    structural_ok = all([check_structure(src, diags) for src in sources])
+    if not complete or not structural_ok or not sources:
+        return None
+    for src in sources:
+        check_folded_keys(src, diags)
+    # A section defined twice is reported and its second definition ignored: that cannot
+    # cause follow-on errors, so the semantic checks still run in the same pass.
+    sections = merge_sections(sources, diags)
+    defs = build_model(sources, sections, display)
+    # Every file loaded as UTF-8 (or load_yaml reported it), so decoding cannot fail here.
+    return replace(defs, texts={rel: raw.decode("utf-8") for rel, raw in sorted(files.items())})

@@ -1,0 +1,230 @@
+"""Stage 2, the document model: what the YAML says, typed, each piece with its source position."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..diagnostics import Pos
+from ..rules.names import normalize_tool_name
+
+SenderKind = Literal["id", "e164", "username", "name", "*"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Entry:
+    """One entry of an allow/deny/alsoAllow list or a group, as written."""
+
+    text: str
+    pos: Pos
+
+    @property
+    def name(self) -> str:
+        return normalize_tool_name(self.text)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EntryList:
+    items: tuple[Entry, ...]
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Policy:
+    """A ``{allow, alsoAllow, deny}`` block (lists are None when the key is absent)."""
+
+    allow: EntryList | None = None
+    also_allow: EntryList | None = None
+    deny: EntryList | None = None
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderPolicy:
+    """A ``byProvider`` entry; ``key`` is normalized (trimmed, lowercased)."""
+
+    key: str
+    key_pos: Pos
+    profile: Entry | None
+    policy: Policy
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Availability:
+    providers: frozenset[str] | None = None
+    models: frozenset[str] | None = None
+    channels: frozenset[str] | None = None
+    exclude_channels: frozenset[str] | None = None  # e.g. tts on the `voice` channel
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolDef:
+    name: str
+    label: str
+    summary: str
+    description: str
+    groups: tuple[str, ...]
+    parameters: Mapping[str, Any]
+    owner_only: bool
+    plugin: str | None
+    optional: bool
+    channel: str | None
+    availability: Availability | None
+    param_aliases: tuple[tuple[str, str], ...]
+    wire_names: tuple[tuple[str, str], ...]
+    external_content: bool = False  # results are outside content: wrapped as untrusted
+    upstream_sha256: str | None = None  # import-mcp's hash of the upstream tool's definition
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupDef:
+    name: str
+    members: tuple[Entry, ...]
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProfileDef:
+    name: str
+    allow: EntryList | None
+    deny: EntryList | None
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolsConfig:
+    """Global ``tools`` or an agent's ``tools`` (agents have no subagents section)."""
+
+    profile: Entry | None = None
+    policy: Policy
+    by_provider: tuple[ProviderPolicy, ...] = ()
+    sandbox_allow: EntryList | None = None
+    sandbox_deny: EntryList | None = None
+    subagents: Policy | None = None
+    # ``exec.applyPatch``: an agent's object replaces the global one as a whole (2026.3.2)
+    apply_patch_set: bool = False
+    apply_patch_enabled: bool | None = None
+    apply_patch_models: tuple[str, ...] | None = None
+    # ``exec.host`` / ``security`` / ``ask``: an agent's key overrides the global one (2026.3.2)
+    exec_host: Entry | None = None
+    exec_security: Entry | None = None
+    exec_ask: Entry | None = None
+    # ``exec.allowlist`` (toolc; OpenClaw keeps it in exec-approvals.json): global + agent
+    exec_allowlist: EntryList | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentDef:
+    id: str
+    pos: Pos
+    tools: ToolsConfig | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SenderRule:
+    kind: SenderKind
+    value: str
+    key: str
+    pos: Pos
+    policy: Policy
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupConfig:
+    id: str
+    pos: Pos
+    tools: Policy | None
+    senders: tuple[SenderRule, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AccountDef:
+    id: str
+    pos: Pos
+    groups: tuple[GroupConfig, ...] | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpaceConfig:
+    """An outer entry (a Discord guild): its own block, its ``slug`` and its inner entries
+    (the guild's ``channels``)."""
+
+    entry: GroupConfig
+    slug: str | None
+    channels: tuple[GroupConfig, ...] | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChannelDef:
+    """A channel's entry map: ``groups`` holds the map its rule reads (``groups``, or Slack's
+    ``channels``); ``spaces`` the outer map of a nested rule (Discord ``guilds``)."""
+
+    name: str
+    pos: Pos
+    groups: tuple[GroupConfig, ...] | None
+    accounts: tuple[AccountDef, ...]
+    spaces: tuple[SpaceConfig, ...] | None = None
+
+    def entry_maps(self) -> list[tuple[GroupConfig, ...]]:
+        """Every map of entries with tools and sender rules, accounts' and guilds' included."""
+        out = [m for m in (self.groups, *(a.groups for a in self.accounts)) if m is not None]
+        if self.spaces is not None:
+            out.append(tuple(s.entry for s in self.spaces))
+            out += [s.channels for s in self.spaces if s.channels is not None]
+        return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PluginEntry:
+    id: str
+    enabled: bool
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderDialect:
+    key: str
+    dialect: str
+    pos: Pos
+
+
+# What an assertion's class pattern says about one dimension: a list of values (any of
+# them), "*" (any value present), a boolean (owner, sandboxed), or a subagent kind.
+PatternValue = tuple[str, ...] | Literal["*"] | bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssertionDef:
+    """``assertions: [{never|always: {tools, agent, provider, ...}, because}]``: a policy unit
+    test checked over every context class at build time."""
+
+    kind: Literal["never", "always"]
+    pos: Pos  # the ``never``/``always`` key
+    tools: tuple[Entry, ...]
+    where: Mapping[str, PatternValue]  # pattern keys as written (agent, channel, owner, ...)
+    field_pos: Mapping[str, Pos]
+    text: str  # the pattern in one line, for messages
+    because: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Definitions:
+    """Everything one definitions directory says, merged across its files."""
+
+    files: tuple[str, ...]  # relative to the definitions directory
+    tools: tuple[ToolDef, ...]
+    groups: tuple[GroupDef, ...]
+    profiles: Mapping[str, ProfileDef]
+    plugins_enabled: bool
+    plugin_entries: tuple[PluginEntry, ...]
+    default_dialect: str | None
+    provider_dialects: tuple[ProviderDialect, ...]
+    tools_config: ToolsConfig
+    agents: tuple[AgentDef, ...]
+    max_spawn_depth: int | None
+    channels: tuple[ChannelDef, ...]
+    # ``{relative path: text}`` exactly as read (shipped as build/sources.json for explain)
+    texts: Mapping[str, str] = field(default_factory=dict)
+    assertions: tuple[AssertionDef, ...] = ()

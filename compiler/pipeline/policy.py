@@ -1,0 +1,198 @@
+"""Config blocks -> layer policies (OpenClaw section 5.1, 5.2, 8, 9). Request-independent.
+
+Both engines build their layers from these; they differ in how they evaluate a layer: the
+reference interpreter matches names per request, the compiler turns layers into bitsets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..diagnostics import BUILTIN
+from ..rules.names import normalize_tool_name
+from .analyze import Resolved
+from .model import Entry, EntryList, Policy, ProfileDef, ToolsConfig
+
+# CLASSIC sandbox defaults (section 8), channel ids included as the deny list has them.
+SANDBOX_DEFAULT_ALLOW = ("exec", "process", "read", "write", "edit", "apply_patch", "image",
+                         "sessions_list", "sessions_history", "sessions_send", "sessions_spawn",
+                         "subagents", "session_status")
+SANDBOX_DEFAULT_DENY = ("browser", "canvas", "nodes", "cron", "gateway", "telegram", "whatsapp",
+                        "discord", "irc", "googlechat", "slack", "signal", "imessage")
+# CLASSIC Feb-Mar subagent deny lists (section 9, D7).
+SUBAGENT_ALWAYS_DENY = ("gateway", "agents_list", "whatsapp_login", "session_status", "cron",
+                        "memory_search", "memory_get", "sessions_send")
+SUBAGENT_LEAF_DENY = ("sessions_list", "sessions_history", "sessions_spawn")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LayerPolicy:
+    """One pipeline step's lists; ``allow`` None or empty restricts nothing."""
+
+    allow: tuple[Entry, ...] | None
+    deny: tuple[Entry, ...] | None
+
+
+def builtin_entries(names: Iterable[str]) -> tuple[Entry, ...]:
+    return tuple(Entry(text=n, pos=BUILTIN) for n in names)
+
+
+def _union(*lists: Iterable[Entry]) -> tuple[Entry, ...]:
+    out: dict[str, Entry] = {}
+    for lst in lists:
+        for e in lst:
+            out.setdefault(e.text, e)
+    return tuple(out.values())
+
+
+def _items(lst: EntryList | None) -> tuple[Entry, ...] | None:
+    return None if lst is None else lst.items
+
+
+def pick_policy(block: Policy | None) -> LayerPolicy | None:
+    """Section 5.1: fold alsoAllow into allow; an absent allow plus alsoAllow means ``*``."""
+    if block is None:
+        return None
+    allow = _items(block.allow)
+    also = _items(block.also_allow) or ()
+    if also:
+        star = Entry(text="*", pos=block.also_allow.pos if block.also_allow else block.pos)
+        allow = _union(allow or (star,), also)
+    deny = _items(block.deny)
+    if allow is None and deny is None:
+        return None
+    return LayerPolicy(allow=allow, deny=deny)
+
+
+def profile_policy(profile: ProfileDef | None, also: EntryList | None) -> LayerPolicy | None:
+    """A profile's lists with alsoAllow merged in (only when the profile has an allow list)."""
+    if profile is None or (profile.allow is None and profile.deny is None):
+        return None  # `full` and friends: the step is skipped
+    allow = _items(profile.allow)
+    if allow is not None and also and also.items:
+        allow = _union(allow or (Entry(text="*", pos=also.pos),), also.items)
+    return LayerPolicy(allow=allow, deny=_items(profile.deny))
+
+
+def sandbox_policy(resolved: Resolved, agent_tools: ToolsConfig | None) -> LayerPolicy:
+    """Section 8: agent list ?? global list ?? default, allow and deny chosen independently."""
+    glob = resolved.defs.tools_config
+
+    def pick(agent: EntryList | None, global_: EntryList | None,
+             default: tuple[str, ...]) -> tuple[Entry, ...]:
+        chosen = agent if agent is not None else global_
+        return chosen.items if chosen is not None else builtin_entries(default)
+
+    allow = pick(agent_tools.sandbox_allow if agent_tools else None, glob.sandbox_allow,
+                 SANDBOX_DEFAULT_ALLOW)
+    deny = pick(agent_tools.sandbox_deny if agent_tools else None, glob.sandbox_deny,
+                SANDBOX_DEFAULT_DENY)
+    expanded_allow = expand_core_groups(resolved, allow)
+    expanded_deny = expand_core_groups(resolved, deny)
+    if expanded_allow and "image" not in expanded_allow and "image" not in expanded_deny:
+        allow = (*allow, Entry(text="image", pos=BUILTIN))
+    return LayerPolicy(allow=allow, deny=deny)
+
+
+def subagent_policy(resolved: Resolved, *, leaf: bool) -> LayerPolicy:
+    """Section 9: default denies minus explicitly allowed names, plus configured denies."""
+    config = resolved.defs.tools_config.subagents
+    allow = _items(config.allow) if config else None
+    also = _items(config.also_allow) if config else None
+    explicit = {e.name for e in (*(allow or ()), *(also or ()))}
+    defaults = SUBAGENT_ALWAYS_DENY + (SUBAGENT_LEAF_DENY if leaf else ())
+    deny = builtin_entries(n for n in defaults if n not in explicit)
+    if config and config.deny:
+        deny = (*deny, *config.deny.items)
+    if allow is not None and also is not None:
+        allow = _union(allow, also)
+    return LayerPolicy(allow=allow, deny=deny)
+
+
+def apply_patch_config(resolved: Resolved, agent_tools: ToolsConfig | None
+                       ) -> tuple[bool, tuple[str, ...] | None]:
+    """``tools.exec.applyPatch`` for an agent: (enabled, allowModels). The agent's object
+    replaces the global one as a whole; only ``enabled: true`` turns apply_patch on (opt-in,
+    OpenClaw 2026.3.2)."""
+    chosen = (agent_tools if agent_tools is not None and agent_tools.apply_patch_set
+              else resolved.defs.tools_config)
+    return chosen.apply_patch_enabled is True, chosen.apply_patch_models
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecConfig:
+    """An agent's effective ``tools.exec`` approval policy, defaults applied (2026.3.2)."""
+
+    host: str
+    security: str
+    ask: str
+    allowlist: tuple[str, ...]
+
+
+EXEC_DEFAULT_HOST = "sandbox"
+EXEC_DEFAULT_ASK = "on-miss"
+
+
+def exec_default_security(host: str) -> str:
+    """``tools.exec.security`` when unset: deny on the sandbox host, allowlist elsewhere."""
+    return "deny" if host == "sandbox" else "allowlist"
+
+
+def exec_config(resolved: Resolved, agent_tools: ToolsConfig | None) -> ExecConfig:
+    """``resolveExecConfig``: each of host, security and ask is the agent's value ?? the
+    global one ?? the default; the allowlist is the global patterns then the agent's (as
+    OpenClaw adds ``agents["*"]`` and the agent's approvals entries), trimmed, exact
+    duplicates dropped (patterns are case-sensitive, as in 2026.9.6)."""
+    glob = resolved.defs.tools_config
+
+    def pick(attr: str) -> str | None:
+        agent = getattr(agent_tools, attr) if agent_tools is not None else None
+        chosen = agent if agent is not None else getattr(glob, attr)
+        return chosen.text if chosen is not None else None
+
+    host = pick("exec_host") or EXEC_DEFAULT_HOST
+    lists = [glob.exec_allowlist, agent_tools.exec_allowlist if agent_tools else None]
+    patterns: dict[str, str] = {}
+    for lst in lists:
+        for entry in lst.items if lst else ():
+            patterns.setdefault(entry.text.strip(), entry.text.strip())
+    return ExecConfig(host=host, security=pick("exec_security") or exec_default_security(host),
+                      ask=pick("exec_ask") or EXEC_DEFAULT_ASK,
+                      allowlist=tuple(p for key, p in patterns.items() if key))
+
+
+def apply_patch_model_ok(models: tuple[str, ...] | None, provider: str | None,
+                         model: str | None) -> bool:
+    """``isApplyPatchAllowedForModel``: no list allows every model; else the bare model id or
+    ``provider/model`` must be listed (blank entries match nothing)."""
+    if not models:
+        return True
+    if not model:
+        return False
+    full = model if "/" in model or not provider else f"{provider}/{model}"
+    return any(m and m in (model, full) for m in models)
+
+
+def is_leaf(resolved: Resolved, depth: int) -> bool:
+    return depth >= max(1, resolved.max_spawn_depth)
+
+
+def expand_core_groups(resolved: Resolved, entries: Iterable[Entry]) -> list[str]:
+    """Normalized names with group keys replaced by their members, deduped, blanks dropped."""
+    out: list[str] = []
+    for e in entries:
+        name = e.name
+        if not name:
+            continue
+        for member in resolved.groups.get(name, (name,)):
+            if member not in out:
+                out.append(member)
+    return out
+
+
+def mentioned_names(policy: LayerPolicy | None) -> set[str]:
+    """Normalized allow entries: the explicit allowlist that materializes optional tools."""
+    if policy is None or not policy.allow:
+        return set()
+    return {normalize_tool_name(e.text) for e in policy.allow if e.text.strip()}

@@ -1,0 +1,143 @@
+"""Stage 5, render: IR + tables -> a file map ``{relative path: text}``. Nothing is written here."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from importlib import resources
+from typing import Any
+
+import jinja2
+
+from .._version import __version__
+from ..diagnostics import Diagnostic
+from ..runtime import EAGER_THROUGH, EXPORTS, MODULES
+from ..schema.models import model_class_name
+from .analyze import Resolved
+from .bundles import Bundles
+from .tables import Tables
+
+DEFAULT_PACKAGE = "toolc_runtime"
+SOURCES = "sources.json"  # {relative path: text} of the definitions compiled
+
+
+def dump_json(value: Any) -> str:
+    """The one JSON writer: sorted keys, two-space indent, UTF-8, final newline."""
+    return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def dump_compact(value: Any) -> str:
+    """Large tables: sorted keys, no indentation (still one line per file plus newline)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False) + "\n"
+
+
+def pystr(value: str) -> str:
+    """A double-quoted Python string literal (what ``ruff format`` would write)."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+FILTERS: Mapping[str, Callable[..., Any]] = {"pystr": pystr}
+
+
+def _template_source(name: str) -> str:
+    # Templates ship as the package `toolc.templates` (from the repo's templates/ directory).
+    return resources.files("toolc.templates").joinpath(name).read_text("utf-8")
+
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    """One environment per process: it caches the parsed templates."""
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(_template_source),
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+        keep_trailing_newline=True, autoescape=False)
+    env.filters.update(FILTERS)
+    return env
+
+
+def catalog_json(resolved: Resolved) -> dict[str, Any]:
+    return {"tools": [{
+        "name": t.name, "label": t.label, "summary": t.summary, "description": t.description,
+        "parameters": t.parameters, "ownerOnly": t.owner_only, "plugin": t.plugin,
+        "optional": t.optional, "channel": t.channel, "groups": list(t.groups),
+        "paramAliases": dict(t.param_aliases), "wireNames": dict(t.wire_names),
+        "externalContent": t.external_content, "model": model_class_name(t.name),
+        # only on imported MCP tools, so every other build's catalog.json stays as it was
+        **({"upstreamSha256": t.upstream_sha256} if t.upstream_sha256 else {}),
+    } for t in resolved.tools]}
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def static_modules() -> dict[str, str]:
+    """The runtime's static modules (``toolc.runtime``), copied into every build verbatim."""
+    root = resources.files("toolc.runtime")
+    return {f"{name}.py": root.joinpath(f"{name}.py").read_text("utf-8") for name in MODULES}
+
+
+BODY_MARKER = "# -- BODY:"
+
+
+def bootstrap_body() -> str:
+    """The loader that the generated ``__init__.py`` runs: ``toolc.runtime.bootstrap`` from
+    its BODY marker on."""
+    text = resources.files("toolc.runtime").joinpath("bootstrap.py").read_text("utf-8")
+    body = text[text.index(BODY_MARKER):]
+    return body[body.index("\n") + 1:].rstrip()
+
+
+def _import_order(names: Iterable[str]) -> list[str]:
+    """isort's order by type, as ruff checks it: CONSTANTS, then Classes, then functions."""
+    return sorted(names, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))
+
+
+def render_init(package: str, hashes: list[tuple[str, str]]) -> str:
+    """The generated ``__init__.py``: this build's values, the loader, the public names."""
+    eager_modules = MODULES[:MODULES.index(EAGER_THROUGH) + 1]
+    eager = [(m, _import_order(EXPORTS[m])) for m in sorted(EXPORTS) if m in eager_modules]
+    lazy_imports = [(m, _import_order(EXPORTS[m])) for m in sorted(EXPORTS)
+                    if m not in eager_modules]
+    lazy = sorted((name, m) for m, names in lazy_imports for name in names)
+    public = _import_order(["DataMismatchError", "PACKAGE_NAME", "TOOLC_VERSION",
+                            *(n for names in EXPORTS.values() for n in names)])
+    return environment().get_template("__init__.py.jinja").render(
+        package_name=package, toolc_version=__version__, hashes=hashes, modules=MODULES,
+        lazy=lazy, bootstrap=bootstrap_body(), eager_through=EAGER_THROUGH, eager=eager,
+        lazy_imports=lazy_imports, public=public)
+
+
+def render(resolved: Resolved, tables: Tables, bundles: Bundles, models: str | None, *,
+           package: str = DEFAULT_PACKAGE,
+           warnings: Sequence[Diagnostic] = (), access: str | None = None) -> dict[str, str]:
+    """Every file of ``build/`` as text, keyed by path relative to the output directory."""
+    data = {"catalog.json": dump_json(catalog_json(resolved)),
+            "tables.json": dump_compact(tables.data),
+            "bundles.json": dump_compact(bundles.data),
+            **static_modules()}
+    checked = {**data, **({"models.py": models} if models is not None else {})}
+    hashes = sorted((name, sha256(text)) for name, text in checked.items())
+    files = {f"{package}/{name}": text for name, text in data.items()}
+    files[f"{package}/__init__.py"] = render_init(package, hashes)
+    files[f"{package}/py.typed"] = ""
+    if models is not None:
+        files[f"{package}/models.py"] = models
+    files["schema-notes.json"] = dump_json(bundles.notes)
+    # The definitions themselves, so that `toolc explain --build` needs nothing but build/.
+    files[SOURCES] = dump_json(dict(resolved.defs.texts))
+    if access is not None:
+        files["ACCESS.md"] = access
+    files["manifest.json"] = dump_json({
+        "toolc": __version__, "package": package,
+        "sources": list(resolved.defs.files),
+        "files": {path: sha256(text) for path, text in sorted(files.items())},
+        "tables": tables.counts,
+        # Without positions: `toolc diff` compares them, and unrelated edits move lines.
+        "warnings": [{"code": c, "message": m}
+                     for c, m in sorted({(d.code, d.message) for d in warnings})],
+    })
+    return files

@@ -1,0 +1,449 @@
+"""Stage 4, resolve layers into tables: factored bitset tables, never the product of contexts.
+
+A request's tool set is the intersection of per-layer pass sets. Each layer depends on few
+inputs, so it is compiled once per distinct input: per agent (profile, global, agent layers and
+sandbox), per byProvider entry, per provider-profile choice, per channel group and sender rule,
+per subagent depth class. Tool sets are bitsets (bit i = i-th tool in catalog order), interned.
+
+The plugin-only allowlist rule makes a layer depend on which core tools are present, which
+varies with availability (apply_patch by provider/model, channel-only tools, owner-only tools).
+So a stripping layer compiles to (witness, allow_pass, deny_pass): at run time it applies
+``allow_pass`` when ``witness & present`` is non-zero, else ``deny_pass``. A witness of -1
+means the layer never strips.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..diagnostics import Diagnostics
+from ..rules.channels import athash_slug, rule_for, rule_json
+from ..rules.names import CASE_INSENSITIVE_GROUP_CHANNELS, NO_E164_CHANNELS, TOPIC_GROUP_CHANNELS
+from .analyze import PLUGINS_GROUP, Resolved, pattern_matches
+from .model import AgentDef, EntryList, GroupConfig, ProviderPolicy, SpaceConfig, ToolDef
+from .policy import (
+    LayerPolicy,
+    apply_patch_config,
+    exec_config,
+    mentioned_names,
+    pick_policy,
+    profile_policy,
+    sandbox_policy,
+    subagent_policy,
+)
+
+NEVER = -1  # witness for layers that never strip
+Layer = tuple[int, int, int]  # (witness, allow_pass, deny_pass) as bitsets
+TABLES_FORMAT = 4
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tables:
+    """The compiled, JSON-ready tables plus counts for reports."""
+
+    data: dict[str, Any]
+    counts: dict[str, int]
+
+
+class _Interner:
+    def __init__(self) -> None:
+        self.bitsets: list[int] = []
+        self._bitset_ids: dict[int, int] = {}
+        self.layers: list[tuple[int, int, int]] = []
+        self._layer_ids: dict[tuple[int, int, int], int] = {}
+        self.stacks: list[tuple[int, ...]] = []
+        self._stack_ids: dict[tuple[int, ...], int] = {}
+
+    def bitset(self, bits: int) -> int:
+        if bits not in self._bitset_ids:
+            self._bitset_ids[bits] = len(self.bitsets)
+            self.bitsets.append(bits)
+        return self._bitset_ids[bits]
+
+    def layer(self, layer: Layer) -> int:
+        witness, allow_pass, deny_pass = layer
+        key = (NEVER if witness == NEVER else self.bitset(witness), self.bitset(allow_pass),
+               self.bitset(deny_pass))
+        if key not in self._layer_ids:
+            self._layer_ids[key] = len(self.layers)
+            self.layers.append(key)
+        return self._layer_ids[key]
+
+    def stack(self, mention: int, layers: Iterable[Layer], all_bits: int) -> int:
+        """A stack folds its never-stripping layers into one mask at build time."""
+        fixed = all_bits
+        stripping = []
+        for layer in layers:
+            if layer[0] == NEVER:
+                fixed &= layer[1]
+            else:
+                stripping.append(self.layer(layer))
+        key = (self.bitset(mention), self.bitset(fixed), *stripping)
+        if key not in self._stack_ids:
+            self._stack_ids[key] = len(self.stacks)
+            self.stacks.append(key)
+        return self._stack_ids[key]
+
+
+class TableBuilder:
+    def __init__(self, resolved: Resolved, diags: Diagnostics) -> None:
+        self.r = resolved
+        self.diags = diags
+        self.tools = resolved.tools
+        self.index = {t.name: i for i, t in enumerate(self.tools)}
+        self.all = (1 << len(self.tools)) - 1
+        self.core = self.mask(t for t in self.tools if not t.plugin)
+        self.optional = self.mask(t for t in self.tools if t.optional)
+        self.plugin_bits = {pid: self.names_mask(names)
+                            for pid, names in resolved.plugin_tools.items()}
+        self.all_plugins = self.mask(t for t in self.tools if t.plugin)
+        self.intern = _Interner()
+        self._pattern_cache: dict[str, int] = {}
+        self.gates, self.always = self.compile_gates()
+        # Core tools present in every context for every sender: a witness holding one of
+        # them can never come out empty, so such a layer never strips.
+        self.always_core = self.always & self.core & self.mask(
+            t for t in self.tools if not t.owner_only)
+
+    # -- bit helpers -------------------------------------------------------------------------
+    def mask(self, tools: Iterable[ToolDef]) -> int:
+        return self.names_mask(t.name for t in tools)
+
+    def names_mask(self, names: Iterable[str]) -> int:
+        bits = 0
+        for n in names:
+            if n in self.index:
+                bits |= 1 << self.index[n]
+        return bits
+
+    def pattern_bits(self, pattern: str) -> int:
+        if pattern not in self._pattern_cache:
+            if "*" in pattern:
+                bits = self.names_mask(n for n in self.index if pattern_matches(pattern, n))
+            else:
+                bits = self.names_mask([pattern])
+            self._pattern_cache[pattern] = bits
+        return self._pattern_cache[pattern]
+
+    def expanded(self, name: str) -> tuple[str, ...]:
+        return self.r.groups.get(name, (name,))
+
+    def list_bits(self, names: Sequence[str]) -> tuple[int, bool]:
+        """Bits matched by normalized entries (plugin groups, then core groups); exec hit?"""
+        bits, exec_hit = 0, False
+        for name in names:
+            if name == PLUGINS_GROUP and self.all_plugins:
+                bits |= self.all_plugins
+                continue
+            if name in self.plugin_bits:
+                bits |= self.plugin_bits[name]
+                continue
+            for member in self.expanded(name):
+                bits |= self.pattern_bits(member)
+                exec_hit = exec_hit or pattern_matches(member, "exec")
+        return bits, exec_hit
+
+    # -- gates (availability) ----------------------------------------------------------------
+    def compile_gates(self) -> tuple[list[dict[str, Any]], int]:
+        """Availability gates: tools that exist only for some providers, models or message
+        channels. apply_patch is always gated: its ``tools.exec.applyPatch`` config is
+        per agent, so the runtime checks that separately (``apply_patch`` in the tables)."""
+        specs: dict[tuple[Any, ...], int] = {}
+        channels = self.r.channels
+        always = 0
+        for i, t in enumerate(self.tools):
+            av = t.availability
+            providers = av.providers if av else None
+            models = av.models if av else None
+            chans = av.channels if av else None
+            excluded = av.exclude_channels if av else None
+            if t.channel and t.channel not in channels:
+                providers = frozenset()
+            if (providers is None and models is None and chans is None and excluded is None
+                    and t.name != "apply_patch"):
+                always |= 1 << i
+                continue
+            key = (providers, models, chans, excluded)
+            specs[key] = specs.get(key, 0) | 1 << i
+        gates: list[dict[str, Any]] = []
+        for (providers, models, chans, excluded), bits in specs.items():
+            gates.append({"bits": self.intern.bitset(bits),
+                          "providers": None if providers is None else sorted(providers),
+                          "models": None if models is None else sorted(models),
+                          "channels": None if chans is None else sorted(chans),
+                          "exclude_channels": None if excluded is None else sorted(excluded)})
+        gates.sort(key=lambda g: int(g["bits"]))
+        return gates, always
+
+    def apply_patch_variant(self, agent: AgentDef | None) -> int:
+        """Index of the agent's ``applyPatch`` choice in ``apply_patch.variants``."""
+        enabled, models = apply_patch_config(self.r, agent.tools if agent else None)
+        variant = [enabled, None if models is None else list(models)]
+        if variant not in self.ap_variants:
+            self.ap_variants.append(variant)
+        return self.ap_variants.index(variant)
+
+    def exec_variant(self, agent: AgentDef | None) -> int:
+        """Index of the agent's ``tools.exec`` approval policy in ``exec.variants``."""
+        config = exec_config(self.r, agent.tools if agent else None)
+        key = (config.host, config.security, config.ask, config.allowlist)
+        if key not in self.exec_ids:
+            self.exec_ids[key] = len(self.exec_variants)
+            self.exec_variants.append([*key[:3], list(config.allowlist)])
+        return self.exec_ids[key]
+
+    # -- layers ------------------------------------------------------------------------------
+    def layer(self, policy: LayerPolicy | None, *, strips: bool, label: str
+              ) -> tuple[Layer | None, int]:
+        """Compile one step's policy into a layer id (None: no step) and its optional mentions."""
+        if policy is None:
+            return None, 0
+        mention = self.mention_bits(policy)
+        deny_bits, _ = self.list_bits([e.name for e in policy.deny or () if e.name])
+        deny_pass = self.all & ~deny_bits
+        allow_names = [e.name for e in policy.allow or () if e.name]
+        if not allow_names:
+            return (NEVER, deny_pass, deny_pass), mention
+        allow_bits, exec_hit = self.list_bits(allow_names)
+        if exec_hit:
+            allow_bits |= self.names_mask(["apply_patch"])
+        allow_pass = allow_bits & deny_pass
+        witness = NEVER
+        if strips and "*" not in allow_names:
+            witness = self.core & self.names_mask(
+                m for n in allow_names for m in self.expanded(n))
+            if witness & self.always_core:
+                witness = NEVER
+            else:
+                self.warn_strip(policy, label, witness)
+            if witness == 0:
+                return (NEVER, deny_pass, deny_pass), mention
+        return (witness, allow_pass, deny_pass), mention
+
+    def warn_strip(self, policy: LayerPolicy, label: str, witness: int) -> None:
+        assert policy.allow
+        pos = policy.allow[0].pos
+        if witness == 0:
+            self.diags.warning(pos, "TC140", f"{label} allowlist names no core tool, so it is "
+                               "ignored (core tools remain available)",
+                               hint="use alsoAllow to add plugin tools without restricting")
+        else:
+            names = ", ".join(t.name for i, t in enumerate(self.tools) if witness >> i & 1)
+            self.diags.warning(pos, "TC141", f"{label} allowlist is ignored in contexts where "
+                               f"none of its core tools ({names}) is present",
+                               hint="availability or owner-only gating can remove them")
+
+    def mention_bits(self, policy: LayerPolicy) -> int:
+        bits = 0
+        for name in mentioned_names(policy):
+            if name == PLUGINS_GROUP:
+                bits |= self.optional
+            elif name in self.plugin_bits:
+                bits |= self.plugin_bits[name] & self.optional
+            else:
+                bits |= self.names_mask([name]) & self.optional
+        return bits
+
+    def stack(self, parts: Sequence[tuple[Layer | None, int]]) -> int:
+        mention = 0
+        layers = []
+        for layer_id, m in parts:
+            mention |= m
+            if layer_id is not None:
+                layers.append(layer_id)
+        return self.intern.stack(mention, layers, self.all)
+
+    # -- factors -----------------------------------------------------------------------------
+    def agent_record(self, agent: AgentDef | None) -> dict[str, Any]:
+        g = self.r.defs.tools_config
+        a = agent.tools if agent else None
+        profile_ref = a.profile if a and a.profile else g.profile
+        profile_also = (a.policy.also_allow if a and a.policy.also_allow is not None
+                        else g.policy.also_allow)
+        profile = self.r.defs.profiles.get(profile_ref.text) if profile_ref else None
+        aid = agent.id if agent else None
+        label = f"agents.{aid}.tools.allow" if aid else "agent tools.allow"
+        plabel = f"tools.profile ({profile_ref.text})" if profile_ref else "tools.profile"
+        return {
+            "stack": self.stack([
+                self.layer(profile_policy(profile, profile_also), strips=True, label=plabel),
+                self.layer(pick_policy(g.policy), strips=True, label="tools.allow"),
+                self.layer(pick_policy(a.policy if a else None), strips=True, label=label)]),
+            "bp": {bp.key: self.bp_record(bp, f"agents.{aid}.tools.byProvider.allow")
+                   for bp in (a.by_provider if a else ())},
+            "sandbox": self.stack([self.layer(sandbox_policy(self.r, a), strips=False,
+                                              label="sandbox tools.allow")]),
+            "ap": self.apply_patch_variant(agent),
+            "ex": self.exec_variant(agent),
+        }
+
+    def bp_record(self, bp: ProviderPolicy, label: str) -> list[int]:
+        layer = self.layer(pick_policy(bp.policy), strips=True, label=label)
+        profile_id = self.profile_ids.index(bp.profile.text) if bp.profile else -1
+        also = bp.policy.also_allow
+        also_id = -1 if also is None else self.also_ids.index(_texts(also))
+        return [self.stack([layer]), profile_id, also_id]
+
+    def provider_profiles(self) -> list[list[int]]:
+        """Provider-profile step for every (profile, alsoAllow) choice a request can make."""
+        out = []
+        for name in self.profile_ids:
+            profile = self.r.defs.profiles.get(name)
+            row = []
+            for also in [None, *self.also_lists]:
+                policy = profile_policy(profile, also)
+                layer = self.layer(policy, strips=True,
+                                   label=f"tools.byProvider.profile ({name})")
+                row.append(-1 if layer[0] is None else self.stack([layer]))
+            out.append(row)
+        return out
+
+    def group_entry(self, cfg: GroupConfig) -> list[Any]:
+        # None: no `tools` key (fall through to the next candidate); -1: a block without lists
+        tools = None if cfg.tools is None else self.group_stack(cfg.tools)
+        if not cfg.senders:
+            return [tools]
+        buckets: dict[str, dict[str, int]] = {"id": {}, "e164": {}, "username": {}, "name": {}}
+        wildcard = None  # None: no `*` rule; -1: a `*` rule without lists
+        for rule in cfg.senders:
+            stack = self.group_stack(rule.policy)
+            if rule.kind == "*":
+                wildcard = stack
+            else:
+                buckets[rule.kind].setdefault(rule.value, stack)
+        return [tools, buckets["id"], buckets["e164"], buckets["username"], buckets["name"],
+                wildcard]
+
+    def group_stack(self, block: Any) -> int:
+        policy = pick_policy(block)
+        if policy is None:
+            return -1
+        return self.stack([self.layer(policy, strips=True, label="group tools.allow")])
+
+    def group_map(self, groups: tuple[GroupConfig, ...], *, fold: bool) -> dict[str, Any]:
+        exact: dict[str, Any] = {}
+        for g in groups:
+            exact.setdefault(g.id, self.group_entry(g))
+        # Channels whose resolver ignores case (IRC): the first group (definition order)
+        # whose id folds to the requested one, after the exact id.
+        folded: dict[str, Any] = {}
+        if fold:
+            for g in groups:
+                if g.id != "*":
+                    folded.setdefault(g.id.lower(), exact[g.id])
+        return {"exact": exact, "folded": folded}
+
+    def channels(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for ch in self.r.defs.channels:
+            fold = ch.name in CASE_INSENSITIVE_GROUP_CHANNELS
+            accounts: dict[str, Any] = {}
+            for acc in ch.accounts:
+                accounts.setdefault(acc.id, None if acc.groups is None
+                                    else self.group_map(acc.groups, fold=fold))
+            folded: dict[str, Any] = {}
+            for acc in ch.accounts:  # the first account in definition order wins
+                folded.setdefault(acc.id.lower(), accounts[acc.id])
+            out[ch.name] = {
+                "groups": None if ch.groups is None else self.group_map(ch.groups, fold=fold),
+                "accounts": accounts, "accounts_folded": folded,
+                "topics": ch.name in TOPIC_GROUP_CHANNELS,
+                "e164": ch.name not in NO_E164_CHANNELS,
+                "rule": rule_json(rule_for(ch.name)),
+                "spaces": None if ch.spaces is None else self.spaces(ch.spaces)}
+        return out
+
+    def spaces(self, spaces: tuple[SpaceConfig, ...]) -> dict[str, Any]:
+        """A nested rule's outer map: ``order`` (JS key order, for the slug scan) and per
+        key [ENTRY, the slug field's slug, inner GROUP_MAP or None]."""
+        entries: dict[str, Any] = {}
+        for sp in spaces:
+            entries.setdefault(sp.entry.id, [
+                self.group_entry(sp.entry), athash_slug(sp.slug),
+                None if sp.channels is None else self.group_map(sp.channels, fold=False)])
+        return {"order": [sp.entry.id for sp in spaces], "entries": entries}
+
+    # -- all together ------------------------------------------------------------------------
+    def build(self) -> Tables:
+        defs = self.r.defs
+        configs = [defs.tools_config, *(a.tools for a in defs.agents if a.tools)]
+        bps = [bp for c in configs for bp in c.by_provider]
+        self.profile_ids = sorted({bp.profile.text for bp in bps if bp.profile})
+        self.also_lists = []
+        seen: list[tuple[str, ...]] = []
+        for bp in bps:
+            also = bp.policy.also_allow
+            if also is not None and _texts(also) not in seen:
+                seen.append(_texts(also))
+                self.also_lists.append(also)
+        self.also_ids = seen
+        self.ap_variants: list[list[Any]] = []
+        self.exec_variants: list[list[Any]] = []
+        self.exec_ids: dict[tuple[str, str, str, tuple[str, ...]], int] = {}
+        agents: dict[str, int] = {}
+        records = [self.agent_record(None)]  # record 0: no agent layer
+        for agent in defs.agents:
+            if agent.id not in agents:
+                agents[agent.id] = len(records)
+                records.append(self.agent_record(agent))
+        global_bp = {bp.key: self.bp_record(bp, "tools.byProvider.allow")
+                     for bp in defs.tools_config.by_provider}
+        subagent = [self.stack([self.layer(subagent_policy(self.r, leaf=leaf), strips=False,
+                                           label="subagent tools.allow")])
+                    for leaf in (False, True)]
+        data = {
+            "format": TABLES_FORMAT,
+            "tools": [t.name for t in self.tools],
+            "masks": {"all": self.intern.bitset(self.all),
+                      "always": self.intern.bitset(self.always),
+                      "non_optional": self.intern.bitset(self.all & ~self.optional),
+                      "non_owner": self.intern.bitset(
+                          self.all & ~self.mask(t for t in self.tools if t.owner_only))},
+            "gates": self.gates,
+            "agents": agents, "agent_records": records,
+            "apply_patch": {"bit": self.index.get("apply_patch", -1),
+                            "variants": self.ap_variants},
+            # [host, security, ask, [allowlist patterns]] per distinct agent policy
+            "exec": {"variants": self.exec_variants},
+            "global_bp": global_bp, "provider_profiles": self.provider_profiles(),
+            # One JSON string per channel: the runtime parses a channel on first use, so
+            # importing stays fast with thousands of groups.
+            "channels": {name: json.dumps(ch, sort_keys=True, separators=(",", ":"),
+                                          ensure_ascii=False)
+                         for name, ch in self.channels().items()},
+            "subagent": {"stacks": subagent, "max_spawn_depth": self.r.max_spawn_depth},
+        }
+        # Dotted strings, not nested lists: the runtime parses them lazily (fast imports).
+        data["layers"] = [".".join(map(str, x)) for x in self.intern.layers]
+        data["stacks"] = [".".join(map(str, x)) for x in self.intern.stacks]
+        data["bitsets"] = [".".join(map(str, _runs(b))) for b in self.intern.bitsets]
+        counts = {"tools": len(self.tools), "bitsets": len(self.intern.bitsets),
+                  "layers": len(self.intern.layers), "stacks": len(self.intern.stacks),
+                  "agent_records": len(records), "gates": len(self.gates),
+                  "byprovider_entries": len(bps),
+                  "groups": sum(len(m) for c in defs.channels for m in c.entry_maps())}
+        return Tables(data=data, counts=counts)
+
+
+def _runs(bits: int) -> list[int]:
+    """A bitset as runs of set bits ``[start, length, ...]``: short for sparse and dense sets."""
+    out: list[int] = []
+    digits = bin(bits)[:1:-1]  # bit i is character i
+    start = digits.find("1")
+    while start >= 0:
+        end = digits.find("0", start)
+        end = len(digits) if end < 0 else end
+        out += [start, end - start]
+        start = digits.find("1", end)
+    return out
+
+
+def _texts(lst: EntryList) -> tuple[str, ...]:
+    return tuple(e.text for e in lst.items)
+
+
+def build_tables(resolved: Resolved, diags: Diagnostics) -> Tables:
+    return TableBuilder(resolved, diags).build()

@@ -1,0 +1,1 @@
+"""toolc diff: two revisions compiled and compared, the access delta in words."""

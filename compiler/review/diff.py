@@ -1,0 +1,370 @@
+"""``toolc diff``: exactly who gains or loses which tool between two builds.
+
+Each side is a build directory, a definitions directory (compiled in memory) or a git
+revision (its definitions compiled from a temporary worktree that is removed afterwards).
+Access changes are computed on the factored tables over the common refinement of both
+sides' context classes (``access.ClassSpace``), never by enumerating the product.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..api import BuildError, compile_files, verify_build
+from ..audit.markdown import code, codes
+from ..audit.words import Words, plural
+from ..locks import LockTimeoutError, lock_path, locked
+from ..pipeline.render import dump_json
+from ..semantics.access import DIMS, ClassSpace, TablesView
+from ..semantics.factored import Cube, bit_indices
+from .delta import ToolChange, compute_delta
+
+DIFF_FORMAT = 1
+
+
+class DiffInputError(Exception):
+    """A side that is neither a build, a definitions directory nor a git revision."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Side:
+    label: str
+    tables: dict[str, Any]
+    catalog: dict[str, Any]
+    bundles: dict[str, Any]
+    warnings: tuple[tuple[str, str], ...]  # (code, message), positions left out
+
+
+# -- loading ---------------------------------------------------------------------------------
+def side_from_build(out: Path, label: str | None = None) -> Side:
+    """A build directory, verified as a whole exactly as its runtime verifies its files
+    (``api.verify_build``): a build whose files differ from its manifest, or whose manifest
+    differs from its runtime, is refused, never compared."""
+    try:
+        build = verify_build(out)
+    except BuildError as exc:
+        raise DiffInputError(f"{out.as_posix()}: refusing to compare this build: {exc}") from exc
+    package = build.manifest["package"]
+    try:
+        tables = build.json(f"{package}/tables.json")
+        catalog = build.json(f"{package}/catalog.json")
+        bundles = build.json(f"{package}/bundles.json")
+        warnings = _warnings(build.manifest.get("warnings", []))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise DiffInputError(f"{out.as_posix()}: not a readable toolc build ({exc})") from exc
+    return Side(label=label or out.as_posix(), tables=tables, catalog=catalog, bundles=bundles,
+                warnings=warnings)
+
+
+def side_from_definitions(defs: Path, label: str | None = None) -> Side:
+    """Compile in memory; raises DefinitionsError when the definitions have errors."""
+    files, _, _ = compile_files(defs, with_models=False)
+    manifest = json.loads(files["manifest.json"])
+    package = manifest["package"]
+    return Side(label=label or defs.as_posix(),
+                tables=json.loads(files[f"{package}/tables.json"]),
+                catalog=json.loads(files[f"{package}/catalog.json"]),
+                bundles=json.loads(files[f"{package}/bundles.json"]),
+                warnings=_warnings(manifest.get("warnings", [])))
+
+
+def side_from_revision(rev: str, defs: Path, label: str | None = None) -> Side:
+    """The definitions at ``rev`` (same path inside the repository as ``defs``), compiled
+    from a temporary git worktree that is removed afterwards, whatever happens; one left by
+    a killed run is removed by the next run (``_remove_stale_worktrees``)."""
+    root, rel = _repository_path(defs)
+    commit = _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=root)
+    place = _worktrees_dir(root)
+    _remove_stale_worktrees(place, root)
+    run = place / f"{os.getpid()}-{secrets.token_hex(4)}"
+    os.mkdir(run)
+    try:
+        with locked(run):  # held while the worktree lives: a later run sees it is in use
+            tree = run / "tree"
+            try:
+                _git(["worktree", "add", "--detach", "--quiet", str(tree), commit], cwd=root)
+                _fault("worktree-added")
+                where = tree / rel
+                if not where.is_dir():
+                    raise DiffInputError(f"{rev}: has no {rel.as_posix()}/ directory")
+                return side_from_definitions(where, label=label or f"{rev}:{rel.as_posix()}")
+            finally:
+                _remove_worktree(run, root)
+    finally:
+        lock_path(run).unlink(missing_ok=True)  # a unique name: nobody locks it again
+        _git(["worktree", "prune"], cwd=root, check=False)
+
+
+# Tests set this to SIGKILL a run at a named step ("worktree-added").
+FAULT_HOOK: Callable[[str], None] | None = None
+
+
+def _fault(step: str) -> None:
+    if FAULT_HOOK is not None:
+        FAULT_HOOK(step)
+
+
+def _repository_path(defs: Path) -> tuple[Path, Path]:
+    """(repository root, ``defs`` relative to it); DiffInputError when ``defs`` is not
+    inside the repository (revisions are read at the same path inside it)."""
+    where = defs if defs.is_dir() else Path.cwd()
+    try:
+        top = _git(["rev-parse", "--show-toplevel"], cwd=where)
+    except DiffInputError as exc:
+        raise DiffInputError(f"--definitions {defs.as_posix()}: {where.as_posix()} is not "
+                             f"inside a git repository; revisions (and --base-rev) are read "
+                             f"from the repository that holds the definitions ({exc})") from exc
+    root = Path(top)
+    try:
+        rel = defs.resolve().relative_to(root.resolve())
+    except ValueError:
+        raise DiffInputError(f"--definitions {defs.as_posix()} is outside the git repository "
+                             f"{root.as_posix()}; revisions (and --base-rev) are read at the "
+                             "definitions' path inside the repository: give a path inside "
+                             "it") from None
+    return root, rel
+
+
+def _worktrees_dir(root: Path) -> Path:
+    """Where temporary worktrees live: inside the repository's git directory, so that the
+    next run finds one a killed run left behind (and nothing lands in a shared /tmp)."""
+    common = Path(_git(["rev-parse", "--git-common-dir"], cwd=root))
+    place = (common if common.is_absolute() else root / common) / "toolc-diff"
+    place.mkdir(exist_ok=True)
+    return place
+
+
+def _remove_stale_worktrees(place: Path, root: Path) -> None:
+    """Remove the worktrees of runs that died (SIGKILL, power loss): a run holds its
+    directory's lock while it lives, and the kernel drops the lock when it dies."""
+    for run in sorted(place.iterdir()):
+        if not run.is_dir() or run.is_symlink():
+            continue
+        try:
+            with locked(run, timeout=0):
+                if run.is_dir():
+                    _remove_worktree(run, root)
+                lock_path(run).unlink(missing_ok=True)
+        except LockTimeoutError:
+            continue  # a live run's worktree
+
+
+def _remove_worktree(run: Path, root: Path) -> None:
+    _git(["worktree", "remove", "--force", str(run / "tree")], cwd=root, check=False)
+    shutil.rmtree(run, ignore_errors=True)
+
+
+def _git(args: list[str], *, cwd: Path, check: bool = True) -> str:
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                              check=False)
+    except OSError as exc:
+        raise DiffInputError(f"git is not available: {exc}") from exc
+    if check and proc.returncode != 0:
+        message = proc.stderr.strip() or f"git {' '.join(args)} failed"
+        raise DiffInputError(message)
+    return proc.stdout.strip()
+
+
+def load_side(spec: str, *, definitions: Path = Path("definitions")) -> Side:
+    """A build directory, a definitions directory, or a git revision."""
+    path = Path(spec)
+    if path.is_dir():
+        if (path / "manifest.json").is_file():
+            return side_from_build(path)
+        return side_from_definitions(path)
+    if path.exists():
+        raise DiffInputError(f"{spec}: a file; expected a build directory, a definitions "
+                             "directory or a git revision")
+    try:
+        return side_from_revision(spec, definitions)
+    except DiffInputError as exc:
+        raise DiffInputError(f"{spec}: not a directory, and not a git revision of this "
+                             f"repository ({exc})") from exc
+
+
+def _warnings(raw: Iterable[dict[str, str]]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted({(w["code"], w["message"]) for w in raw}))
+
+
+# -- computing -------------------------------------------------------------------------------
+@dataclass(slots=True, kw_only=True)
+class DiffResult:
+    base: str
+    head: str
+    space: ClassSpace
+    tools: list[str]
+    changes: list[ToolChange]
+    added: list[str]
+    removed: list[str]
+    schema_changed: dict[str, list[str]]  # tool -> dialects
+    warnings_added: list[tuple[str, str]]
+    warnings_removed: list[tuple[str, str]]
+    words: Words
+
+    @property
+    def access_changed(self) -> bool:
+        return bool(self.changes)
+
+    @property
+    def widened(self) -> bool:
+        return any(c.gained for c in self.changes)
+
+
+def compute_diff(base: Side, head: Side) -> DiffResult:
+    head_tools = list(head.tables["tools"])
+    tools = head_tools + [t for t in base.tables["tools"] if t not in set(head_tools)]
+    space = ClassSpace([TablesView(base.tables, tools), TablesView(head.tables, tools)], tools)
+    changes = compute_delta(space)
+    base_names = {t["name"] for t in base.catalog["tools"]}
+    head_names = {t["name"] for t in head.catalog["tools"]}
+    schema_changed: dict[str, list[str]] = {}
+    for name in sorted(base_names & head_names):
+        dialects = sorted(d for d in set(base.bundles["dialects"]) | set(head.bundles["dialects"])
+                          if _envelope(base, d, name) != _envelope(head, d, name))
+        if dialects:
+            schema_changed[name] = dialects
+    return DiffResult(
+        base=base.label, head=head.label, space=space, tools=tools, changes=changes,
+        added=sorted(head_names - base_names), removed=sorted(base_names - head_names),
+        schema_changed=schema_changed,
+        warnings_added=sorted(set(head.warnings) - set(base.warnings)),
+        warnings_removed=sorted(set(base.warnings) - set(head.warnings)),
+        words=Words(space))
+
+
+def _envelope(side: Side, dialect: str, tool: str) -> Any:
+    return side.bundles["dialects"].get(dialect, {}).get("tools", {}).get(tool)
+
+
+def _n(count: int) -> str:
+    return f"{count:,} class" + ("" if count == 1 else "es")
+
+
+# -- output formats --------------------------------------------------------------------------
+def to_json(result: DiffResult) -> dict[str, Any]:
+    """The stable JSON form (``format`` 1), documented in the README."""
+    space = result.space
+    words = result.words
+    names = [[k.label for k in dim] for dim in space.dims()]
+
+    def cube(cw: tuple[Cube, int]) -> dict[str, Any]:
+        c, n = cw
+        out: dict[str, Any] = {"count": n, "words": words.cube(c)}
+        for d, (dim, labels) in enumerate(zip(DIMS, names, strict=True)):
+            out[dim] = None if c[d] == words.full[d] else [labels[i] for i in bit_indices(c[d])]
+        return out
+
+    return {
+        "format": DIFF_FORMAT, "base": result.base, "head": result.head,
+        "classes": space.size(), "access_changed": result.access_changed,
+        "widened": result.widened,
+        "dimensions": dict(zip(DIMS, names, strict=True)),
+        "access": [{"tool": c.tool,
+                    "gained": {"count": c.gained_count, "classes": [cube(x) for x in c.gained]},
+                    "lost": {"count": c.lost_count, "classes": [cube(x) for x in c.lost]}}
+                   for c in result.changes],
+        "catalog": {"added": result.added, "removed": result.removed,
+                    "schema_changed": result.schema_changed},
+        "warnings": {"added": [{"code": c, "message": m} for c, m in result.warnings_added],
+                     "removed": [{"code": c, "message": m} for c, m in result.warnings_removed]},
+    }
+
+
+def to_text(result: DiffResult, *, color: bool = False, limit: int = 12) -> str:
+    def paint(text: str, code: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if color else text
+
+    space = result.space
+    lines = [f"toolc diff {result.base} -> {result.head} ({_n(space.size())})"]
+    if not result.changes:
+        lines.append("access: no tool is gained or lost in any class")
+    for c in result.changes:
+        for sign, cubes, verb, ansi in (("+", c.gained, "gained", "32"),
+                                        ("-", c.lost, "lost", "31")):
+            if not cubes:
+                continue
+            total = sum(n for _, n in cubes)
+            if len(cubes) == 1:
+                words = result.words.cube(cubes[0][0])
+                where = "in every context" if words == "every context" else f"by {words}"
+                lines.append(paint(f"{sign} {c.tool}: {verb} {where} ({_n(total)})", ansi))
+                continue
+            lines.append(paint(f"{sign} {c.tool}: {verb} in {_n(total)}", ansi))
+            lines += [paint(f"    {result.words.cube(x)} ({_n(n)})", ansi)
+                      for x, n in cubes[:limit]]
+            if len(cubes) > limit:
+                lines.append(f"    ... and {len(cubes) - limit} more groups of classes "
+                             "(--format json lists all)")
+    lines += [paint(f"+ catalog: tool {t} added", "32") for t in result.added]
+    lines += [paint(f"- catalog: tool {t} removed", "31") for t in result.removed]
+    lines += [f"~ catalog: schema of {t} changed ({', '.join(d)})"
+              for t, d in result.schema_changed.items()]
+    lines += [f"+ warning[{c}]: {msg}" for c, msg in result.warnings_added]
+    lines += [f"- warning[{c}]: {msg}" for c, msg in result.warnings_removed]
+    return "\n".join(lines) + "\n"
+
+
+def to_markdown(result: DiffResult, *, limit: int = 30) -> str:
+    """A pull-request comment. Every name from the definitions (tools, agents, providers,
+    channels, groups, senders, warning texts) and the sides' labels are code spans
+    (``markdown.code``): a hostile name cannot close a block, link, embed or mention."""
+    space = result.space
+    out = [f"### toolc diff: {code(result.base)} → {code(result.head)}", ""]
+    if not result.changes:
+        out.append(f"No access change in any of the {_n(space.size())}.")
+    else:
+        gained = sum(1 for c in result.changes if c.gained)
+        lost = sum(1 for c in result.changes if c.lost)
+        out += [f"**{plural(len(result.changes), 'tool')} change access** ({gained} gained "
+                f"somewhere, {lost} lost somewhere) across {_n(space.size())}.", "",
+                "| tool | gained in | lost in |", "|---|---:|---:|"]
+        out += [f"| {code(c.tool, table=True)} | {c.gained_count:,} | {c.lost_count:,} |"
+                for c in result.changes]
+    if result.added or result.removed or result.schema_changed:
+        out += ["", "| catalog | tools |", "|---|---|"]
+        if result.added:
+            out.append(f"| added | {codes(result.added, table=True)} |")
+        if result.removed:
+            out.append(f"| removed | {codes(result.removed, table=True)} |")
+        for t, d in result.schema_changed.items():
+            out.append(f"| schema changed | {code(t, table=True)} "
+                       f"({codes(d, table=True)}) |")
+    if result.changes:
+        out += ["", "<details><summary>Who gains and loses what</summary>", ""]
+        for c in result.changes:
+            for verb, cubes in (("gained", c.gained), ("lost", c.lost)):
+                if cubes:
+                    out.append(f"- {code(c.tool)} {verb} in {_n(sum(n for _, n in cubes))}:")
+                    out += [f"  - {_md_cube(result.words, x)} ({_n(n)})"
+                            for x, n in cubes[:limit]]
+                    if len(cubes) > limit:
+                        out.append(f"  - … and {len(cubes) - limit} more")
+        out += ["", "</details>"]
+    if result.warnings_added or result.warnings_removed:
+        out += ["", "<details><summary>Warnings</summary>", ""]
+        out += [f"- new: {code(c)} {code(m)}" for c, m in result.warnings_added]
+        out += [f"- gone: {code(c)} {code(m)}" for c, m in result.warnings_removed]
+        out += ["", "</details>"]
+    return "\n".join(out) + "\n"
+
+
+def _md_cube(words: Words, cube: Cube) -> str:
+    parts = words.parts(cube)
+    return ", ".join(code(p) for p in parts) if parts else "every context"
+
+
+def render_diff(result: DiffResult, fmt: str, *, color: bool = False) -> str:
+    if fmt == "json":
+        return dump_json(to_json(result))
+    if fmt == "markdown":
+        return to_markdown(result)
+    return to_text(result, color=color)

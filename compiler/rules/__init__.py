@@ -1,0 +1,2 @@
+"""OpenClaw's vocabulary as data: tool and key names, per-channel session-key rules, request
+context classes."""

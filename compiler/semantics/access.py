@@ -1,0 +1,979 @@
+"""Context classes: the finite partition of requests that the tables distinguish, evaluated
+exactly and factored (``toolc diff``, assertions, lints and ``build/ACCESS.md``).
+
+A request's tool set depends on six effective inputs, each with finitely many classes:
+
+* **agent**: each declared agent, plus "no declared agent" (no agent, or an undeclared one:
+  the global policy only);
+* **provider**: the (provider, model) pairs that some byProvider key, availability gate or
+  ``applyPatch.allowModels`` entry tells apart, plus "any other provider";
+* **channel**: where the group layer lands (channel, account, group, sender rule), or "no
+  group"; and, where availability depends on the message channel, whether the channel was
+  given explicitly or only came from the session key or ``spawned_by``;
+* **owner** (or not), **sandboxed** (or not), **subagent** (none, not a leaf, leaf).
+
+Every request falls into exactly one class and every class has a representative request
+(``Klass.flags``) that reproduces it. Classes are never enumerated as a product: the
+evaluation groups (agent, provider) pairs and group locations into kinds by the table
+entries they select, evaluates kind pairs, and multiplies counts.
+
+The engine reads ``tables.json`` (one side, or two sides in a shared tool index for a diff).
+Its lookups port the generated runtime's; the brute-force tests hold both to the reference
+interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from ..rules.channels import athash_slug, key_candidates
+from ..rules.context import Context, SessionInfo, group_context, parse_session_key
+from ..rules.names import (
+    group_candidates,
+    normalize_account_id,
+    normalize_agent_id,
+    normalize_channel,
+    normalize_key,
+)
+
+DIMS = ("agent", "provider", "channel", "owner", "sandbox", "subagent")
+OTHER = "toolc-other"  # the stem of fresh values that no definition declares
+
+
+class Stack(NamedTuple):
+    mention: int
+    fixed: int
+    layers: tuple[tuple[int, int, int], ...]
+
+
+NO_LAYER = Stack(0, -1, ())
+
+
+class Record(NamedTuple):
+    stack: int
+    bp: dict[str, list[int]]
+    sandbox: int
+    ap: int
+
+
+class TablesView:
+    """One build's tables with every bitset mapped into a shared tool index."""
+
+    def __init__(self, data: Mapping[str, Any], tools: Sequence[str]) -> None:
+        own = list(data["tools"])
+        self.tools = own
+        index = {n: i for i, n in enumerate(tools)}
+        self._pos = None if own == list(tools[:len(own)]) else [index[n] for n in own]
+        self._raw_bits: list[str] = data["bitsets"]
+        self._raw_layers: list[str] = data["layers"]
+        self._raw_stacks: list[str] = data["stacks"]
+        self._bits: dict[int, int] = {}
+        self._stacks: dict[int, Stack] = {}
+        masks = data["masks"]
+        self.non_optional = self.bits(masks["non_optional"])
+        self.non_owner = self.bits(masks["non_owner"])
+        self.always = self.bits(masks["always"])
+        self.agents: dict[str, int] = dict(data["agents"])
+        self.records = [Record(r["stack"], r["bp"], r["sandbox"], int(r["ap"]))
+                        for r in data["agent_records"]]
+        self.global_bp: dict[str, list[int]] = dict(data["global_bp"])
+        self.provider_profiles: list[list[int]] = data["provider_profiles"]
+        self.gates = [(self.bits(g["bits"]), _keyset(g["providers"]), _keyset(g["models"]),
+                       _keyset(g["channels"]), _keyset(g["exclude_channels"]))
+                      for g in data["gates"]]
+        ap = data["apply_patch"]
+        self.ap_bit = 0 if ap["bit"] < 0 else self.map_bits(1 << int(ap["bit"]))
+        self.ap_variants = [(bool(e), None if m is None else tuple(m))
+                            for e, m in ap["variants"]]
+        self.channels: dict[str, dict[str, Any]] = {
+            name: json.loads(raw) for name, raw in data["channels"].items()}
+        sub = data["subagent"]
+        self.subagent: tuple[int, int] = (int(sub["stacks"][0]), int(sub["stacks"][1]))
+        self.leaf_depth = max(1, int(sub["max_spawn_depth"]))
+        self._present: dict[tuple[Any, ...], int] = {}
+        self._witnesses: int | None = None
+        self._bp_index: dict[str, frozenset[int]] | None = None
+
+    # -- decoding ----------------------------------------------------------------------------
+    def map_bits(self, bits: int) -> int:
+        """A bitset over this build's tools, re-indexed into the shared tool index."""
+        if self._pos is None:
+            return bits
+        out, i = 0, 0
+        while bits:
+            if bits & 1:
+                out |= 1 << self._pos[i]
+            bits >>= 1
+            i += 1
+        return out
+
+    def bits(self, index: int) -> int:
+        bits = self._bits.get(index)
+        if bits is None:
+            raw = self._raw_bits[index]
+            runs = [int(x) for x in raw.split(".")] if raw else []
+            bits = 0
+            for k in range(0, len(runs), 2):
+                bits |= ((1 << runs[k + 1]) - 1) << runs[k]
+            bits = self._bits[index] = self.map_bits(bits)
+        return bits
+
+    def stack(self, index: int) -> Stack:
+        """A stack by index; -1 is a configured block without lists (no layer)."""
+        if index < 0:
+            return NO_LAYER
+        stack = self._stacks.get(index)
+        if stack is None:
+            raw = [int(x) for x in self._raw_stacks[index].split(".")]
+            layers = []
+            for i in raw[2:]:
+                w, a, d = (int(x) for x in self._raw_layers[i].split("."))
+                layers.append((-1 if w < 0 else self.bits(w), self.bits(a), self.bits(d)))
+            stack = self._stacks[index] = Stack(self.bits(raw[0]), self.bits(raw[1]),
+                                                tuple(layers))
+        return stack
+
+    def bp_index(self) -> dict[str, frozenset[int]]:
+        """byProvider key -> the agent records that have an entry for it."""
+        if self._bp_index is None:
+            index: dict[str, set[int]] = defaultdict(set)
+            for i, rec in enumerate(self.records):
+                for key in rec.bp:
+                    index[key].add(i)
+            self._bp_index = {k: frozenset(v) for k, v in index.items()}
+        return self._bp_index
+
+    def witness_bits(self) -> int:
+        """Every tool some stripping layer's witness names (what a present set is tested on)."""
+        if self._witnesses is None:
+            self._witnesses = 0
+            for w in {raw.split(".", 1)[0] for raw in self._raw_layers}:
+                if int(w) >= 0:
+                    self._witnesses |= self.bits(int(w))
+        return self._witnesses
+
+    @property
+    def stack_count(self) -> int:
+        return len(self._raw_stacks)
+
+    # -- the runtime's lookups (same rules as the generated runtime) -------------------------
+    def record(self, agent: str | None) -> tuple[int, Record]:
+        index = self.agents.get(agent, 0) if agent is not None else 0
+        return index, self.records[index]
+
+    def present(self, variant: int, provider: str | None, model: str | None,
+                channel: str | None) -> int:
+        key = (variant, provider, model, channel)
+        cached = self._present.get(key)
+        if cached is not None:
+            return cached
+        present = self.always
+        for bits, providers, models, channels, excluded in self.gates:
+            if providers is not None and provider not in providers:
+                continue
+            if channels is not None and channel not in channels:
+                continue
+            if excluded is not None and channel in excluded:
+                continue
+            if models is None or _model_in(models, provider, model):
+                present |= bits
+        if present & self.ap_bit and not self.apply_patch_ok(variant, provider, model):
+            present &= ~self.ap_bit
+        self._present[key] = present
+        return present
+
+    def apply_patch_ok(self, variant: int, provider: str | None, model: str | None) -> bool:
+        if not self.ap_variants:
+            return False
+        enabled, models = self.ap_variants[variant]
+        if not enabled:
+            return False
+        if not models:
+            return True
+        if not model:
+            return False
+        full = model if "/" in model or not provider else f"{provider}/{model}"
+        return any(m and m in (model, full) for m in models)
+
+    def provider_entries(self, record: Record, provider: str | None, model: str | None
+                         ) -> tuple[str | None, str | None]:
+        """The (agent, global) byProvider keys a provider and model select."""
+        if provider is None:
+            return None, None
+        full = (model if "/" in model else f"{provider}/{model}") if model else None
+        ge = full if full is not None and full in self.global_bp else (
+            provider if provider in self.global_bp else None)
+        bp = record.bp
+        ae = full if full is not None and full in bp else (provider if provider in bp else None)
+        return ae, ge
+
+    def provider_stacks(self, record: Record, ae: str | None, ge: str | None) -> tuple[int, ...]:
+        out: list[int] = []
+        profile = also = -1
+        if ae is not None:
+            entry = record.bp[ae]
+            out.append(entry[0])
+            profile, also = entry[1], entry[2]
+        if ge is not None:
+            entry = self.global_bp[ge]
+            out.append(entry[0])
+            profile = entry[1] if profile < 0 else profile
+            also = entry[2] if also < 0 else also
+        if profile >= 0:
+            chosen = self.provider_profiles[profile][also + 1]
+            if chosen >= 0:
+                out.append(chosen)
+        return tuple(out)
+
+    def group(self, channel: str, group: str, account: str | None,
+              senders: Sequence[tuple[str, str]] = (),
+              where: tuple[str | None, str | None] = (None, None)) -> tuple[Any, int | None]:
+        """(decision, stack index or None) of the group layer: which map, entry and rule.
+        ``senders``: the sender's candidate keys in the runtime's order (``sender_keys``);
+        ``where``: the request's (group_space, group_channel)."""
+        ch = self.channels.get(channel)
+        kind = ch["rule"]["kind"] if ch else "groups"
+        if kind == "groups":
+            return self.decide(channel, self.group_map(channel, account), group, senders)
+        assert ch is not None
+        rule = ch["rule"]
+        if not rule["e164"]:
+            senders = [s for s in senders if s[0] != "e164"]
+        if kind == "pick":
+            found = self.group_map(channel, account)
+            if found is None:
+                return None, None
+            exact = found[1]["exact"]
+            keys = key_candidates(tuple(rule["keys"]), group, *where)
+            key = next((k for k in keys if k in exact), "*" if "*" in exact else None)
+            return (None, None) if key is None else _entry_decision(
+                (found[0], key), exact[key], senders)
+        return self._nested(ch, rule, group, senders, where)
+
+    @staticmethod
+    def _nested(ch: dict[str, Any], rule: dict[str, Any], group: str,
+                senders: Sequence[tuple[str, str]], where: tuple[str | None, str | None]
+                ) -> tuple[Any, int | None]:
+        key = _guild_key(ch, rule, group, where[0])
+        if key is None:
+            return None, None
+        guild = ch["spaces"]["entries"][key]
+        inner = guild[2]["exact"] if guild[2] else None
+        if inner:
+            ikeys = key_candidates(tuple(rule["inner_keys"]), group, *where)
+            ikey = next((k for k in ikeys if k in inner), None)
+            if ikey is not None:
+                decision, stack = _entry_decision((key, ikey), inner[ikey], senders)
+                if stack is not None:
+                    return decision, stack
+        return _entry_decision((key, None), guild[0], senders)
+
+    def group_map(self, channel: str, account: str | None) -> tuple[str, Any] | None:
+        """The group map an account uses on a channel (the account's, else the channel's)."""
+        ch = self.channels.get(channel)
+        if ch is None:
+            return None
+        gmap, where = ch["groups"], "channel"
+        acc_id = normalize_account_id(account)
+        acc = ch["accounts"].get(acc_id, _MISSING)
+        if acc is _MISSING:
+            acc = ch["accounts_folded"].get(acc_id, _MISSING)
+            key = next((k for k in ch["accounts"] if k.lower() == acc_id), None)
+        else:
+            key = acc_id
+        if acc is not _MISSING and acc is not None:
+            gmap, where = acc, f"account:{key}"
+        return None if gmap is None else (where, gmap)
+
+    def decide(self, channel: str, found: tuple[str, Any] | None, group: str,
+               senders: Sequence[tuple[str, str]]) -> tuple[Any, int | None]:
+        if found is None:
+            return None, None
+        where, gmap = found
+        if not self.channels[channel]["e164"]:
+            senders = [s for s in senders if s[0] != "e164"]
+        exact = gmap["exact"]
+        for gid in group_candidates(channel, group):
+            specific, sid = exact.get(gid), gid
+            if specific is None and gmap["folded"]:
+                specific = gmap["folded"].get(gid.lower())
+                sid = next((k for k in exact if k != "*" and k.lower() == gid.lower()), gid)
+            for entry, eid in ((specific, sid), (exact.get("*"), "*")):
+                if entry is None:
+                    continue
+                if len(entry) > 1:
+                    hit = _sender_hit(entry, senders)
+                    if hit is not None:
+                        return (where, eid, hit[0]), hit[1]
+                if entry[0] is not None:
+                    return (where, eid, None), entry[0]
+        return None, None
+
+    def subagent_stack(self, depth: int) -> int | None:
+        if depth <= 0:
+            return None
+        return self.subagent[1] if depth >= self.leaf_depth else self.subagent[0]
+
+
+_MISSING: Any = object()
+_BUCKETS = {"id": 1, "e164": 2, "username": 3, "name": 4}
+
+
+def _sender_hit(entry: list[Any], senders: Sequence[tuple[str, str]]
+                ) -> tuple[tuple[str, str] | str, int] | None:
+    for kind, value in senders:
+        hit = entry[_BUCKETS[kind]].get(value)
+        if hit is not None:
+            return (kind, value), hit
+    return None if entry[5] is None else ("*", entry[5])
+
+
+def _guild_key(ch: dict[str, Any], rule: dict[str, Any], group: str, space: str | None
+               ) -> str | None:
+    """The outer key a nested rule chooses (Discord: guild id, slug key, slug field, ``*``)."""
+    spaces = ch["spaces"]
+    if not spaces:
+        return None
+    entries = spaces["entries"]
+    keys = key_candidates(tuple(rule["keys"]), group, space, None)
+    key = next((k for k in keys if k in entries), None)
+    slug = athash_slug(space)
+    if key is None and slug:
+        key = next((k for k in spaces["order"] if entries[k][1] == slug), None)
+    if key is None and "*" in entries:
+        key = "*"
+    return key
+
+
+def _entry_decision(prefix: tuple[Any, ...], entry: list[Any],
+                    senders: Sequence[tuple[str, str]]) -> tuple[Any, int | None]:
+    """One chosen entry: its sender rule, else its tools (stack None: neither)."""
+    if len(entry) > 1:
+        hit = _sender_hit(entry, senders)
+        if hit is not None:
+            return (*prefix, hit[0]), hit[1]
+    return (*prefix, None), entry[0]
+
+
+def sender_keys(sender_id: str | None = None, sender_e164: str | None = None,
+                sender_username: str | None = None, sender_name: str | None = None
+                ) -> list[tuple[str, str]]:
+    """A sender's candidate toolsBySender keys, in the order the runtime tries them."""
+    out: list[tuple[str, str]] = []
+    if sender_id is not None and sender_id.strip():
+        sid = sender_id.strip().lower()
+        out.append(("id", sid))
+        if sid.startswith("@"):
+            out.append(("id", sid[1:]))
+    for kind, value in (("e164", sender_e164), ("username", sender_username),
+                        ("name", sender_name)):
+        if value is not None and value.strip():
+            norm = value.strip().lower()
+            out.append((kind, norm.removeprefix("@") if kind == "username" else norm))
+    return out
+
+
+def _keyset(values: list[str] | None) -> frozenset[str] | None:
+    return None if values is None else frozenset(values)
+
+
+def _model_in(models: frozenset[str], provider: str | None, model: str | None) -> bool:
+    if not model:
+        return False
+    return model in models or ("/" not in model and f"{provider}/{model}" in models)
+
+
+def eval_stack(view: TablesView, index: int, present: int) -> int:
+    stack = view.stack(index)
+    bits = stack.fixed
+    for witness, allow_pass, deny_pass in stack.layers:
+        bits &= allow_pass if witness & present else deny_pass
+    return bits
+
+
+# -- classes ---------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Klass:
+    """One value of one dimension: its words, and the request flags that reproduce it."""
+
+    label: str
+    flags: tuple[tuple[str, Any], ...] = ()
+    key: tuple[Any, ...] = ()  # what the dimension's engine needs (agent id, provider, ...)
+    group: tuple[str, ...] = ()  # hierarchy used to fold labels (channel, account, group)
+    fallback: tuple[str, ...] | None = None  # channel classes reaching the "*" group entry
+    stacks: tuple[int | None, ...] = ()  # channel classes: the group-layer stack per side
+
+
+def _fresh(taken: Iterable[str], stem: str = OTHER) -> str:
+    taken = set(taken)
+    value, n = stem, 1
+    while value in taken:
+        n += 1
+        value = f"{stem}-{n}"
+    return value
+
+
+class ClassSpace:
+    """The classes of one build, or the common refinement of two (a diff)."""
+
+    def __init__(self, views: Sequence[TablesView],
+                 tools: Sequence[str] | None = None) -> None:
+        self.views = list(views)
+        self.tool_names = list(tools if tools is not None else views[0].tools)
+        self.agents = self._agents()
+        self.providers = self._providers()
+        self.gate_classes, self.gate_of = self._gate_classes()
+        self.channels = self._channels()
+        self.owner = [Klass(label="non-owner", key=(False,)),
+                      Klass(label="owner", flags=(("sender_is_owner", True),), key=(True,))]
+        self.sandbox = [Klass(label="not sandboxed", key=(False,)),
+                        Klass(label="sandboxed", flags=(("sandboxed", True),), key=(True,))]
+        self.subagent = self._subagents()
+
+    def dims(self) -> tuple[list[Klass], ...]:
+        return (self.agents, self.providers, self.channels, self.owner, self.sandbox,
+                self.subagent)
+
+    def size(self) -> int:
+        n = 1
+        for d in self.dims():
+            n *= len(d)
+        return n
+
+    def flags(self, point: Sequence[int]) -> dict[str, Any]:
+        """The representative request of a class (``resolve`` keywords)."""
+        out: dict[str, Any] = {}
+        for dim, i in zip(self.dims(), point, strict=True):
+            out.update(dim[i].flags)
+        return out
+
+    def classify(self, **context: Any) -> tuple[int, ...]:
+        """The class of a request (``resolve`` keywords): every request falls into exactly
+        one class, whose representative (``flags``) gets the same tools on every side."""
+        ctx = Context.of(**context)
+        session = parse_session_key(ctx.session_key)
+        if ctx.agent_id is not None:
+            aid: str | None = normalize_agent_id(ctx.agent_id)
+        elif ctx.session_key is not None:
+            aid = normalize_agent_id(session.agent)
+        else:
+            aid = None
+        agent = next((i for i, k in enumerate(self.agents) if k.key[0] == aid and aid),
+                     len(self.agents) - 1)
+        provider = normalize_key(ctx.model_provider) or None
+        model = normalize_key(ctx.model_id) or None
+        prov = self._provider_index[tuple(self._provider_sig(v, provider, model)
+                                          for v in self.views)]
+        is_sub = session.is_subagent or (ctx.spawn_depth or 0) >= 1
+        depth = ctx.spawn_depth if ctx.spawn_depth is not None else session.depth
+        sub = self._depth_index[min(max(depth, 1), len(self._depth_index) - 1)] if is_sub \
+            else self._depth_index[0]
+        return (agent, prov, self._classify_channel(ctx, session),
+                int(ctx.sender_is_owner is True), int(ctx.sandboxed is True), sub)
+
+    def _classify_channel(self, ctx: Context, session: SessionInfo) -> int:
+        spawned_channel, spawned_group = group_context(ctx.spawned_by)
+        channel = normalize_channel(ctx.message_provider if ctx.message_provider is not None
+                                    else session.channel or spawned_channel)
+        group = ctx.group_id if ctx.group_id is not None else session.group or spawned_group
+        gi = self.gate(normalize_key(ctx.message_provider) or None)
+        if channel is None or channel not in self._chan_index:
+            return self._nogroup[("undeclared", gi)]
+        if group is None:
+            return self._nogroup[("declared", channel)]
+        index = self._chan_index[channel]
+        acc = index["accounts"][tuple(self._map_key(v, channel, ctx.account_id)
+                                      for v in self.views)]
+        senders = sender_keys(ctx.sender_id, ctx.sender_e164, ctx.sender_username,
+                              ctx.sender_name)
+        where = (ctx.group_space, ctx.group_channel)
+        sig = tuple(v.group(channel, group, ctx.account_id, senders, where)
+                    for v in self.views)
+        if "keyed" in index:  # Slack, Discord: classes are the distinct group-layer answers
+            found = index["keyed"].get((gi, acc), {}).get(sig)
+            if found is None:
+                raise LookupError(f"no class holds {ctx}: the class space is incomplete")
+            return int(found)
+        # the literal group, then the ids the channel's resolver tries, then any group
+        candidates = [group.strip(), *group_candidates(channel, group)]
+        gids = [g for g in candidates if g in index["gids"]] + [index["other"]]
+        gids += sorted(g for g in index["gids"] if g not in gids)
+        for gid in gids:
+            rows = index["rows"].get((gi, acc, gid), {})
+            if sig in rows:
+                return int(rows[sig])
+        raise LookupError(f"no class holds {ctx}: the class space is incomplete")
+
+    # agents ---------------------------------------------------------------------------------
+    def _agents(self) -> list[Klass]:
+        ids = sorted({a for v in self.views for a in v.agents})
+        out = [Klass(label=f"agent {a}", flags=(("agent_id", a),), key=(a,)) for a in ids]
+        out.append(Klass(label="no declared agent", key=(None,)))
+        return out
+
+    # providers ------------------------------------------------------------------------------
+    def _providers(self) -> list[Klass]:
+        keys: set[str] = set()
+        gate_models: set[str] = set()
+        gate_providers: set[str] = set()
+        for v in self.views:
+            keys.update(v.global_bp)
+            for r in v.records:
+                keys.update(r.bp)
+            for _, gate_p, gate_m, _, _ in v.gates:
+                gate_providers.update(gate_p or ())
+                gate_models.update(gate_m or ())
+            for _, allow_models in v.ap_variants:
+                gate_models.update(m for m in allow_models or () if m)
+        providers: set[str] = set(gate_providers)
+        models: set[str] = set()
+        for k in keys | gate_models:
+            if "/" in k:
+                p, m = k.split("/", 1)
+                providers.add(p)
+                models.update((k, m))
+            else:  # a bare key is a provider to byProvider, a model to allowModels
+                if k in keys:
+                    providers.add(k)
+                if k in gate_models:
+                    models.add(k)
+        other = _fresh(providers)
+        candidates: list[tuple[str | None, str | None]] = [(None, None), (other, None)]
+        candidates += [(p, None) for p in sorted(providers)]
+        for prov in [*sorted(providers), other, None]:
+            candidates += [(prov, m) for m in sorted(models)]
+        seen: dict[Any, int] = {}
+        out: list[Klass] = []
+        self._provider_index = seen
+        for provider, model in candidates:
+            sig = tuple(self._provider_sig(v, provider, model) for v in self.views)
+            if sig in seen:
+                continue
+            seen[sig] = len(out)
+            flags: list[tuple[str, Any]] = []
+            if provider is not None:
+                flags.append(("model_provider", provider))
+            if model is not None:
+                flags.append(("model_id", model))
+            if provider in (None, other):
+                label = "any other provider" if model is None else \
+                    f"any other provider with model {model}"
+                group = ("any other provider",)
+            else:
+                label = f"provider {provider}" + (f" model {model}" if model else "")
+                group = (f"provider {provider}",)
+            out.append(Klass(label=label, flags=tuple(flags), key=(provider, model),
+                             group=group))
+        return out
+
+    @staticmethod
+    def _provider_sig(v: TablesView, provider: str | None, model: str | None) -> Any:
+        gates = tuple(
+            (providers is None or provider in providers)
+            and (models is None or _model_in(models, provider, model))
+            for _, providers, models, _, _ in v.gates)
+        # apply_patch also needs a gate that carries it: the allowModels verdict matters only
+        # where that gate passes
+        ap_gate = any(g and bits & v.ap_bit for g, (bits, *_) in zip(gates, v.gates, strict=True))
+        ap = tuple(ap_gate and v.apply_patch_ok(i, provider, model)
+                   for i in range(len(v.ap_variants)))
+        # which agents' byProvider entries the provider and model select (the full model key
+        # shadows the provider key), without visiting every agent
+        full = (model if "/" in model else f"{provider}/{model}") if (
+            provider is not None and model) else None
+        index = v.bp_index()
+        with_full = index.get(full, frozenset()) if full is not None else frozenset()
+        with_provider = (index.get(provider, frozenset()) - with_full
+                         if provider is not None else frozenset())
+        entries = ((full, with_full) if with_full else None,
+                   (provider, with_provider) if with_provider else None)
+        return gates, ap, entries, v.provider_entries(v.records[0], provider, model)[1]
+
+    # message channel for availability -------------------------------------------------------
+    def _gate_classes(self) -> tuple[list[str | None], dict[str | None, int]]:
+        """Message channels that availability tells apart: one representative each."""
+        names: set[str] = set()
+        for v in self.views:
+            names.update(v.channels)
+            for _, _, _, channels, excluded in v.gates:
+                names.update(channels or ())
+                names.update(excluded or ())
+        reps: list[str | None] = []
+        sigs: dict[Any, int] = {}
+        of: dict[str | None, int] = {}
+        for name in [None, *sorted(names)]:
+            sig = tuple(tuple((channels is None or name in channels)
+                              and (excluded is None or name not in excluded)
+                              for _, _, _, channels, excluded in v.gates) for v in self.views)
+            if sig not in sigs:
+                sigs[sig] = len(reps)
+                reps.append(name)
+            of[name] = sigs[sig]
+        return reps, of
+
+    def gate(self, channel: str | None) -> int:
+        return self.gate_of.get(channel, 0)
+
+    # channel, account, group, sender --------------------------------------------------------
+    def _channels(self) -> list[Klass]:
+        """No-group classes, then each declared channel's (account, group, sender) classes.
+
+        Without a group layer, classes differ only by availability: each declared channel
+        has "channel X, no group"; requests on no channel or an undeclared one fall in one
+        class per availability gate. Group classes exist per gate mode: the channel given
+        explicitly, or (where availability tells them apart) only through the session key
+        or ``spawned_by``, whose channel does not count for availability."""
+        out: list[Klass] = []
+        self._chan_index: dict[str, Any] = {}
+        self._nogroup: dict[Any, int] = {}
+        declared = sorted({c for v in self.views for c in v.channels})
+        members: dict[int, list[str | None]] = defaultdict(list)
+        for name, gi in sorted(self.gate_of.items(), key=lambda kv: (kv[0] is not None,
+                                                                     kv[0] or "")):
+            members[gi].append(name)
+        for gi in range(len(self.gate_classes)):
+            rep = next((n for n in members[gi] if n not in declared), _MISSING)
+            if rep is _MISSING:
+                continue
+            label = "no declared channel" if rep is None else f"channel {rep} (not declared)"
+            flags = () if rep is None else (("message_provider", rep),)
+            self._nogroup[("undeclared", gi)] = len(out)
+            out.append(Klass(label=label, flags=flags, key=(gi, None),
+                             group=("no declared channel",),
+                             stacks=tuple(None for _ in self.views)))
+        for name in declared:
+            self._nogroup[("declared", name)] = len(out)
+            out.append(Klass(label=f"channel {name}, no group",
+                             flags=(("message_provider", name),), key=(self.gate(name), None),
+                             group=(f"channel {name}",),
+                             stacks=tuple(None for _ in self.views)))
+        for name in declared:
+            self._channel(name, out)
+        return out
+
+    def _channel(self, name: str, out: list[Klass]) -> None:
+        chans = [v.channels.get(name) for v in self.views]
+        if any(ch is not None and ch["rule"]["kind"] != "groups" for ch in chans):
+            self._keyed_channel(name, chans, out)
+            return
+        per_view_maps = _maps_per_view(self, name)
+        maps = [m for view_maps in per_view_maps for m in view_maps]
+        declared = sorted({a for ch in chans if ch for a in ch["accounts"]})
+        accounts: list[str | None] = [None, *declared]
+        if "default" in declared:
+            accounts.append(_fresh(declared, OTHER))
+        gids = sorted({g for m in maps for g in m["exact"] if g != "*"})
+        other_group = _fresh(gids)
+        acc_sigs: dict[Any, str | None] = {}
+        for acc in accounts:
+            acc_sigs.setdefault(tuple(self._map_key(v, name, acc) for v in self.views), acc)
+        acc_classes = list(acc_sigs.values())
+        gate_explicit = self.gate(name)
+        gate_session = self.gate(None)
+        gate_modes = [(gate_explicit, False)]
+        if gate_session != gate_explicit:
+            gate_modes.append((gate_session, True))
+        rows_index: dict[Any, dict[Any, int]] = {}
+        self._chan_index[name] = {"accounts": acc_sigs, "gids": set(gids), "other": other_group,
+                                  "rows": rows_index}
+        candidates: dict[str, list[list[tuple[str, str]]]] = {}
+
+        def rows_of(gid: str, found: list[Any]) -> list[tuple[tuple[tuple[str, str], ...], Any]]:
+            keys = candidates.get(gid)
+            if keys is None:
+                keys = candidates[gid] = [self._sender_candidates(m, name, gid)
+                                          for m in per_view_maps]
+            return self._sender_rows(keys, found, name, gid)
+
+        for acc in acc_classes:
+            acc_label = self._account_label(acc, acc_classes)
+            found = [v.group_map(name, acc) for v in self.views]
+            here = _declared_ids(found)
+            other_rows = rows_of(other_group, found)
+            other_sigs = {sig for _, sig in other_rows}
+            for gid in [*gids, other_group]:
+                rows = other_rows if gid == other_group else rows_of(gid, found)
+                if gid != other_group and not any(
+                        c in here or c.lower() in here for c in group_candidates(name, gid)) \
+                        and {sig for _, sig in rows} <= other_sigs:
+                    # a group the account's own map does not declare: "any other group"
+                    # of this account holds it (classify falls back to it)
+                    continue
+                group_label = "any other group" if gid == other_group else f"group {gid}"
+                for gi, session_only in gate_modes:
+                    index = rows_index.setdefault((gi, acc, gid), {})
+                    for senders, sig in rows:
+                        index[sig] = len(out)
+                        out.append(self._group_class(name, gi, session_only, acc, acc_label,
+                                                     gid, group_label, senders, sig,
+                                                     len(rows) > 1))
+
+    def _keyed_channel(self, name: str, chans: list[dict[str, Any] | None],
+                       out: list[Klass]) -> None:
+        """A channel whose rule tries several keys (Slack, Discord): representative requests
+        built from every declared key (and the names that reach it) plus fresh values; one
+        class per distinct answer of the group layer on every side."""
+        declared = sorted({a for ch in chans if ch for a in ch["accounts"]})
+        accounts: list[str | None] = [None, *declared]
+        if "default" in declared:
+            accounts.append(_fresh(declared, OTHER))
+        acc_sigs: dict[Any, str | None] = {}
+        for acc in accounts:
+            acc_sigs.setdefault(tuple(self._map_key(v, name, acc) for v in self.views), acc)
+        acc_classes = list(acc_sigs.values())
+        reps = _keyed_values([ch for ch in chans if ch is not None])
+        gate_modes = [(self.gate(name), False)]
+        if self.gate(None) != self.gate(name):
+            gate_modes.append((self.gate(None), True))
+        keyed: dict[Any, dict[Any, int]] = {}
+        self._chan_index[name] = {"accounts": acc_sigs, "keyed": keyed}
+        for acc in acc_classes:
+            acc_label = self._account_label(acc, acc_classes)
+            rows: dict[Any, tuple[str, str | None, str | None, tuple[tuple[str, str], ...]]] = {}
+            maps = [v.group_map(name, acc) for v in self.views]
+            for gid in reps["gids"]:
+                for space in reps["spaces"]:
+                    for gchan in self._names(name, chans, maps, reps, gid, space):
+                        for senders in reps["senders"]:
+                            sig = tuple(v.group(name, gid, acc, senders, (space, gchan))
+                                        for v in self.views)
+                            rows.setdefault(sig, (gid, space, gchan, senders))
+            for gi, session_only in gate_modes:
+                index = keyed.setdefault((gi, acc), {})
+                for sig, rep in rows.items():
+                    index[sig] = len(out)
+                    out.append(self._keyed_class(name, gi, session_only, acc, acc_label, rep,
+                                                 sig, reps["other"]))
+
+    @staticmethod
+    def _names(name: str, chans: list[dict[str, Any] | None], maps: list[Any],
+               reps: dict[str, Any], gid: str, space: str | None) -> list[str | None]:
+        """The channel names worth trying at one group id and space: none where every side
+        finds the id itself (the id is tried first), else the names of the keys that every
+        side's chosen map holds (a name reaching no key acts like any other name)."""
+        if reps["spaces"] == [None]:  # Slack: the channel map is the account's or channel's
+            inner = [m[1]["exact"] if m is not None else {} for m in maps]
+            found = all(gid == gid.strip() and gid in m for m in inner)
+        else:  # Discord: the chosen guild's channels
+            inner = []
+            for ch in chans:
+                key = _guild_key(ch, ch["rule"], gid, space) if ch is not None else None
+                guild = ch["spaces"]["entries"][key] if ch is not None and key else None
+                inner.append(guild[2]["exact"] if guild and guild[2] else {})
+            found = all(gid in m for m in inner)
+        if found:
+            return [None]
+        keys = {k for m in inner for k in m}
+        names = {k.removeprefix("#") for k in keys} | keys
+        return [None, *sorted(names - {""}), reps["other"]]
+
+    def _keyed_class(self, name: str, gi: int, session_only: bool, acc: str | None,
+                     acc_label: str, rep: tuple[str, str | None, str | None,
+                                                tuple[tuple[str, str], ...]],
+                     sig: Any, other: str) -> Klass:
+        gid, space, gchan, senders = rep
+        head = f"channel {name}" + (" (from the session key only)" if session_only else "")
+        where = [f"group {gid}" if gid != other else "any other group"]
+        if space is not None:
+            where.append(f"space {space}" if space != other else "any other space")
+        if gchan is not None:
+            where.append(f"channel name {gchan}" if gchan != other
+                         else "any other channel name")
+        group_label = ", ".join(where)
+        parts = [head, *([acc_label] if acc_label else []), group_label]
+        if senders:
+            parts.append(" and ".join(f"sender {k}:{v}" for k, v in senders))
+        flags: list[tuple[str, Any]] = [
+            ("spawned_by", f"{name}:group:{gid}") if session_only
+            else ("message_provider", name)]
+        if acc is not None:
+            flags.append(("account_id", acc))
+        flags.append(("group_id", gid))
+        if space is not None:
+            flags.append(("group_space", space))
+        if gchan is not None:
+            flags.append(("group_channel", gchan))
+        flags += [(SENDER_FLAGS[k], v) for k, v in senders]
+        return Klass(label=", ".join(parts), flags=tuple(flags),
+                     key=(gi, (name, gid, acc, senders, space, gchan)),
+                     group=(head, acc_label, group_label),
+                     stacks=tuple(stack for _, stack in sig))
+
+    def _group_class(self, name: str, gi: int, session_only: bool, acc: str | None,
+                     acc_label: str, gid: str, group_label: str,
+                     senders: tuple[tuple[str, str], ...], sig: Any, several: bool) -> Klass:
+        parts = [f"channel {name}"]
+        if session_only:
+            parts[0] += " (from the session key only)"
+        if acc_label:
+            parts.append(acc_label)
+        parts.append(group_label)
+        sender_label = ""
+        if several:
+            sender_label = ("any other sender" if not senders else
+                            " and ".join(f"sender {k}:{v}" for k, v in senders))
+            parts.append(sender_label)
+        flags: list[tuple[str, Any]] = []
+        if session_only:
+            flags.append(("spawned_by", f"{name}:group:{gid}"))
+        else:
+            flags.append(("message_provider", name))
+        if acc is not None:
+            flags.append(("account_id", acc))
+        flags.append(("group_id", gid))
+        flags += [(SENDER_FLAGS[k], v) for k, v in senders]
+        # classes that reach the "*" entry on every side fold into one phrase
+        fallback = None
+        if all(d is not None and d[1] == "*" for d, _ in sig):
+            fallback = (parts[0], acc_label, sender_label)
+        return Klass(label=", ".join(parts), flags=tuple(flags),
+                     key=(gi, (name, gid, acc, senders)),
+                     group=(parts[0], acc_label, group_label), fallback=fallback,
+                     stacks=tuple(stack for _, stack in sig))
+
+    def _sender_rows(self, per_view: list[list[tuple[str, str]]], found: list[Any], name: str,
+                     gid: str) -> list[tuple[tuple[tuple[str, str], ...], Any]]:
+        """Senders that the group layer tells apart at one location, one representative
+        each: no sender, each rule's key and, comparing builds, each pair of keys of
+        different kinds (one build may match a sender's id where the other matches its
+        name)."""
+        keys = sorted(set().union(*per_view))
+        reps: list[tuple[tuple[str, str], ...]] = [(), *((k,) for k in keys)]
+        if any(p != per_view[0] for p in per_view[1:]):
+            # with the same keys everywhere every build matches a sender's first key
+            order = list(_BUCKETS)
+            reps += [(a, b) for i, a in enumerate(keys) for b in keys[i + 1:]
+                     if order.index(a[0]) < order.index(b[0])]
+        seen: dict[Any, int] = {}
+        rows: list[tuple[tuple[tuple[str, str], ...], Any]] = []
+        for senders in reps:
+            sig = tuple(v.decide(name, f, gid, senders)
+                        for v, f in zip(self.views, found, strict=True))
+            if sig not in seen:
+                seen[sig] = len(rows)
+                rows.append((senders, sig))
+        return rows
+
+    @staticmethod
+    def _map_key(v: TablesView, name: str, acc: str | None) -> Any:
+        ch = v.channels.get(name)
+        if ch is None:
+            return None
+        acc_id = normalize_account_id(acc)
+        if acc_id in ch["accounts"]:
+            return None if ch["accounts"][acc_id] is None else acc_id
+        folded = next((k for k in ch["accounts"] if k.lower() == acc_id), None)
+        if folded is not None and ch["accounts"][folded] is not None:
+            return folded
+        return None
+
+    @staticmethod
+    def _account_label(acc: str | None, classes: list[str | None]) -> str:
+        if len(classes) == 1:
+            return ""
+        if acc is None:
+            return "any other account"
+        return f"account {acc}"
+
+    @staticmethod
+    def _sender_candidates(maps: list[dict[str, Any]], channel: str, gid: str
+                           ) -> list[tuple[str, str]]:
+        ids = set(group_candidates(channel, gid)) | {"*"}
+        found: set[tuple[str, str]] = set()
+        for m in maps:
+            entries = [m["exact"].get(i) for i in ids]
+            entries += [m["folded"].get(i.lower()) for i in ids]
+            for entry in entries:
+                if entry is not None and len(entry) > 1:
+                    for kind, bucket in _BUCKETS.items():
+                        found.update((kind, value) for value in entry[bucket])
+        return sorted(found)
+
+    # subagents ------------------------------------------------------------------------------
+    def _subagents(self) -> list[Klass]:
+        top = max(v.leaf_depth for v in self.views)
+        seen: dict[Any, int] = {}
+        out: list[Klass] = []
+        self._depth_index: list[int] = []
+        for depth in range(top + 1):
+            sig = tuple(v.subagent_stack(depth) is not None and depth >= v.leaf_depth
+                        if depth else None for v in self.views)
+            self._depth_index.append(seen.setdefault(sig, len(out)))
+            if seen[sig] != len(out):
+                continue
+            out.append(Klass(label="", flags=(("spawn_depth", depth),) if depth else (),
+                             key=(depth,)))
+        labelled = []
+        for i, k in enumerate(out):
+            depth = k.key[0]
+            if depth == 0:
+                label = "not a subagent"
+            elif len(self.views) == 1 or all(v.leaf_depth == self.views[0].leaf_depth
+                                              for v in self.views):
+                label = "leaf subagent" if depth >= self.views[0].leaf_depth else \
+                    "subagent (not a leaf)"
+            else:
+                last = i == len(out) - 1
+                label = f"subagent depth {depth}" + (" or more" if last else "")
+            labelled.append(Klass(label=label, flags=k.flags, key=k.key))
+        return labelled
+
+
+def _declared_ids(found: Sequence[tuple[str, Any] | None]) -> set[str]:
+    """Group ids (and their lowercase forms) that the maps in use declare."""
+    out: set[str] = set()
+    for f in found:
+        if f is not None:
+            out.update(f[1]["exact"])
+            out.update(k.lower() for k in f[1]["exact"])
+    return out
+
+
+def _keyed_values(chans: list[dict[str, Any]]) -> dict[str, Any]:
+    """Representative group ids, spaces, channel names and senders of keyed channels: every
+    declared key, the names and slugs that reach it, and a fresh value of each."""
+    maps = [m for ch in chans for m in (ch["groups"], *ch["accounts"].values()) if m]
+    outer: list[str] = []
+    slugs: list[str] = []
+    for ch in chans:
+        if ch["spaces"]:
+            outer += ch["spaces"]["entries"]
+            slugs += [e[1] for e in ch["spaces"]["entries"].values() if e[1]]
+            maps += [e[2] for e in ch["spaces"]["entries"].values() if e[2]]
+    keys = sorted({k for m in maps for k in m["exact"]})  # "*" too: group id "*" is a Discord key
+    other = _fresh([*keys, *outer, *slugs])
+    names = {k.removeprefix("#") for k in keys} | set(keys)
+    senders: set[tuple[str, str]] = set()
+    entries = [e for m in maps for e in m["exact"].values()]
+    entries += [e[0] for ch in chans if ch["spaces"] for e in ch["spaces"]["entries"].values()]
+    for entry in entries:
+        if len(entry) > 1:
+            for kind, bucket in _BUCKETS.items():
+                senders.update((kind, value) for value in entry[bucket])
+    ordered = sorted(senders)
+    order = list(_BUCKETS)
+    pairs = [(a, b) for i, a in enumerate(ordered) for b in ordered[i + 1:]
+             if order.index(a[0]) < order.index(b[0])] if len(chans) > 1 else []
+    spaces: list[str | None] = [None]
+    if any(ch["spaces"] is not None for ch in chans):
+        spaces += sorted({*(k for k in outer if k != "*"), *(athash_slug(k) for k in outer),
+                          *slugs, other} - {"", "*"})
+    return {"gids": [*keys, other], "spaces": spaces, "other": other,
+            "names": [None, *sorted(names - {""}), other],
+            "senders": [(), *((k,) for k in ordered), *pairs]}
+
+
+def _maps_per_view(space: ClassSpace, name: str) -> list[list[dict[str, Any]]]:
+    out = []
+    for v in space.views:
+        ch = v.channels.get(name)
+        out.append([m for m in (ch["groups"], *ch["accounts"].values()) if m] if ch else [])
+    return out
+
+
+SENDER_FLAGS = {"id": "sender_id", "e164": "sender_e164", "username": "sender_username",
+                 "name": "sender_name"}

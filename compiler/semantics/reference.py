@@ -1,0 +1,735 @@
+"""The reference interpreter: OpenClaw's per-request, layer-by-layer evaluation, kept plain.
+
+It is the oracle the compiled tables are tested against, the baseline the benchmarks compare
+with, and the engine behind ``toolc explain`` (it records which rule decided every tool).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from ..diagnostics import BUILTIN, Pos
+from ..pipeline.analyze import PLUGINS_GROUP, Resolved
+from ..pipeline.model import (
+    AccountDef,
+    AgentDef,
+    ChannelDef,
+    Entry,
+    EntryList,
+    GroupConfig,
+    Policy,
+    ProviderPolicy,
+    SenderRule,
+    SpaceConfig,
+    ToolDef,
+    ToolsConfig,
+)
+from ..pipeline.policy import (
+    LayerPolicy,
+    apply_patch_config,
+    apply_patch_model_ok,
+    is_leaf,
+    mentioned_names,
+    pick_policy,
+    profile_policy,
+    sandbox_policy,
+    subagent_policy,
+)
+from ..rules.channels import ChannelRule, athash_slug, key_candidates, rule_for
+from ..rules.context import Context, SessionInfo, group_context, parse_session_key
+from ..rules.names import (
+    CASE_INSENSITIVE_GROUP_CHANNELS,
+    NO_E164_CHANNELS,
+    group_candidates,
+    model_key,
+    normalize_account_id,
+    normalize_agent_id,
+    normalize_channel,
+    normalize_key,
+    normalize_tool_name,
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Decision:
+    kept: bool
+    reason: str
+    entry: Entry | None = None
+    # which rule: inventory, deny (entry), allow (entry), exec (apply_patch allowed through
+    # an entry that allows exec), open (no allow list), closed (not in the allow list)
+    rule: Literal["inventory", "deny", "allow", "exec", "open", "closed"] = "inventory"
+
+    def render(self) -> str:
+        where = f" ({self.entry.pos})" if self.entry and self.entry.pos != BUILTIN else ""
+        return self.reason + where
+
+
+ListKind = Literal["allow", "alsoAllow", "deny"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicyList:
+    """One list a layer reads, named by its place in the definitions (``tools.deny``,
+    ``channels.telegram.groups."-100123".toolsBySender."id:42".allow``) or as built in."""
+
+    label: str
+    kind: ListKind
+    pos: Pos  # the list's own position; BUILTIN for toolc's built-in lists
+    entries: tuple[Entry, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Note:
+    """Why a layer reads what it reads (which profile, group or sender rule), and where."""
+
+    text: str
+    pos: Pos | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class StepTrace:
+    label: str
+    active: bool
+    stripped: bool = False
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    layer: str = ""  # short name: profile, global, agent, group, ...
+    lists: tuple[PolicyList, ...] = ()
+    notes: tuple[Note, ...] = ()
+    skip: str = ""  # why an inactive layer has no policy
+
+    def list_of(self, entry: Entry, kinds: tuple[ListKind, ...]) -> PolicyList | None:
+        """The list an entry came from. ``alsoAllow`` without ``allow`` adds a ``*`` entry
+        carrying the alsoAllow list's own position."""
+        for lst in self.lists:
+            if lst.kind in kinds and entry in lst.entries:
+                return lst
+        if entry.text == "*":
+            return next((lst for lst in self.lists
+                         if lst.kind == "alsoAllow" and lst.pos == entry.pos), None)
+        return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resolution:
+    names: tuple[str, ...]
+    inventory: Mapping[str, Decision]
+    steps: tuple[StepTrace, ...]
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Step:
+    label: str
+    policy: LayerPolicy | None
+    strips: bool
+    layer: str = ""
+    lists: tuple[PolicyList, ...] = ()
+    notes: tuple[Note, ...] = ()
+    skip: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupMatch:
+    """The group layer's block (None: no group policy, ``skip`` says why), its path, and
+    what matched: the map (an account's own, or the channel's), the group entry and rule."""
+
+    block: Policy | None
+    where: str = ""
+    skip: str = ""
+    map_where: str = ""  # channels.telegram or channels.telegram.accounts.work
+    account: AccountDef | None = None  # set when the account's own groups are used
+    group_id: str = ""  # as requested (trimmed)
+    candidate: str = ""  # the id looked up (a topic's chat id first)
+    entry: GroupConfig | None = None  # the entry that applies (maybe the "*" group)
+    specific: GroupConfig | None = None  # the entry declared for the id, if any
+    rule: SenderRule | None = None
+    # Slack and Discord rules: how the entry was chosen, in the definitions' words
+    found: tuple[Note, ...] = ()
+
+    def notes(self) -> tuple[Note, ...]:
+        """How the block was found, in the definitions' words, with positions."""
+        if self.found:
+            return self.found
+        if self.entry is None:
+            return ()
+        out: list[Note] = []
+        if self.account is not None:
+            out.append(Note(text=f"account {self.account.id} has its own groups: "
+                            f"{self.map_where}.groups", pos=self.account.pos))
+        gw = f"{self.map_where}.groups.{key_text(self.entry.id)}"
+        if self.entry is self.specific:
+            topic = (f" (the chat of topic {self.group_id})"
+                     if self.candidate != self.group_id else "")
+            out.append(Note(text=f"{gw} is group {self.candidate}{topic}", pos=self.entry.pos))
+        elif self.specific is None:
+            out.append(Note(text=f"{gw} applies: group {self.candidate} is not declared in "
+                            f"{self.map_where}.groups", pos=self.entry.pos))
+        else:
+            out.append(Note(text=f"{gw} applies: {self.map_where}.groups."
+                            f"{key_text(self.specific.id)} has no rule for this sender and "
+                            "no tools", pos=self.specific.pos))
+        if self.rule is not None:
+            who = "any sender" if self.rule.kind == "*" else "this sender"
+            out.append(Note(text=f"{self.where} matches {who}", pos=self.rule.pos))
+        elif self.entry.senders:
+            out.append(Note(text=f"no {gw}.toolsBySender rule matches this sender: the "
+                            "group's tools apply", pos=self.entry.pos))
+        return tuple(out)
+
+
+_BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def key_text(key: str) -> str:
+    """A mapping key in a dotted path: bare when it is a plain word, else JSON-quoted."""
+    return key if _BARE_KEY.fullmatch(key) else json.dumps(key, ensure_ascii=False)
+
+
+def block_lists(where: str, block: Policy | None) -> tuple[PolicyList, ...]:
+    """The allow, alsoAllow and deny lists of a ``{allow, alsoAllow, deny}`` block."""
+    if block is None:
+        return ()
+    out = []
+    for kind, lst in (("allow", block.allow), ("alsoAllow", block.also_allow),
+                      ("deny", block.deny)):
+        if lst is not None:
+            out.append(PolicyList(label=f"{where}.{kind}", kind=kind,  # type: ignore[arg-type]
+                                  pos=lst.pos, entries=lst.items))
+    return tuple(out)
+
+
+def _entry_list(label: str, kind: ListKind, lst: EntryList | None) -> tuple[PolicyList, ...]:
+    return () if lst is None else (PolicyList(label=label, kind=kind, pos=lst.pos,
+                                              entries=lst.items),)
+
+
+@functools.cache
+def _compile(pattern: str) -> re.Pattern[str]:
+    # \A...\Z, not ^...$: `$` would also match before a final newline
+    return re.compile(r"\A" + ".*".join(re.escape(p) for p in pattern.split("*")) + r"\Z",
+                      re.DOTALL)
+
+
+class ReferenceInterpreter:
+    """Evaluates one request at a time against the resolved definitions."""
+
+    def __init__(self, resolved: Resolved, *, trace: bool = False) -> None:
+        """``trace``: record in every step which lists it reads and why (``toolc explain``)."""
+        self.r = resolved
+        self.trace = trace
+        self.agents = {a.id: a for a in reversed(resolved.defs.agents)}
+        self.channels = {c.name: c for c in resolved.defs.channels}
+
+    # -- request -> layers -------------------------------------------------------------------
+    def resolve(self, **context: Any) -> Resolution:
+        return self.run(Context.of(**context))
+
+    def run(self, ctx: Context) -> Resolution:
+        session = parse_session_key(ctx.session_key)
+        agent = self.agent_for(ctx, session)
+        provider = normalize_key(ctx.model_provider) or None
+        model = normalize_key(ctx.model_id) or None
+        spawned_channel, spawned_group = group_context(ctx.spawned_by)
+        # The group layer's channel and group: explicit, else the session key's, else those
+        # of the session that spawned this one (a subagent stays in its parent's group).
+        channel = normalize_channel(ctx.message_provider if ctx.message_provider is not None
+                                    else session.channel or spawned_channel)
+        group_id = (ctx.group_id if ctx.group_id is not None
+                    else session.group or spawned_group)
+        steps = self.steps(ctx, agent, provider, model, channel, group_id, session)
+        explicit: set[str] = set()
+        for step in steps:
+            explicit |= mentioned_names(step.policy)
+        # Availability and the message-provider filter see the explicit message channel only.
+        inventory = self.inventory(agent, provider, model, normalize_key(ctx.message_provider)
+                                   or None, explicit)
+        present = [t for t in self.r.tools if inventory[t.name].kept]
+        if ctx.sender_is_owner is not True:
+            for t in present:
+                if t.owner_only:
+                    inventory[t.name] = Decision(kept=False, reason="owner-only; sender is not "
+                                                 "the owner", entry=Entry(text=t.name, pos=t.pos))
+            present = [t for t in present if not t.owner_only]
+        return self.pipeline(present, steps, inventory)
+
+    def agent_for(self, ctx: Context, session: SessionInfo) -> AgentDef | None:
+        """The explicit agent id, else the session key's (``main`` for a key without one);
+        neither, or an undeclared agent: no agent layer (OpenClaw 2026.3.2)."""
+        if ctx.agent_id is not None:
+            return self.agents.get(normalize_agent_id(ctx.agent_id))
+        if ctx.session_key is not None:
+            return self.agents.get(normalize_agent_id(session.agent))
+        return None
+
+    def steps(self, ctx: Context, agent: AgentDef | None, provider: str | None,
+              model: str | None, channel: str | None, group_id: str | None,
+              session: Any) -> list[_Step]:
+        g = self.r.defs.tools_config
+        a = agent.tools if agent else None
+        aid = agent.id if agent else None
+        at = f"agents.{key_text(aid)}.tools" if aid else ""
+        gp = _provider_entry(g.by_provider, provider, model)
+        ap = _provider_entry(a.by_provider, provider, model) if a else None
+        gpw = f"tools.byProvider.{key_text(gp.key)}" if gp else ""
+        apw = f"{at}.byProvider.{key_text(ap.key)}" if ap else ""
+        no_agent = ("no declared agent: only the global policy applies" if agent is None
+                    else f"agents.{key_text(agent.id)} has no tools")
+        asked = f"provider {model_key(provider, model) if provider and model else provider}"
+        no_gp = (f"tools.byProvider has no entry for {asked}" if provider
+                 else "no provider in the request")
+        no_ap = (no_agent if a is None else f"{at}.byProvider has no entry for {asked}"
+                 if provider else "no provider in the request")
+        steps = [
+            self.profile_step(
+                "profile", "tools.profile",
+                (a.profile, f"{at}.profile") if a and a.profile else (g.profile, "tools.profile"),
+                (a.policy.also_allow, f"{at}.alsoAllow") if a and a.policy.also_allow is not None
+                else (g.policy.also_allow, "tools.alsoAllow"), "no tools.profile"),
+            self.profile_step(
+                "provider profile", "tools.byProvider.profile",
+                (ap.profile, f"{apw}.profile") if ap and ap.profile
+                else (gp.profile, f"{gpw}.profile") if gp else (None, ""),
+                (ap.policy.also_allow, f"{apw}.alsoAllow")
+                if ap and ap.policy.also_allow is not None
+                else (gp.policy.also_allow, f"{gpw}.alsoAllow") if gp else (None, ""),
+                "no byProvider profile" if gp or ap else no_gp),
+            self.block_step("global", "tools.allow", "tools", g.policy, "tools"),
+            self.block_step("global provider", "tools.byProvider.allow", gpw,
+                            gp.policy if gp else None, no_gp),
+            self.block_step("agent", f"agents.{aid}.tools.allow" if aid else "agent tools.allow",
+                            at, a.policy if a else None, no_agent),
+            self.block_step("agent provider", f"agents.{aid}.tools.byProvider.allow" if aid
+                            else "agent tools.byProvider.allow", apw, ap.policy if ap else None,
+                            no_ap),
+            self.group_step(ctx, channel, group_id),
+            self.sandbox_step(a, at) if ctx.sandboxed is True else _Step(
+                label="sandbox tools.allow", layer="sandbox", policy=None, strips=False,
+                skip="not sandboxed"),
+        ]
+        is_sub = session.is_subagent or (ctx.spawn_depth or 0) >= 1
+        depth = max(ctx.spawn_depth if ctx.spawn_depth is not None else session.depth, 1)
+        steps.append(self.subagent_step(depth) if is_sub else _Step(
+            label="subagent tools.allow", layer="subagent", policy=None, strips=False,
+            skip="not a subagent session"))
+        return steps
+
+    # Each step's lists and notes name where its policy comes from, for `toolc explain`; they
+    # are built only when tracing, so that the oracle and benchmark baseline stays as fast.
+    def block_step(self, layer: str, label: str, where: str, block: Policy | None,
+                   none: str) -> _Step:
+        """A step reading one ``{allow, alsoAllow, deny}`` block at ``where`` (``none``: why
+        there is no block)."""
+        return _Step(label=label, layer=layer, policy=pick_policy(block), strips=True,
+                     skip=none if block is None
+                     else f"{where} has no allow, alsoAllow or deny list",
+                     lists=block_lists(where, block) if self.trace else ())
+
+    def profile_step(self, layer: str, label: str, ref: tuple[Entry | None, str],
+                     also: tuple[EntryList | None, str], none: str) -> _Step:
+        """The profile or provider-profile step: the profile named at ``ref`` with the
+        alsoAllow list chosen for it."""
+        entry, where = ref
+        if entry is None:
+            return _Step(label=label, layer=layer, policy=None, strips=True, skip=none)
+        profile = self.r.defs.profiles.get(entry.text)
+        policy = profile_policy(profile, also[0])
+        step = _Step(label=f"{label} ({entry.text})", layer=f"{layer} {entry.text}",
+                     policy=policy, strips=True,
+                     skip=f'profile "{entry.text}" restricts nothing')
+        if not self.trace or profile is None:
+            return step
+        pw = f"profiles.{key_text(entry.text)}"
+        return replace(step, lists=(*_entry_list(f"{pw}.allow", "allow", profile.allow),
+                                    *_entry_list(also[1], "alsoAllow", also[0]),
+                                    *_entry_list(f"{pw}.deny", "deny", profile.deny)),
+                       notes=(Note(text=f'profile "{entry.text}" from {where}', pos=entry.pos),))
+
+    def group_step(self, ctx: Context, channel: str | None, group_id: str | None) -> _Step:
+        match = self.group_match(ctx, channel, group_id)
+        return _Step(label="group tools.allow", layer="group", strips=True,
+                     policy=pick_policy(match.block),
+                     skip=match.skip or f"{match.where} has no allow, alsoAllow or deny list",
+                     lists=block_lists(match.where, match.block) if self.trace else (),
+                     notes=match.notes() if self.trace else ())
+
+    def sandbox_step(self, a: ToolsConfig | None, at: str) -> _Step:
+        """Section 8: allow and deny each from the agent, else the global config, else the
+        built-in default; ``image`` joins a non-empty allow list."""
+        policy = sandbox_policy(self.r, a)
+        step = _Step(label="sandbox tools.allow", layer="sandbox", strips=False, policy=policy)
+        if not self.trace:
+            return step
+        g = self.r.defs.tools_config
+        lists: list[PolicyList] = []
+        sides: tuple[tuple[ListKind, EntryList | None, EntryList | None,
+                           tuple[Entry, ...] | None], ...] = (
+            ("allow", a.sandbox_allow if a else None, g.sandbox_allow, policy.allow),
+            ("deny", a.sandbox_deny if a else None, g.sandbox_deny, policy.deny))
+        for kind, ours, theirs, used in sides:
+            if ours is not None:
+                lists += _entry_list(f"{at}.sandbox.tools.{kind}", kind, ours)
+            elif theirs is not None:
+                lists += _entry_list(f"tools.sandbox.tools.{kind}", kind, theirs)
+            builtin = tuple(e for e in used or () if e.pos == BUILTIN)
+            if builtin:
+                lists.append(PolicyList(
+                    label="the built-in rule adding image to a sandbox allow list"
+                    if ours is not None or theirs is not None
+                    else f"the built-in sandbox {kind} list", kind=kind, pos=BUILTIN,
+                    entries=builtin))
+        return replace(step, lists=tuple(lists))
+
+    def subagent_step(self, depth: int) -> _Step:
+        """Section 9: the built-in deny lists (leaf or not), with the configured lists."""
+        leaf = is_leaf(self.r, depth)
+        policy = subagent_policy(self.r, leaf=leaf)
+        step = _Step(label="subagent tools.allow", layer="subagent", strips=False,
+                     policy=policy)
+        if not self.trace:
+            return step
+        builtin = tuple(e for e in policy.deny or () if e.pos == BUILTIN)
+        kind = "leaf subagent" if leaf else "subagent"
+        return replace(step, lists=(
+            *block_lists("tools.subagents.tools", self.r.defs.tools_config.subagents),
+            PolicyList(label=f"the built-in {kind} deny list", kind="deny", pos=BUILTIN,
+                       entries=builtin)),
+            notes=(Note(text=f"a {kind} session (depth {depth}; agents.defaults.subagents."
+                        f"maxSpawnDepth is {max(1, self.r.max_spawn_depth)})"),))
+
+    def group_block(self, ctx: Context, channel: str | None, group_id: str | None) -> Any:
+        """The group layer's ``{allow, alsoAllow, deny}`` block, or None."""
+        return self.group_match(ctx, channel, group_id).block
+
+    def group_match(self, ctx: Context, channel: str | None, group_id: str | None
+                    ) -> GroupMatch:
+        """Section 7: the channel's (or account's) group map, per-channel id rules, then the
+        precedence group sender rule > group tools > ``*`` sender rule > ``*`` tools."""
+        if channel is None:
+            return GroupMatch(block=None, skip="no channel in the request")
+        if group_id is None:
+            return GroupMatch(block=None, skip="no group in the request")
+        if channel not in self.channels:
+            return GroupMatch(block=None, skip=f'channel "{channel}" is not declared')
+        ch = self.channels[channel]
+        row = rule_for(channel)
+        if row.kind == "nested":
+            return _nested_match(ch, row, ctx, group_id)
+        groups, where = ch.groups, f"channels.{key_text(channel)}"
+        account = _account(ch, ctx.account_id)
+        if account is not None and account.groups is not None:
+            groups, where = account.groups, f"{where}.accounts.{key_text(account.id)}"
+        else:
+            account = None
+        if row.kind == "pick":
+            return _pick_match(groups, f"{where}.{row.map_key}", row, ctx, group_id)
+        if groups is None:
+            return GroupMatch(block=None, skip=f"{where} declares no groups")
+        default = next((x for x in groups if x.id == "*"), None)
+        for gid in group_candidates(channel, group_id):
+            specific = next((x for x in groups if x.id == gid), None)
+            if specific is None and channel in CASE_INSENSITIVE_GROUP_CHANNELS:
+                specific = next((x for x in groups
+                                 if x.id != "*" and x.id.lower() == gid.lower()), None)
+            for cfg in (specific, default):
+                if cfg is None:
+                    continue
+                rule = _sender_rule(cfg, ctx, e164=channel not in NO_E164_CHANNELS)
+                if rule is None and cfg.tools is None:
+                    continue
+                gw = f"{where}.groups.{key_text(cfg.id)}"
+                block_where = (f"{gw}.toolsBySender.{key_text(rule.key)}" if rule is not None
+                               else f"{gw}.tools")
+                return GroupMatch(block=rule.policy if rule is not None else cfg.tools,
+                                  where=block_where, map_where=where, account=account,
+                                  group_id=group_id.strip(), candidate=gid, entry=cfg,
+                                  specific=specific, rule=rule)
+        if default is None:
+            return GroupMatch(block=None, skip=f"group {group_id} is not declared in "
+                              f'{where}.groups, which has no "*" group')
+        return GroupMatch(block=None, skip=f'neither group {group_id} nor the "*" group of '
+                          f"{where}.groups has tools or a rule for this sender")
+
+    def inventory(self, agent: AgentDef | None, provider: str | None, model: str | None,
+                  channel: str | None, explicit: set[str]) -> dict[str, Decision]:
+        applypatch = apply_patch_config(self.r, agent.tools if agent else None)
+        where = (f"agents.{key_text(agent.id)}.tools" if agent and agent.tools
+                 and agent.tools.apply_patch_set else "tools")
+        return {t.name: self.present(t, provider, model, channel, explicit, applypatch, where)
+                for t in self.r.tools}
+
+    def present(self, t: ToolDef, provider: str | None, model: str | None,
+                channel: str | None, explicit: set[str],
+                applypatch: tuple[bool, tuple[str, ...] | None], where: str = "tools"
+                ) -> Decision:
+        origin = Entry(text=t.name, pos=t.pos)
+        av = t.availability
+        if av and av.providers is not None and provider not in av.providers:
+            return Decision(kept=False, reason=f"not available for provider {provider}",
+                            entry=origin)
+        if av and av.models is not None and not _model_in(av.models, provider, model):
+            return Decision(kept=False, reason=f"not available for model {model}", entry=origin)
+        if av and av.channels is not None and channel not in av.channels:
+            return Decision(kept=False, reason=f"not available on channel {channel}",
+                            entry=origin)
+        if av and av.exclude_channels is not None and channel in av.exclude_channels:
+            return Decision(kept=False, reason=f"not available on channel {channel}",
+                            entry=origin)
+        if t.name == "apply_patch":
+            enabled, models = applypatch
+            if not enabled:
+                return Decision(kept=False, reason=f"{where}.exec.applyPatch.enabled is not "
+                                "true", entry=origin)
+            if not apply_patch_model_ok(models, provider, model):
+                return Decision(kept=False, reason=f"model {model} is not in {where}.exec."
+                                "applyPatch.allowModels", entry=origin)
+        if t.optional and not ({t.name, PLUGINS_GROUP, t.plugin} & explicit):
+            return Decision(kept=False, reason="optional plugin tool not named by any allow "
+                            "list", entry=origin)
+        return Decision(kept=True, reason="present", entry=origin)
+
+    # -- the pipeline ------------------------------------------------------------------------
+    def pipeline(self, present: list[ToolDef], steps: Sequence[_Step],
+                 inventory: dict[str, Decision]) -> Resolution:
+        core = {t.name for t in present if not t.plugin}
+        by_plugin: dict[str, list[str]] = {}
+        for t in present:
+            if t.plugin:
+                by_plugin.setdefault(t.plugin, []).append(t.name)
+        plugin_tools = [n for names in by_plugin.values() for n in names]
+        names = [t.name for t in present]
+        traces: list[StepTrace] = []
+        warnings: list[str] = []
+        for step in steps:
+            trace = StepTrace(label=step.label, active=step.policy is not None,
+                              layer=step.layer, lists=step.lists, notes=step.notes,
+                              skip=step.skip)
+            traces.append(trace)
+            if step.policy is None:
+                continue
+            allow = step.policy.allow
+            if step.strips and allow:
+                allow, warning = self.strip(step, allow, core, by_plugin, plugin_tools)
+                trace.stripped = allow is None
+                if warning:
+                    warnings.append(warning)
+            allow_p = self.patterns(self.expand_plugins(allow or (), by_plugin, plugin_tools))
+            deny_p = self.patterns(self.expand_plugins(step.policy.deny or (), by_plugin,
+                                                       plugin_tools))
+            kept = []
+            for name in names:
+                decision = _decide(name, allow_p, deny_p)
+                trace.decisions[name] = decision
+                if decision.kept:
+                    kept.append(name)
+            names = kept
+        return Resolution(names=tuple(names), inventory=inventory, steps=tuple(traces),
+                          warnings=tuple(warnings))
+
+    def strip(self, step: _Step, allow: tuple[Entry, ...], core: set[str],
+              by_plugin: Mapping[str, list[str]], plugin_tools: list[str]
+              ) -> tuple[tuple[Entry, ...] | None, str | None]:
+        """Section 6.2 (CLASSIC, D3): an allowlist with no core entry is ignored."""
+        has_core = False
+        unknown: list[str] = []
+        for e in allow:
+            name = e.name
+            if not name:
+                continue
+            if name == "*":
+                has_core = True
+                continue
+            is_plugin = name == PLUGINS_GROUP or name in by_plugin or name in plugin_tools
+            is_core = any(m in core for m in self.r.groups.get(name, (name,)))
+            has_core = has_core or is_core
+            if not is_core and not is_plugin and name not in unknown:
+                unknown.append(name)
+        if has_core:
+            return allow, (f"tools: {step.label} allowlist contains unknown entries "
+                           f"({', '.join(unknown)})." if unknown else None)
+        detail = f" Unknown entries: {', '.join(unknown)}." if unknown else ""
+        return None, (f"tools: {step.label} allowlist has no core tool entries; ignoring it so "
+                      f"core tools remain available.{detail} Use alsoAllow for additive plugin "
+                      "tool enablement.")
+
+    def expand_plugins(self, entries: Sequence[Entry], by_plugin: Mapping[str, list[str]],
+                       plugin_tools: list[str]) -> list[tuple[str, Entry]]:
+        out: list[tuple[str, Entry]] = []
+        for e in entries:
+            name = e.name
+            if name == PLUGINS_GROUP and plugin_tools:
+                out.extend((n, e) for n in plugin_tools)
+            elif name in by_plugin:
+                out.extend((n, e) for n in by_plugin[name])
+            else:
+                out.append((name, e))
+        return out
+
+    def patterns(self, items: list[tuple[str, Entry]]) -> list[tuple[re.Pattern[str], Entry]]:
+        out = []
+        for name, origin in items:
+            for member in self.r.groups.get(name, (name,)):
+                m = normalize_tool_name(member)
+                if m:
+                    out.append((_compile(m), origin))
+        return out
+
+
+def _decide(name: str, allow: list[tuple[re.Pattern[str], Entry]],
+            deny: list[tuple[re.Pattern[str], Entry]]) -> Decision:
+    for pattern, origin in deny:
+        if pattern.match(name):
+            return Decision(kept=False, reason=f'denied by "{origin.text}"', entry=origin,
+                            rule="deny")
+    if not allow:
+        return Decision(kept=True, reason="no allow list", rule="open")
+    for pattern, origin in allow:
+        if pattern.match(name):
+            return Decision(kept=True, reason=f'allowed by "{origin.text}"', entry=origin,
+                            rule="allow")
+    if name == "apply_patch":
+        for pattern, origin in allow:
+            if pattern.match("exec"):
+                return Decision(kept=True, reason=f'allowed because "{origin.text}" allows exec',
+                                entry=origin, rule="exec")
+    return Decision(kept=False, reason="not in the allow list", rule="closed")
+
+
+def _provider_entry(entries: Sequence[ProviderPolicy], provider: str | None,
+                    model: str | None) -> ProviderPolicy | None:
+    """Section 5.3 CLASSIC: the full model key shadows the provider key."""
+    if provider is None:
+        return None
+    by_key = {e.key: e for e in entries}
+    if model:
+        full = model_key(provider, model)
+        if full in by_key:
+            return by_key[full]
+    return by_key.get(provider)
+
+
+def _model_in(models: frozenset[str], provider: str | None, model: str | None) -> bool:
+    if not model:
+        return False
+    return model in models or ("/" not in model and f"{provider}/{model}" in models)
+
+
+def _entry_block(cfg: GroupConfig, ctx: Context, where: str, rule: ChannelRule
+                 ) -> tuple[Policy | None, str, SenderRule | None]:
+    """``toolsBySender`` > ``tools`` of one entry: (block, its path, the sender rule)."""
+    sender = _sender_rule(cfg, ctx, e164=rule.e164)
+    if sender is not None:
+        return sender.policy, f"{where}.toolsBySender.{key_text(sender.key)}", sender
+    return cfg.tools, f"{where}.tools", None
+
+
+def _pick(entries: Sequence[GroupConfig], keys: Sequence[str]) -> GroupConfig | None:
+    """The entry of the first key that exists, else ``"*"``."""
+    by_id = {e.id: e for e in reversed(entries)}
+    for key in keys:
+        if key in by_id:
+            return by_id[key]
+    return by_id.get("*")
+
+
+def _pick_match(entries: tuple[GroupConfig, ...] | None, where: str, rule: ChannelRule,
+                ctx: Context, group_id: str) -> GroupMatch:
+    """Slack: one entry (id, ``#name``, name, slug, then ``*``); its sender rule or tools."""
+    keys = key_candidates(rule.keys, group_id, ctx.group_space, ctx.group_channel)
+    chosen = _pick(entries or (), keys)
+    if chosen is None:
+        tried = ", ".join(json.dumps(k, ensure_ascii=False) for k in keys)
+        return GroupMatch(block=None, skip=f'{where} has no entry for {tried} and no "*"')
+    ew = f"{where}.{key_text(chosen.id)}"
+    block, bw, sender = _entry_block(chosen, ctx, ew, rule)
+    how = ("no entry matches the channel, so the \"*\" entry applies" if chosen.id == "*"
+           else f"the channel matches key {json.dumps(chosen.id, ensure_ascii=False)}")
+    found = [Note(text=f"{ew} applies: {how}", pos=chosen.pos)]
+    if sender is not None:
+        found.append(Note(text=f"{bw} matches this sender", pos=sender.pos))
+    return GroupMatch(block=block, where=bw, entry=chosen, rule=sender, found=tuple(found),
+                      skip="" if block is not None else
+                      f"{ew} has neither tools nor a rule for this sender (no fallthrough)")
+
+
+def _space(spaces: tuple[SpaceConfig, ...], raw: str | None) -> SpaceConfig | None:
+    """Discord's guild: by id, by slug key, by ``slug`` field (key order), then ``*``."""
+    by_id = {s.entry.id: s for s in reversed(spaces)}
+    space = (raw or "").strip()
+    slug = athash_slug(space)
+    for key in (space, slug):
+        if key and key in by_id:
+            return by_id[key]
+    if slug:
+        for s in spaces:
+            if athash_slug(s.slug) == slug:
+                return s
+    return by_id.get("*")
+
+
+def _nested_match(ch: ChannelDef, rule: ChannelRule, ctx: Context, group_id: str
+                  ) -> GroupMatch:
+    """Discord: the guild, then a channel in it (no ``*`` channel); channel sender rule >
+    channel tools > guild sender rule > guild tools."""
+    where = f"channels.{key_text(ch.name)}.{rule.map_key}"
+    guild = _space(ch.spaces or (), ctx.group_space)
+    if guild is None:
+        return GroupMatch(block=None, skip=f'{where} has no guild for the request and no "*"')
+    gw = f"{where}.{key_text(guild.entry.id)}"
+    found = [Note(text=f"{gw} is the guild", pos=guild.entry.pos)]
+    keys = key_candidates(rule.inner_keys, group_id, ctx.group_space, ctx.group_channel)
+    inner = None
+    if guild.channels:
+        by_id = {e.id: e for e in reversed(guild.channels)}
+        inner = next((by_id[k] for k in keys if k in by_id), None)
+    for cfg, ew in ((inner, f"{gw}.{rule.inner_key}.{key_text(inner.id)}" if inner else ""),
+                    (guild.entry, gw)):
+        if cfg is None:
+            continue
+        if cfg is inner:
+            found.append(Note(text=f"{ew} is the channel", pos=cfg.pos))
+        block, bw, sender = _entry_block(cfg, ctx, ew, rule)
+        if block is not None:
+            if sender is not None:
+                found.append(Note(text=f"{bw} matches this sender", pos=sender.pos))
+            return GroupMatch(block=block, where=bw, entry=cfg, rule=sender, found=tuple(found))
+    return GroupMatch(block=None, skip=f"neither the guild {gw} nor its channel has tools or "
+                      "a rule for this sender")
+
+
+def _account(ch: ChannelDef, account_id: str | None) -> AccountDef | None:
+    """``resolveAccountEntry``: the normalized id (``default`` when absent), exact first."""
+    norm = normalize_account_id(account_id)
+    return next((a for a in ch.accounts if a.id == norm), None) or next(
+        (a for a in ch.accounts if a.id.lower() == norm), None)
+
+
+def _sender_rule(cfg: GroupConfig, ctx: Context, *, e164: bool = True) -> SenderRule | None:
+    """Section 7.3: id, e164, username, name, then the wildcard; first key wins per bucket."""
+    buckets: dict[tuple[str, str], SenderRule] = {}
+    wildcard = None
+    for rule in cfg.senders:
+        if rule.kind == "*":
+            wildcard = rule
+        else:
+            buckets.setdefault((rule.kind, rule.value), rule)
+    candidates: list[tuple[str, str]] = []
+    if ctx.sender_id is not None and ctx.sender_id.strip():
+        sid = ctx.sender_id.strip().lower()
+        candidates.append(("id", sid))
+        if sid.startswith("@"):
+            candidates.append(("id", sid[1:]))
+    if e164 and ctx.sender_e164 is not None and ctx.sender_e164.strip():
+        candidates.append(("e164", ctx.sender_e164.strip().lower()))
+    if ctx.sender_username is not None and ctx.sender_username.strip():
+        candidates.append(("username", ctx.sender_username.strip().lower().removeprefix("@")))
+    if ctx.sender_name is not None and ctx.sender_name.strip():
+        candidates.append(("name", ctx.sender_name.strip().lower()))
+    for cand in candidates:
+        if cand in buckets:
+            return buckets[cand]
+    return wildcard

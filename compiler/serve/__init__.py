@@ -1,0 +1,1 @@
+"""serve-mcp: a build served as MCP tools per identity, with proxied upstream servers."""

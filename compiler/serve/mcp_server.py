@@ -1,0 +1,675 @@
+"""``toolc serve-mcp``: an MCP server on a compiled build, and a policy-filtering MCP proxy.
+
+tools/list answers with the request's resolved tool set in the ``mcp`` dialect; tools/call
+runs the build's wrapped request path (owner guard, argument checks, hooks, abort, error
+results) into the implementations, or into an upstream MCP server's tool (proxy mode).
+
+Who calls: over stdio, the context given on the command line; over streamable HTTP, the
+identity of the request's bearer token (``mcp_identity``), checked for every HTTP request
+before the MCP layer sees it; nothing a client sends can change it.
+
+The build directory is polled: a new build (a changed ``manifest.json``) is verified file by
+file against its manifest and loaded beside the current one; on success it serves from then
+on and every connected client gets ``notifications/tools/list_changed``; a bad build is
+refused and logged, and the previous one keeps serving. Each build's runtime is loaded under
+a private module name, with every file it reads loaded up front, so the one being served
+never reads the directory again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import hashlib
+import importlib
+import importlib.util
+import itertools
+import json
+import logging
+import os
+import socket
+import sys
+import threading
+import time
+import uuid
+import weakref
+from collections.abc import Callable, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Final
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import anyio.to_thread
+import mcp_types as types
+import uvicorn
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.shared.exceptions import MCPError
+
+from .._version import __version__
+from ..api import BuildError, read_build_file, read_manifest
+from .mcp_http import HEALTH_PATH, IDENTITY_SCOPE_KEY, Gateway, Limits
+from .mcp_identity import Identity, IdentitySource
+from .mcp_upstream import (
+    Upstream,
+    UpstreamSpec,
+    UpstreamUnavailable,
+    connect,
+    forwarder,
+    match,
+    reason,
+)
+
+LOG: Final = logging.getLogger("toolc.mcp")
+DIALECT: Final = "mcp"
+_CALL_CONTEXT_KEYS: Final = ("agent_id", "session_key", "sender_is_owner", "model_provider",
+                             "model_id")
+_SEQ: Final = itertools.count(1)
+_VIEW_CACHE_LIMIT: Final = 1024
+# Who asks the human about an exec approval for the call being served (set per tools/call).
+_ASKER: contextvars.ContextVar[Callable[[Any, Any], None] | None] = contextvars.ContextVar(
+    "toolc_mcp_asker", default=None)
+NO_ELICITATION: Final = (
+    "exec needs approval and this MCP client cannot be asked: it does not declare the "
+    "elicitation capability. Use a client that supports MCP elicitation (it is asked to "
+    "approve each command), or allow the command in the definitions (the agent's "
+    "tools.exec allowlist) and rebuild.")
+
+
+# -- one loaded build ------------------------------------------------------------------------------
+def manifest_digest(build_dir: Path) -> str:
+    """The sha256 of a build's manifest.json (what changes when the build is replaced)."""
+    try:
+        return hashlib.sha256((build_dir / "manifest.json").read_bytes()).hexdigest()
+    except OSError as exc:
+        raise BuildError(f"{build_dir.as_posix()}/manifest.json: unreadable ({exc})") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedBuild:
+    runtime: ModuleType
+    catalog: list[Mapping[str, Any]]  # raw catalog.json entries
+    digest: str  # of manifest.json
+    agents: tuple[str, ...]  # the declared agent ids (normalized)
+
+
+def load_runtime_copy(build_dir: Path) -> LoadedBuild:
+    """A build's runtime, every file verified against the manifest first; the runtime is
+    imported under a private name and fully loaded."""
+    digest = manifest_digest(build_dir)
+    manifest = read_manifest(build_dir)
+    for rel in sorted(manifest["files"]):
+        read_build_file(build_dir, rel, manifest)
+    package = manifest["package"]
+    catalog = json.loads(read_build_file(build_dir, f"{package}/catalog.json", manifest))
+    tables = json.loads(read_build_file(build_dir, f"{package}/tables.json", manifest))
+    init = build_dir / package / "__init__.py"
+    alias = f"_toolc_mcp_{next(_SEQ)}_{package}"
+    spec = importlib.util.spec_from_file_location(alias, init,
+                                                  submodule_search_locations=[str(init.parent)])
+    if spec is None or spec.loader is None:
+        raise BuildError(f"{build_dir.as_posix()}: no runtime package {package}/")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[alias] = module
+    try:
+        spec.loader.exec_module(module)
+        _warm(module)
+    except Exception as exc:
+        sys.modules.pop(alias, None)
+        raise BuildError(f"{build_dir.as_posix()}: the runtime does not load ({exc})") from exc
+    if manifest_digest(build_dir) != digest:
+        raise BuildError(f"{build_dir.as_posix()}: replaced while it was being loaded")
+    return LoadedBuild(module, list(catalog["tools"]), digest, tuple(sorted(tables["agents"])))
+
+
+def _warm(rt: ModuleType) -> None:
+    """Read every file the runtime reads lazily (tables, catalog, bundles, models, modules)."""
+    everyone = rt.resolve(sender_is_owner=True)
+    rt.tool_definitions(everyone, dialect=DIALECT)
+    rt.wrap(everyone, {}, dialect=DIALECT)  # needs pydantic and a build with models
+    for name in rt.TOOL_NAMES[:1]:  # executes models.py
+        with contextlib.suppress(ValueError):
+            rt.validate_args(name, {})
+    assert rt.openai_chat is not None  # the last static module: all of them are loaded
+
+
+Implementations = Mapping[str, Callable[..., Any]]
+ImplSource = Implementations | Callable[[ModuleType], Implementations] | None
+HooksSource = Callable[[ModuleType], Any] | None
+
+
+@dataclass(slots=True)
+class Generation:
+    """A loaded build and what serves its tools: implementations, hooks, upstream routes."""
+
+    runtime: ModuleType
+    digest: str
+    implementations: dict[str, Callable[..., Any]]
+    hooks: Any
+    hidden: frozenset[str] = frozenset()  # never listed: no implementation here, or refused
+    refused: Mapping[str, str] = field(default_factory=dict)  # tool -> why (rug pull, ...)
+    live: Mapping[str, types.Tool] = field(default_factory=dict)  # proxied tool -> upstream's
+    raw: dict[str, types.CallToolResult] = field(default_factory=dict)  # by call id
+    external: frozenset[str] = frozenset()  # externalContent tools (their text is wrapped)
+    agents: tuple[str, ...] = ()
+    _views: dict[tuple[tuple[str, Any], ...], View] = field(default_factory=dict)
+
+    def view(self, context: Mapping[str, Any]) -> View:
+        """What one context sees and may call (cached per context)."""
+        key = tuple(sorted(context.items()))
+        view = self._views.get(key)
+        if view is None:
+            if len(self._views) >= _VIEW_CACHE_LIMIT:
+                self._views.clear()
+            view = self._views[key] = View(self, context)
+        return view
+
+    def unknown_agent(self, agent_id: object) -> bool:
+        """True when ``agent_id`` names no agent of the build (it then gets no agent layer,
+        as in OpenClaw); ids are compared as the runtime normalizes them."""
+        if not isinstance(agent_id, str):
+            return False
+        normalize = getattr(getattr(self.runtime, "_policy", None), "_normalize_id", None)
+        key = normalize(agent_id) if callable(normalize) else agent_id.strip().lower()
+        return (key or "main") not in self.agents
+
+
+def load_generation(build_dir: Path, impls: ImplSource, hooks: HooksSource,
+                    upstreams: list[Upstream]) -> Generation:
+    """Load a build and bind the implementations (and upstream routes) to it."""
+    loaded = load_runtime_copy(build_dir)
+    rt, catalog = loaded.runtime, loaded.catalog
+    given = dict(impls(rt) if callable(impls) else (impls or {}))
+    routes, refused = match(catalog, upstreams)
+    proxied = {u.spec.name for u in upstreams}
+    # a proxied plugin's tools are its upstream's alone: routed, or hidden and never callable
+    upstream_only = {str(t["name"]): str(t["plugin"]) for t in catalog
+                     if t.get("plugin") in proxied}
+    known = set(rt.TOOL_NAMES)
+    for name in sorted(set(given) - known):
+        LOG.warning("implementation %s: no such tool in the build: ignored", name)
+    for name in sorted(set(given) & set(upstream_only)):
+        LOG.warning("implementation %s: a tool of upstream %s, served by it alone: ignored",
+                    name, upstream_only[name])
+    generation = Generation(rt, loaded.digest, {}, hooks(rt) if hooks is not None else None,
+                            refused=refused, agents=loaded.agents,
+                            live={n: r.live for n, r in routes.items()},
+                            external=frozenset(str(t["name"]) for t in catalog
+                                               if t.get("externalContent")))
+    implementations = {n: f for n, f in given.items() if n in known and n not in upstream_only}
+    implementations.update({n: forwarder(r, generation.raw) for n, r in routes.items()})
+    generation.implementations = implementations
+    missing = [n for n in rt.TOOL_NAMES if n not in implementations]
+    unserved = [n for n in missing if n not in upstream_only]
+    if unserved:
+        LOG.warning("not listed, no implementation in this process (--impl/--upstream): %s",
+                    ", ".join(unserved))
+    generation.hidden = frozenset(missing)
+    return generation
+
+
+class View:
+    """One context's tool list (mcp dialect) and wrapped tools, on one build."""
+
+    __slots__ = ("by_wire", "gen", "listing", "runtime", "tools", "unlisted")
+
+    def __init__(self, gen: Generation, context: Mapping[str, Any]) -> None:
+        self.gen = gen
+        rt = self.runtime = gen.runtime
+        toolset = rt.resolve(**context)
+        every = list(zip(rt.tool_definitions(toolset, dialect=DIALECT), toolset.names,
+                         strict=True))
+        listed = [(_with_upstream(d, gen.live.get(n)), n) for d, n in every
+                  if n not in gen.hidden]
+        self.listing: Final = types.ListToolsResult.model_validate(
+            {"tools": [d for d, _ in listed]})
+        self.by_wire: Final = {str(d["name"]): n for d, n in listed}
+        # in this context's set but not served: the call says why, not "unknown tool"
+        self.unlisted: Final = {str(d["name"]): n for d, n in every if n in gen.hidden}
+        call_context = rt.CallContext(**{k: context[k] for k in _CALL_CONTEXT_KEYS
+                                         if k in context})
+        self.tools: Final = rt.wrap(toolset, gen.implementations, context=call_context,
+                                    hooks=gen.hooks, dialect=DIALECT,
+                                    approvals=_approvals(rt))
+
+    async def call(self, wire: str, arguments: Mapping[str, Any], call_id: str | None) -> Any:
+        """The ToolResult of a call by its wire name (an error result when it may not run)."""
+        name = self.by_wire.get(wire)
+        if name is None:
+            hidden = self.unlisted.get(wire)
+            if hidden is not None:
+                why = self.gen.refused.get(hidden, f"Tool {hidden} has no implementation on "
+                                           "this server")
+                return self.runtime.error_result(hidden, why)
+            # unknown, or not in this context's set: the wrapper says which
+            return self.tools.call(wire, dict(arguments), tool_call_id=call_id)
+        tool = self.tools[name]
+        if tool.is_async:  # a cancelled request cancels its task
+            return await tool.acall(dict(arguments), tool_call_id=call_id)
+        signal = self.runtime.AbortSignal()
+        try:
+            return await anyio.to_thread.run_sync(
+                partial(tool.call, dict(arguments), tool_call_id=call_id, signal=signal),
+                abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            # the client cancelled: the thread's call sees its signal, its result is dropped
+            signal.abort("cancelled by the MCP client")
+            raise
+
+
+def _approvals(rt: ModuleType) -> Any:
+    """An ApprovalManager of the runtime whose approvals are put to the calling MCP client by
+    elicitation (``_ASKER``); without an asker the exec call fails with how to approve."""
+
+    class ElicitingApprovals(rt.ApprovalManager):  # type: ignore[name-defined,misc]
+        def register(self, record: Any) -> Any:
+            ask = _ASKER.get()
+            if ask is None:
+                raise rt.ExecDeniedError(NO_ELICITATION, tool="exec")
+            waiter = super().register(record)
+            ask(self, record)
+            return waiter
+
+    return ElicitingApprovals()
+
+
+def _with_upstream(definition: Mapping[str, Any], live: types.Tool | None) -> Any:
+    """A proxied tool's listing with the upstream's annotations and outputSchema (pinned by
+    the import hash, so they are what was reviewed)."""
+    if live is None:
+        return definition
+    extra = live.model_dump(by_alias=True, mode="json", exclude_none=True,
+                            include={"annotations", "output_schema"})
+    return {**definition, **extra}
+
+
+def mcp_result(result: Any) -> types.CallToolResult:
+    """A runtime ToolResult as an MCP CallToolResult (text and image blocks)."""
+    return types.CallToolResult.model_validate(
+        {"content": [c.to_dict() for c in result.content], "isError": bool(result.is_error)})
+
+
+# -- the server ----------------------------------------------------------------------------------
+@dataclass(slots=True)
+class Options:
+    """What ``toolc serve-mcp`` was asked for."""
+
+    build_dir: Path
+    context: Mapping[str, Any] = field(default_factory=dict)
+    identities: IdentitySource | None = None
+    impls: ImplSource = None
+    hooks: HooksSource = None
+    upstreams: list[UpstreamSpec] = field(default_factory=list)
+    reload_interval: float = 1.0
+    limits: Limits = field(default_factory=Limits)
+    strict: bool = False  # an unknown agent is an error, not a warning
+
+
+class ServeError(Exception):
+    """serve-mcp cannot start (the message says why, in one line)."""
+
+
+class _Server(Server[Any]):
+    """The SDK server, advertising ``tools.listChanged: true`` on every transport: serve-mcp
+    sends notifications/tools/list_changed when a new build is served. (Over streamable HTTP
+    the SDK builds the initialize result with default options, which say false.)"""
+
+    def create_initialization_options(self, notification_options: Any = None,
+                                      *args: Any, **kwargs: Any) -> Any:
+        options = notification_options or NotificationOptions(tools_changed=True)
+        return super().create_initialization_options(options, *args, **kwargs)
+
+
+@dataclass(slots=True)
+class Refusal:
+    """The last build refused: which, why, when, and the directory state it was tried on."""
+
+    digest: str
+    reason: str
+    at: float
+    stamp: tuple[tuple[str, int, int, int], ...]
+
+
+def tree_stamp(build_dir: Path) -> tuple[tuple[str, int, int, int], ...]:
+    """Every file of a build directory with its size, mtime and inode: what changes while a
+    build is still being written into place."""
+    out = []
+    for path in sorted(build_dir.rglob("*")):
+        with contextlib.suppress(OSError):
+            st = path.stat()
+            out.append((path.relative_to(build_dir).as_posix(), st.st_size, st.st_mtime_ns,
+                        st.st_ino))
+    return tuple(out)
+
+
+class McpService:
+    """The MCP server: handlers, the build being served, connected clients, the watcher."""
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.upstreams: list[Upstream] = []
+        self.generation: Generation | None = None
+        self.refusal: Refusal | None = None
+        self.gateway: Gateway | None = None
+        self.tasks: Any = None  # the serving task group (elicitations run in it)
+        self._loop_thread = threading.get_ident()
+        self._sessions: dict[int, Any] = {}
+        self._call_keys: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        self.bus = InMemorySubscriptionBus()
+        self.server: Server[Any] = _Server(
+            "toolc", version=__version__, on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool, on_subscriptions_listen=ListenHandler(self.bus))
+        self.server.middleware.append(self._track)
+
+    def init_options(self) -> Any:
+        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+
+    async def start(self, stack: AsyncExitStack) -> None:
+        """Connect the upstreams and load the build (BuildError when it cannot serve)."""
+        for spec in self.options.upstreams:
+            up = await connect(stack, spec)
+            LOG.info("upstream %s: %d tool(s)", spec.name, len(up.tools))
+            self.upstreams.append(up)
+        self.generation = await anyio.to_thread.run_sync(self._load)
+        self.check_agents(self.generation)
+        LOG.info("serving build %s (%s)", self.options.build_dir.as_posix(),
+                 self.generation.digest[:12])
+
+    def check_agents(self, gen: Generation) -> None:
+        """Warn (refuse with --strict) when a context names an agent the build lacks."""
+        contexts = [("--agent", self.options.context)]
+        source = self.options.identities
+        current = source.current() if source is not None else None
+        if current is not None:
+            contexts = [(f"identity {i.name}", i.context) for i in current.all()]
+        for who, context in contexts:
+            agent = context.get("agent_id")
+            if not gen.unknown_agent(agent):
+                continue
+            message = (f"{who}: agent {agent!r} is not declared in the build (known: "
+                       f"{', '.join(gen.agents) or 'none'}); it is served the policy of no "
+                       "agent")
+            if self.options.strict:
+                raise ServeError(message)
+            LOG.warning("%s", message)
+
+    def _load(self) -> Generation:
+        o = self.options
+        return load_generation(o.build_dir, o.impls, o.hooks, self.upstreams)
+
+    # -- identity -------------------------------------------------------------------------------
+    def context_of(self, ctx: Any) -> Mapping[str, Any]:
+        """The context of a request: its token's identity over HTTP, the flags over stdio."""
+        if self.options.identities is None:
+            return self.options.context
+        scope = getattr(ctx.request, "scope", None)
+        identity = scope.get(IDENTITY_SCOPE_KEY) if isinstance(scope, dict) else None
+        if not isinstance(identity, Identity):
+            raise MCPError(types.INVALID_REQUEST, "unauthenticated request")
+        return identity.context
+
+    def call_id(self, ctx: Any) -> str | None:
+        """The tool_call_id of a request: its JSON-RPC id, prefixed with a key of its
+        connection, so two sessions (or identities) using the same id never share the
+        after_tool_call parameters the runtime keeps by call id."""
+        if ctx.request_id is None:
+            return None
+        key = self._call_keys.get(ctx.session)
+        if key is None:
+            key = self._call_keys[ctx.session] = uuid.uuid4().hex
+        return f"{key}:{ctx.request_id}"
+
+    # -- handlers ---------------------------------------------------------------------------------
+    async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        assert self.generation is not None
+        listing: types.ListToolsResult = self.generation.view(self.context_of(ctx)).listing
+        return listing
+
+    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
+        gen = self.generation
+        assert gen is not None
+        view = gen.view(self.context_of(ctx))
+        call_id = self.call_id(ctx)
+        asker = self._asker(ctx)
+        token = _ASKER.set(asker)
+        try:
+            result = await view.call(params.name, params.arguments or {}, call_id)
+        except view.runtime.AbortError as exc:
+            return types.CallToolResult.model_validate(
+                {"content": [{"type": "text", "text": str(exc)}], "isError": True})
+        finally:
+            _ASKER.reset(token)
+            raw = gen.raw.pop(call_id, None) if call_id is not None else None
+        name = view.by_wire.get(params.name)
+        if raw is not None and not result.is_error and name not in gen.external:
+            return raw  # a proxied tool's own result: structuredContent, every block kind
+        return mcp_result(result)
+
+    def _asker(self, ctx: Any) -> Callable[[Any, Any], None] | None:
+        """How to put an exec approval of this call to its client (None: it cannot be)."""
+        wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+        if self.tasks is None or not ctx.session.check_client_capability(wanted):
+            return None
+        session, tasks = ctx.session, self.tasks
+        token = anyio.lowlevel.current_token()
+
+        def ask(manager: Any, record: Any) -> None:
+            start = partial(tasks.start_soon, _elicit, session, manager, record)
+            if threading.get_ident() == self._loop_thread:
+                start()
+            else:  # the call runs in a worker thread: hand the question to the event loop
+                anyio.from_thread.run_sync(start, token=token)
+
+        return ask
+
+    async def _track(self, ctx: Any, call_next: Any) -> Any:
+        """Remember handshake-era connections, to tell them when the tool list changes, and
+        tell the HTTP gateway when a session ends (so it no longer counts)."""
+        connection = getattr(ctx.session, "_connection", None)
+        if ctx.method == "initialize" and connection is not None and self.gateway is not None:
+            sid = getattr(connection, "session_id", None)
+            connection.exit_stack.callback(self.gateway.forget, sid)
+        if ctx.method == "notifications/initialized":
+            key = id(connection)
+            if connection is not None and key not in self._sessions:
+                self._sessions[key] = ctx.session
+                connection.exit_stack.callback(self._sessions.pop, key, None)
+        return await call_next(ctx)
+
+    # -- reloading --------------------------------------------------------------------------------
+    async def watch(self) -> None:
+        """Poll the build directory (and the identities file), forever."""
+        while True:
+            await anyio.sleep(self.options.reload_interval)
+            if self.gateway is not None:  # a revoked token's sessions end without a request
+                await self.gateway.refresh()
+            await self.check_build()
+
+    async def check_build(self) -> None:
+        """Serve the build in the directory if it is new and valid; refuse it otherwise.
+
+        A refused build is tried again whenever anything in the directory changes (a build
+        whose manifest arrived before its files loads once they are all there); the last good
+        build keeps serving meanwhile."""
+        assert self.generation is not None
+        build_dir = self.options.build_dir
+        try:
+            digest = manifest_digest(build_dir)
+        except BuildError as exc:
+            self._refuse("missing", str(exc), ())
+            return
+        if digest == self.generation.digest:
+            return
+        stamp = await anyio.to_thread.run_sync(tree_stamp, build_dir)
+        last = self.refusal
+        if last is not None and (last.digest, last.stamp) == (digest, stamp):
+            return
+        try:
+            generation = await anyio.to_thread.run_sync(self._load)
+        except Exception as exc:
+            self._refuse(digest, str(exc), stamp)
+            return
+        self.check_agents(generation)
+        self.generation, self.refusal = generation, None
+        LOG.info("serving the new build %s; telling %d client(s)", generation.digest[:12],
+                 len(self._sessions))
+        await self.announce()
+
+    def _refuse(self, digest: str, why: str, stamp: tuple[Any, ...]) -> None:
+        assert self.generation is not None
+        last = self.refusal
+        self.refusal = Refusal(digest, why, time.time(), stamp)
+        if last is not None and (last.digest, last.reason) == (digest, why):
+            return  # the same refusal again: logged once
+        LOG.error("refused the new build in %s (manifest %s): %s; still serving build %s; "
+                  "trying again when the directory changes", self.options.build_dir.as_posix(),
+                  digest[:12], why, self.generation.digest[:12])
+
+    def health(self) -> dict[str, Any]:
+        """What GET /healthz answers: the build served and the last refusal (digests and an
+        age only: nothing of the policy, no paths)."""
+        gen = self.generation
+        last = self.refusal
+        return {
+            "status": "ok" if last is None else "refusing-new-build",
+            "serving": None if gen is None else {"manifest_sha256": gen.digest},
+            "last_refusal": None if last is None else {
+                "manifest_sha256": None if last.digest == "missing" else last.digest,
+                "seconds_ago": round(time.time() - last.at, 1)},
+        }
+
+    async def announce(self) -> None:
+        """notifications/tools/list_changed to every connected client."""
+        for key, session in list(self._sessions.items()):
+            try:
+                await session.send_tool_list_changed()
+            except Exception as exc:
+                LOG.info("client gone (%s)", exc)
+                self._sessions.pop(key, None)
+        await self.bus.publish(ToolsListChanged())
+
+
+async def _elicit(session: Any, manager: Any, record: Any) -> None:
+    """Ask the client (MCP elicitation) to approve one exec command; accept runs it once,
+    anything else (decline, cancel, an error) denies it."""
+    request = record.request
+    where = f" in {request.cwd}" if request.cwd else ""
+    message = (f"Approve running this command once{where}?\n\n{request.command}\n\n"
+               "Accept to run it once; decline to refuse it.")
+    try:
+        answer = await session.elicit_form(message, {"type": "object", "properties": {}})
+    except Exception as exc:
+        LOG.warning("exec approval %s: the client could not be asked (%s): denied",
+                    record.id[:8], exc)
+        manager.resolve(record.id, "deny", "serve-mcp: elicitation failed")
+        return
+    decision = "allow-once" if answer.action == "accept" else "deny"
+    LOG.info("exec approval %s: %s by the MCP client (elicitation)", record.id[:8], decision)
+    manager.resolve(record.id, decision, f"mcp elicitation: {answer.action}")
+
+
+# -- transports ------------------------------------------------------------------------------------
+async def serve_stdio(options: Options) -> None:
+    """Serve one client over this process's stdin and stdout."""
+    service = McpService(options)
+    async with AsyncExitStack() as stack:
+        await service.start(stack)
+        async with anyio.create_task_group() as tg:
+            service.tasks = tg
+            tg.start_soon(service.watch)
+            async with stdio_server() as (read, write):
+                await service.server.run(read, write, service.init_options())
+            tg.cancel_scope.cancel()
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port (ServeError naming the address when it is taken)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        raise ServeError(f"cannot listen on {where}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+async def serve_http(options: Options, host: str, port: int) -> None:
+    """Serve streamable HTTP on host:port at /mcp until interrupted."""
+    assert options.identities is not None
+    sock = bind(host, port)
+    service = McpService(options)
+    async with AsyncExitStack() as stack:
+        stack.callback(sock.close)
+        await service.start(stack)
+        # A call's answer as one JSON body rather than an SSE stream: about half the latency
+        # on loopback; notifications still reach clients on their standalone GET stream.
+        app = service.server.streamable_http_app(host=host, json_response=True)
+        gateway = service.gateway = Gateway(app, options.identities, options.limits,
+                                            service.health)
+        config = uvicorn.Config(gateway, log_level="warning", lifespan="on", access_log=False)
+        server = uvicorn.Server(config)
+        async with anyio.create_task_group() as tg:
+            service.tasks = tg
+            tg.start_soon(partial(server.serve, sockets=[sock]))
+            while not server.started:
+                if server.should_exit:
+                    return
+                await anyio.sleep(0.02)
+            bound = sock.getsockname()
+            where = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+            current = options.identities.current()
+            LOG.info("listening on http://%s:%d/mcp (%d identities; health: %s, no token)",
+                     where, bound[1], len(current) if current is not None else 0, HEALTH_PATH)
+            tg.start_soon(service.watch)
+            while not server.should_exit:
+                await anyio.sleep(0.1)
+            tg.cancel_scope.cancel()
+
+
+def run(options: Options, http: tuple[str, int] | None) -> None:
+    """Serve until stdin closes (stdio) or until interrupted (HTTP)."""
+    try:
+        if http is None:
+            anyio.run(serve_stdio, options)
+        else:
+            anyio.run(serve_http, options, *http)
+    except KeyboardInterrupt:
+        pass
+    except BaseExceptionGroup as group:  # what failed inside the upstreams' task groups
+        leaf = reason(group)
+        if isinstance(leaf, (BuildError, UpstreamUnavailable, ServeError)):
+            raise leaf from None
+        raise
+
+
+def import_attr(spec: str) -> Any:
+    """``MODULE:ATTR`` (the current directory is importable, as with ``python -m``)."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"{spec!r}: expected MODULE:ATTR")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    value: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def setup_logging() -> None:
+    """Log to stderr (stdout may be the MCP wire)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("toolc serve-mcp: %(levelname)s: %(message)s"))
+    LOG.addHandler(handler)
+    LOG.setLevel(logging.INFO)
+    LOG.propagate = False

@@ -1,0 +1,3 @@
+"""Layers, top first: top, middle, bottom."""
+
+VERSION = "0"
