@@ -14,6 +14,7 @@ import sys
 import threading
 import types
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 PACKAGE_NAME: Final = "toolc_runtime"
@@ -22,18 +23,19 @@ TOOLC_VERSION: Final = "0.1.0"
 FILE_SHA256: Final[Mapping[str, str]] = {
     "_abort.py": "fcf66d080cc334da7c1f644a5d909c8836cf5c939834f854f169f2d68d0f9504",
     "_adapters.py": "2cc224a44db1e37fcfef2d6cd4d8fe38c2596f6e22922b7f8b0d8eb9bbc36755",
-    "_approvals.py": "e5da32a419228592cb00a84e0c217e597d31c19c6a43762ebd621a75787db0c6",
+    "_approvals.py": "1680fb5540637d46b36663c095e7046512126bb7501b17bb43175e156dd5db0f",
     "_bundles.py": "72d661f5afbc3e5cf6b54d9cd8f12d76a574728b047fd2bd7c0668be29e71df1",
     "_context.py": "e7a9b6a247d842722ec8a39abdda07dbcdee66787354f804d07aacbd7ed0d816",
     "_errors.py": "d7e68a859880f13625efc4c78308135274ad0c67b4735883af93108834a012d2",
-    "_hooks.py": "3a24872ea995a69c4f5d25d082d8d2437fa97d3ddcb23fdbc4cb2fdae3c25597",
+    "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
+    "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "5edfe8032e5ff30e157e7e66267dd9f47f7f090aa37181a3e9cd98fdf1b5dc9c",
+    "_policy.py": "12079b18306686bac58cfefd43ef0a1ba5feeee1f781a4421b4757fc04cbc3b5",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
-    "_shell.py": "a220cf92e41d7ccfbaad3c7fe0afcd9c351531914b936fa4be287d357b7092e6",
+    "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
     "_validate.py": "f8d9e534252e319027b6e733e392424da42d1fa85ee3a0023ed5ff2968cbd03d",
-    "_wrap.py": "f794f1c3aa3eea5b22c58baff800a49aafc0b8c47d0fa3d162bcc2a3bae50d9c",
+    "_wrap.py": "9d4ae366bb57ca26ff9d8e120489f0c7d3f62c8fa899c38d4a8aebe16d9222c1",
     "bundles.json": "938c83b8f9d1375c67443b1f01dd557d8483340ccf0e3e82b1241a8755b32269",
     "catalog.json": "bf05da8afb2cb4ed0a677d34b67c20c913b9addc9eb7dbd41a06a5e8c905a4ef",
     "models.py": "2c7267f07aafc30f1ae783bbed4d58bfc660b3520b7e97850577c055259c76f2",
@@ -50,6 +52,7 @@ _MODULES: Final[tuple[str, ...]] = (
     "_abort",
     "_context",
     "_shell",
+    "_hostenv",
     "_hooks",
     "_approvals",
     "_wrap",
@@ -111,25 +114,107 @@ class DataMismatchError(RuntimeError):
     """A file beside the runtime is not the one it was generated with (or is unreadable)."""
 
 
-def read_verified(name: str) -> bytes:
-    """The bytes of ``name`` (a file of this build), after checking their sha256 against the
-    value this runtime was generated with: the only way the runtime reads its files."""
-    path = os.path.join(_HERE, name)
-    expected = FILE_SHA256.get(name)
+# The one check of a build's files, for every reader: this loader (against the digests above),
+# and toolc's readers of a build directory (``toolc diff``, ``explain --build``, ``serve-mcp``:
+# against manifest.json, through ``toolc.api``). Files Python can run: one that is not listed
+# is refused wherever it is, since nothing of the build needs it.
+EXECUTABLE_SUFFIXES: Final = (
+    ".py",
+    ".pyc",
+    ".pyo",
+    ".pyw",
+    ".pyd",
+    ".so",
+    ".pth",
+    ".dylib",
+    ".dll",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Digests:
+    """The sha256 of the files under ``root``, as one reader was given them."""
+
+    root: str
+    files: Mapping[str, str]  # "/"-separated name relative to root -> sha256
+    shown: str  # how messages name root, separator included
+    against: str  # what holds the digests: "this runtime", "the sha256 in .../manifest.json"
+    advice: str  # what to do about a mismatch
+
+
+def read_checked(digests: Digests, name: str) -> bytes:
+    """The bytes of ``name`` after checking their sha256 against ``digests``;
+    ``DataMismatchError`` when it is not listed, unreadable or different."""
+    shown = f"{digests.shown}{name}"
+    expected = digests.files.get(name)
     if expected is None:
-        raise DataMismatchError(f"{PACKAGE_NAME}: {name} is not a file of this build")
+        raise DataMismatchError(
+            f"{shown}: not a file of this build ({digests.against} lists no {name}); "
+            f"{digests.advice}"
+        )
     try:
-        with open(path, "rb") as file:
+        with open(os.path.join(digests.root, name), "rb") as file:
             raw = file.read()
     except OSError as exc:
-        raise DataMismatchError(f"{PACKAGE_NAME}: cannot read {path}: {exc}") from exc
+        raise DataMismatchError(f"{shown}: unreadable ({exc})") from exc
     digest = hashlib.sha256(raw).hexdigest()
     if digest != expected:
         raise DataMismatchError(
-            f"{PACKAGE_NAME}: {path} does not match this runtime (sha256 {digest}, built with "
-            f"{expected}); ship build/ as one unit or rebuild it with `toolc build`"
+            f"{shown} does not match {digests.against} (sha256 {digest}, built with "
+            f"{expected}); {digests.advice}"
         )
     return raw
+
+
+def tree_problems(digests: Digests, also: tuple[str, ...] = ()) -> list[str]:
+    """What is wrong with the files under ``root`` (``/``-separated relative names): a file
+    of ``digests`` or ``also`` that is missing, and an executable file that is neither (a
+    ``__pycache__`` entry of a listed module is not extra)."""
+    root = digests.root
+    listed = {*digests.files, *also}
+    problems = [
+        f"{name}: missing"
+        for name in sorted(listed)
+        if not os.path.isfile(os.path.join(root, name))
+    ]
+    modules = {name[:-3] for name in listed if name.endswith(".py")}
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        rel = os.path.relpath(folder, root).replace(os.sep, "/")
+        prefix = "" if rel == "." else f"{rel}/"
+        for file in sorted(files):
+            name = prefix + file
+            if name in listed or not file.endswith(EXECUTABLE_SUFFIXES):
+                continue
+            parent, _, cache = rel.rpartition("/")
+            module = (f"{parent}/" if parent else "") + file.split(".", 1)[0]
+            if cache == "__pycache__" and file.endswith(".pyc") and module in modules:
+                continue
+            problems.append(f"{name}: an executable file that is not part of this build")
+    return problems
+
+
+_OWN: Final = Digests(
+    root=_HERE,
+    files=FILE_SHA256,
+    shown=f"{PACKAGE_NAME}: {_HERE}{os.sep}",
+    against="this runtime",
+    advice="ship build/ as one unit or rebuild it with `toolc build`",
+)
+
+
+def read_verified(name: str) -> bytes:
+    """The bytes of ``name`` (a file of this build), after checking their sha256 against the
+    value this runtime was generated with: the only way the runtime reads its files."""
+    return read_checked(_OWN, name)
+
+
+def check_layout() -> None:
+    """At import: every file the runtime reads is there, and no file Python could run is
+    beside it that the build did not put there."""
+    problems = tree_problems(_OWN, ("__init__.py", "py.typed"))
+    if problems:
+        raise DataMismatchError(f"{PACKAGE_NAME}: {_HERE}: {'; '.join(problems)}; {_OWN.advice}")
 
 
 def _exec_static(name: str) -> types.ModuleType:
@@ -175,6 +260,7 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
 
+check_layout()
 _load_through("_policy")
 # Submodules come from _load_through only, never from the file system.
 __path__.clear()

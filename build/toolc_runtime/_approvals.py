@@ -5,9 +5,12 @@ Each agent's policy was compiled into the tables. A command runs on the sandbox 
 approvals; on the gateway or a node host ``security: deny`` refuses it, ``ask: always`` asks
 every time, and ``ask: on-miss`` with ``security: allowlist`` asks when the command cannot be
 analysed or its executable matches no allowlist pattern (without asking, ``ask: off``, such a
-command is refused). Patterns are case-insensitive globs over the executable's resolved path
-(``*`` within a path segment, ``**`` across segments, ``?`` one character, ``~`` the home
-directory); ``*`` alone matches any command that can be analysed.
+command is refused). Patterns are globs over the executable's resolved path, symlinks
+resolved (``*`` within a path segment, ``**`` across segments, ``?`` one character but ``/``,
+``[c]`` the character c, ``~`` the home directory), case-sensitive but on Windows (as
+2026.9.6); ``*`` alone matches any command that can be analysed. On the gateway and node
+hosts a request's ``env`` may not set a variable that changes what runs (``_hostenv``):
+such a request is refused whatever the security mode, as OpenClaw refuses it.
 
 ``ApprovalManager`` holds pending approvals: thread-safe, awaitable, timeouts resolve to None.
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 import threading
 import time
 import uuid
@@ -27,8 +31,15 @@ from typing import Any, Final, Literal
 from . import PACKAGE_NAME
 from ._context import CallContext
 from ._errors import ExecDeniedError
+from ._hostenv import env_violation
 from ._policy import exec_config
-from ._shell import CommandAnalysis, analyze_command, match_allowlist, resolve_executable
+from ._shell import (
+    CommandAnalysis,
+    analyze_command,
+    glob_escape,
+    match_allowlist,
+    resolve_executable,
+)
 
 Decision = Literal["allow-once", "allow-always", "deny"]
 DECISIONS: Final[tuple[Decision, ...]] = ("allow-once", "allow-always", "deny")
@@ -84,10 +95,8 @@ def _policy_for(
 
 
 def _dedupe(patterns: tuple[str, ...]) -> tuple[str, ...]:
-    seen: dict[str, str] = {}
-    for pattern in patterns:
-        seen.setdefault(pattern.strip().lower(), pattern.strip())
-    return tuple(p for key, p in seen.items() if key)
+    """Trimmed, blanks and exact duplicates dropped (patterns are case-sensitive)."""
+    return tuple(p for p in dict.fromkeys(p.strip() for p in patterns) if p)
 
 
 def _choice(value: str | None, allowed: tuple[str, ...], name: str) -> str | None:
@@ -108,6 +117,7 @@ def evaluate_exec(  # noqa: PLR0913 - the exec tool's own keywords
     ask: str | None = None,
     cwd: str | None = None,
     path: str | None = None,
+    env: object = None,
     approvals: ApprovalManager | None = None,
 ) -> ExecVerdict:
     """The policy's verdict on ``command`` for ``context``'s agent.
@@ -115,7 +125,11 @@ def evaluate_exec(  # noqa: PLR0913 - the exec tool's own keywords
     ``host``, ``security`` and ``ask`` are what the call requested (the exec tool's own
     parameters): a host other than the configured one is refused, a security can only be
     narrower and an ask only stricter than configured (ValueError for unknown values).
-    ``cwd`` resolves relative executables, ``path`` (default: this process's PATH) bare ones.
+    ``env`` is the call's environment: on the gateway and node hosts a variable that changes
+    what runs (``PATH``, ``LD_PRELOAD``, ``BASH_ENV``, ``HOME``...) is refused. ``cwd`` is the
+    absolute directory the command runs in (relative executables and PATH entries are
+    resolved there; without it they cannot be), ``path`` (default: this process's PATH) the
+    search path of bare names.
     """
     agent, policy = _policy_for(context, approvals)
     requested = _choice(host, HOSTS, "host")
@@ -139,6 +153,9 @@ def evaluate_exec(  # noqa: PLR0913 - the exec tool's own keywords
         return dataclasses.replace(verdict, denied=why)
     if policy.host == "sandbox":  # approvals guard host execution only
         return verdict
+    violation = env_violation(env)  # before anything else, as OpenClaw's validateHostEnv
+    if violation is not None:
+        return dataclasses.replace(verdict, denied=violation)
     if verdict.security == "deny":
         return dataclasses.replace(verdict, denied=f"exec denied: host={policy.host} security=deny")
     executable = resolve_executable(verdict.analysis, cwd=cwd, path=path)
@@ -160,6 +177,7 @@ def requires_approval(  # noqa: PLR0913 - the exec tool's own keywords
     ask: str | None = None,
     cwd: str | None = None,
     path: str | None = None,
+    env: object = None,
     approvals: ApprovalManager | None = None,
 ) -> bool:
     """Whether ``command`` needs an approval before it runs: always for ``ask: always``; for
@@ -175,6 +193,7 @@ def requires_approval(  # noqa: PLR0913 - the exec tool's own keywords
         ask=ask,
         cwd=cwd,
         path=path,
+        env=env,
         approvals=approvals,
     )
     if verdict.denied is not None:
@@ -194,7 +213,8 @@ class ExecApprovalRequest:
     ask: str = "on-miss"
     agent_id: str | None = None  # the agent whose allowlist allow-always extends
     session_key: str | None = None
-    resolved_path: str | None = None  # the executable: what allow-always adds
+    resolved_path: str | None = None  # the executable: allow-always adds exactly this path
+    env_keys: tuple[str, ...] = ()  # the variables the call sets (OpenClaw's ``envKeys``)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -298,7 +318,9 @@ class ApprovalManager:
     ``resolve``; a waiter that outlives ``timeout_s`` gets None. Resolved records stay
     ``grace_s`` seconds for late waiters. ``allow-always`` adds the request's executable to its
     agent's allowlist in memory (used by ``evaluate_exec`` and ``wrap``) and reports it to
-    ``on_allow_always(agent_id, pattern)`` so the gateway can persist it."""
+    ``on_allow_always(agent_id, pattern)`` so the gateway can persist it: a pattern that
+    matches that one absolute path and nothing else (``glob_escape``: ``/opt/a*b`` is stored
+    as ``/opt/a[*]b``); a path that is not absolute is not learned."""
 
     def __init__(
         self,
@@ -431,11 +453,14 @@ class ApprovalManager:
                 del self._entries[key]
 
     def _extend(self, request: ExecApprovalRequest) -> tuple[str | None, str] | None:
-        pattern = request.resolved_path
-        if request.security != "allowlist" or not pattern:
+        path = request.resolved_path
+        if request.security != "allowlist" or not isinstance(path, str):
             return None  # as OpenClaw: only an allowlist policy learns, only a known path
+        if not os.path.isabs(path) or "\0" in path:
+            return None  # no file a shell runs: nothing exact to learn
+        pattern = glob_escape(path)  # a literal: "/**" must not approve every command
         current = self._allow.get(request.agent_id, ())
-        if pattern.lower() in (p.lower() for p in current):
+        if pattern in current:
             return None
         self._allow[request.agent_id] = (*current, pattern)
         return request.agent_id, pattern

@@ -9,6 +9,12 @@ returns params that are not a mapping blocks the call (fail-closed, D2).
 after_tool_call handlers are fired without being awaited, on success and on error: from a
 sync call in one worker thread (in call order), from an async call as a task. Their failures
 are logged, never raised. Handlers may be plain functions or coroutine functions.
+
+Handlers of both kinds see the params as a read-only deep copy (``frozen``): a change in
+place, at any depth, raises TypeError (for a before_tool_call handler: a failed hook, which
+blocks the call), and whatever a handler reaches by other means is a copy nothing runs with.
+A handler changes params only by returning them; they are copied (``plain``) and validated
+again, and the implementation gets exactly what was validated.
 """
 
 from __future__ import annotations
@@ -19,9 +25,9 @@ import itertools
 import logging
 import queue
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, NoReturn
 
 from . import PACKAGE_NAME
 from ._results import ToolResult
@@ -29,6 +35,101 @@ from ._results import ToolResult
 BLOCKED_BY_HOOK: Final = "Tool call blocked by plugin hook"
 HOOK_FAILED: Final = "Tool call blocked because before_tool_call hook failed"
 ADJUSTED_PARAMS_LIMIT: Final = 1024
+
+
+READ_ONLY: Final = (
+    "tool call params are read-only: return BeforeToolCallResult(params=...) to change them"
+)
+
+
+class FrozenMap(Mapping[str, Any]):
+    """A read-only copy of an object of params (``copy.deepcopy`` gives a plain dict)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._data!r})"
+
+    def copy(self) -> dict[str, Any]:
+        """A shallow dict copy (as ``MappingProxyType.copy``; nested values stay read-only)."""
+        return dict(self._data)
+
+    def __or__(self, other: Mapping[str, Any]) -> dict[str, Any]:
+        return {**self._data, **other}
+
+    def __ror__(self, other: Mapping[str, Any]) -> dict[str, Any]:
+        return {**other, **self._data}
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: object) -> Any:
+        return plain(self)
+
+
+class FrozenList(list[Any]):
+    """A read-only copy of an array of params (still a list; ``copy.deepcopy`` gives a plain
+    one)."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError(READ_ONLY)
+
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: object) -> Any:
+        return plain(self)
+
+
+def frozen(value: object) -> Any:
+    """A read-only deep copy of params: objects as FrozenMap, arrays as FrozenList, strings
+    and numbers as their plain types (a subclass can answer differently each time)."""
+    if isinstance(value, Mapping):
+        return FrozenMap({_scalar(k): frozen(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        frozen_list = FrozenList()
+        list.extend(frozen_list, (frozen(v) for v in value))
+        return frozen_list
+    return _scalar(value)
+
+
+def plain(value: object) -> Any:
+    """A mutable deep copy of params in JSON's own types (dict, list, str, int, float, bool,
+    None); other values, which only ``validate=False`` lets through, are kept as they are."""
+    if isinstance(value, Mapping):
+        return {_scalar(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return _scalar(value)
+
+
+def _scalar(value: object) -> Any:
+    kind = type(value)
+    if kind in (str, int, float, bool) or value is None:
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    return value
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

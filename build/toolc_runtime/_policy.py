@@ -248,7 +248,7 @@ _MISSING: Final = object()
 # channel -> JSON text (parsed on first use) of {"groups": GROUP_MAP | None,
 # "accounts": {id: GROUP_MAP | None}, "accounts_folded": {lowercased id: ...},
 # "topics": bool (Telegram chat:topic ids), "e164": bool (e164 sender keys apply),
-# "rule": the channel's row of ``toolc.channels`` (kind, key generators, ...),
+# "rule": the channel's row of ``toolc.rules.channels`` (kind, key generators, ...),
 # "spaces": None | {"order": [outer keys], "entries": {key: [ENTRY, slug, GROUP_MAP | None]}}}
 # (the rule's map, e.g. Slack's channels, is in "groups"; Discord's guilds in "spaces")
 # GROUP_MAP = {"exact": {id: ENTRY}, "folded": {lowercased id: ENTRY}} where "folded" is
@@ -611,7 +611,7 @@ def _athash(raw: str | None) -> str:
 
 
 def _keys(names: list[str], group: str, where: tuple[str | None, str | None]) -> list[str]:
-    """The keys a channel's row tries, in order (the generators of ``toolc.channels``)."""
+    """The keys a channel's row tries, in order (the generators of ``toolc.rules.channels``)."""
     space, channel = where
     name = channel[1:] if channel is not None and channel.startswith("#") else channel
     out = []

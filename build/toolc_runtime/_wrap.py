@@ -5,10 +5,13 @@ does, in order:
 
 1. owner guard: an ``ownerOnly`` tool refuses a caller that is not exactly an owner;
 2. arguments: JSON text or an object; dialect renames undone, parameter aliases mapped, the
-   required groups checked, then strict validation with the generated models;
-3. before_tool_call hooks (their params re-checked as in 2; a block or a failure stops the
-   call); the adjusted params are kept per tool-call id;
-   (exec: the compiled approval policy; an approval is awaited when it asks for one)
+   required groups checked, then strict validation with the generated models (a fresh copy
+   either way: nothing the caller holds is what runs);
+3. before_tool_call hooks, on a read-only copy (params they return are copied and re-checked
+   as in 2, at every depth; a block, a failure or a change in place stops the call); the
+   adjusted params are kept per tool-call id;
+   (exec: the compiled approval policy over the final params, the environment and the
+   directory the command runs in included; an approval is awaited when it asks for one)
 4. abort: the call's signal combined with the run's;
 5. the implementation (sync, or async as a cancellable task);
 6. after_tool_call hooks, fired and not awaited;
@@ -19,10 +22,10 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Final
 
 from . import PACKAGE_NAME, DataMismatchError
@@ -59,6 +62,8 @@ from ._hooks import (
     HookContext,
     HookOutcome,
     HookRunner,
+    frozen,
+    plain,
 )
 from ._policy import ToolDefinition, ToolSet, catalog, subset
 from ._results import ToolResult, coerce_result, error_result, mark_untrusted
@@ -149,6 +154,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         approvals: ApprovalManager | None,
         dialect: str,
         validate: bool,
+        workspace: str | None = None,
     ) -> None:
         every = catalog()
         names = [n for n in toolset.names if n in implementations]
@@ -159,6 +165,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         self.approvals: Final = approvals
         self.dialect: Final = dialect
         self.validate: Final = validate
+        self.workspace: Final = workspace
         self._tools = {n: WrappedTool(self, every[n], implementations[n]) for n in names}
         wire = wire_names(dialect)
         self._by_wire = {wire.get(n, n): tool for n, tool in self._tools.items()}
@@ -249,7 +256,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         try:
             params = self._prepare(tool, arguments, signal, trace)  # 1, 2
             params = self._hooked(tool, params, trace)  # 3
-            self._approved(tool, params, signal)  # exec approvals
+            params = self._approved(tool, params, signal)  # exec approvals
             if signal is not None:
                 _check(signal)  # 4
             value = tool._impl(params, ToolCall(tool.name, tool_call_id, signal, self.context))
@@ -279,7 +286,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         try:
             params = self._prepare(tool, arguments, signal, trace)  # 1, 2
             params = await self._ahooked(tool, params, trace)  # 3
-            await self._aapproved(tool, params, signal)  # exec approvals
+            params = await self._aapproved(tool, params, signal)  # exec approvals
             _check(signal)  # 4
             value = tool._impl(params, ToolCall(tool.name, tool_call_id, signal, self.context))
             if _awaitable(value):
@@ -302,9 +309,9 @@ class WrappedTools(Mapping[str, WrappedTool]):
         if hooks is None:
             return params
         if not hooks.has_before:
-            return self._adjusted(tool, HookOutcome(False, None, params, False), trace)
+            return self._adjusted(tool, params, HookOutcome(False, None, params, False), trace)
         event = self._before_event(tool, params, trace)
-        return self._adjusted(tool, hooks.run_before(event, self._ctx(trace)), trace)
+        return self._adjusted(tool, params, hooks.run_before(event, self._ctx(trace)), trace)
 
     async def _ahooked(
         self, tool: WrappedTool, params: dict[str, Any], trace: _Trace
@@ -314,37 +321,41 @@ class WrappedTools(Mapping[str, WrappedTool]):
         if hooks is None:
             return params
         if not hooks.has_before:
-            return self._adjusted(tool, HookOutcome(False, None, params, False), trace)
+            return self._adjusted(tool, params, HookOutcome(False, None, params, False), trace)
         event = self._before_event(tool, params, trace)
-        return self._adjusted(tool, await hooks.arun_before(event, self._ctx(trace)), trace)
+        outcome = await hooks.arun_before(event, self._ctx(trace))
+        return self._adjusted(tool, params, outcome, trace)
 
     def _approved(
-        self, tool: WrappedTool, params: Mapping[str, Any], signal: AbortSignal | None
-    ) -> None:
-        """The exec policy; a pending approval is waited for in this thread."""
+        self, tool: WrappedTool, params: dict[str, Any], signal: AbortSignal | None
+    ) -> dict[str, Any]:
+        """The exec policy; a pending approval is waited for in this thread. The params to
+        run with (the workdir the command was evaluated in)."""
         if not tool._is_exec:
-            return
-        waiter = self._gate(tool, params)
+            return params
+        params, waiter = self._gate(tool, params)
         if waiter is not None:
             detach = self._abort_ends_wait(waiter, signal)
             try:
                 _decided(params, waiter.wait())
             finally:
                 detach()
+        return params
 
     async def _aapproved(
-        self, tool: WrappedTool, params: Mapping[str, Any], signal: AbortSignal | None
-    ) -> None:
+        self, tool: WrappedTool, params: dict[str, Any], signal: AbortSignal | None
+    ) -> dict[str, Any]:
         """The exec policy; a pending approval is awaited."""
         if not tool._is_exec:
-            return
-        waiter = self._gate(tool, params)
+            return params
+        params, waiter = self._gate(tool, params)
         if waiter is not None:
             detach = self._abort_ends_wait(waiter, signal)
             try:
                 _decided(params, await waiter.wait_async())
             finally:
                 detach()
+        return params
 
     def _prepare(
         self, tool: WrappedTool, arguments: object, signal: AbortSignal | None, trace: _Trace
@@ -355,17 +366,19 @@ class WrappedTools(Mapping[str, WrappedTool]):
         if tool.definition.owner_only and self.context.sender_is_owner is not True:
             raise ToolNotPermittedError(OWNER_ONLY, tool=tool.name)
         args = parse_arguments(tool.name, arguments)
-        trace.params = args
+        if self.hooks is not None:  # after_tool_call reports these if the call stops here
+            trace.params = frozen(args)
         args = decode_arguments(tool.name, args, self.dialect)
-        return checked_args(tool.name, args) if self.validate else args
+        # a fresh copy in either case: nothing the caller holds is what runs
+        return checked_args(tool.name, args) if self.validate else plain(args)
 
     def _before_event(
         self, tool: WrappedTool, params: dict[str, Any], trace: _Trace
     ) -> BeforeToolCallEvent:
-        trace.params = params
+        trace.params = frozen(params)
         return BeforeToolCallEvent(
             tool_name=tool.name,
-            params=MappingProxyType(params),
+            params=frozen(params),  # a copy of its own: what handlers dig out changes nothing
             tool_call_id=trace.tool_call_id,
             run_id=self.context.run_id,
         )
@@ -381,39 +394,54 @@ class WrappedTools(Mapping[str, WrappedTool]):
             session_id=c.session_id,
         )
 
-    def _adjusted(self, tool: WrappedTool, outcome: HookOutcome, trace: _Trace) -> dict[str, Any]:
-        """Step 3's verdict: blocked, or the params to run with (hook params re-checked)."""
+    def _adjusted(
+        self, tool: WrappedTool, own: dict[str, Any], outcome: HookOutcome, trace: _Trace
+    ) -> dict[str, Any]:
+        """Step 3's verdict: blocked, or the params to run with. Unless a handler returned
+        params, they are the call's own (handlers only saw a copy); returned ones are
+        copied, then checked as in step 2 at every depth: the implementation gets exactly
+        the checked copy, which no handler holds."""
         if outcome.blocked:
             raise ToolBlockedError(outcome.reason or "", tool=tool.name)
-        params = dict(outcome.params)
+        params = own
         if outcome.changed:
-            params = apply_aliases(tool.name, params)
+            params = apply_aliases(tool.name, plain(outcome.params))
             params = checked_args(tool.name, params) if self.validate else params
-        trace.params = params
+        trace.params = frozen(params)
         if self.hooks is not None and trace.tool_call_id is not None:
             key = AdjustedParams.key(trace.tool_call_id, self.context.run_id)
-            self.hooks.adjusted_params.put(key, params)
+            self.hooks.adjusted_params.put(key, trace.params)
         return params
 
-    def _gate(self, tool: WrappedTool, params: Mapping[str, Any]) -> ApprovalWaiter | None:
-        """The exec policy: refuse, let through (None), or the approval to wait for."""
+    def _gate(
+        self, tool: WrappedTool, params: dict[str, Any]
+    ) -> tuple[dict[str, Any], ApprovalWaiter | None]:
+        """The exec policy on the params the implementation gets: refuse, or the params to
+        run with and the approval to wait for (None: none needed). The environment is part
+        of the request; a relative workdir is the workspace's, and the implementation is
+        told the directory the command was evaluated in."""
         command = params.get("command")
         if not isinstance(command, str):
             raise InvalidArgumentsError("exec: command must be a string", tool=tool.name)
-        cwd = params.get("workdir")
+        cwd = _workdir(params.get("workdir"), self.workspace)
+        if cwd is not None:
+            params = {**params, "workdir": cwd}
         verdict = evaluate_exec(
             command,
             self.context,
-            host=params.get("host"),
+            # elevated runs the command on the gateway (OpenClaw); toolc does not model
+            # tools.elevated, so it is evaluated as a request for that host, approvals kept
+            host="gateway" if params.get("elevated") not in (None, False) else params.get("host"),
             security=params.get("security"),
             ask=params.get("ask"),
-            cwd=cwd if isinstance(cwd, str) else None,
+            cwd=cwd,
+            env=params.get("env"),
             approvals=self.approvals,
         )
         if verdict.denied is not None:
             raise ExecDeniedError(verdict.denied, tool=tool.name)
         if not verdict.requires_approval:
-            return None
+            return params, None
         if self.approvals is None:
             raise ExecDeniedError(
                 "exec denied: approval required, and no approver is set up", tool=tool.name
@@ -421,16 +449,19 @@ class WrappedTools(Mapping[str, WrappedTool]):
         waiter = self.approvals.request(
             ExecApprovalRequest(
                 command=command,
-                cwd=cwd if isinstance(cwd, str) else None,
+                cwd=cwd,
                 host=verdict.host,
                 security=verdict.security,
                 ask=verdict.ask,
                 agent_id=verdict.agent_key,
                 session_key=self.context.session_key,
                 resolved_path=verdict.executable if verdict.analysis.ok else None,
+                env_keys=tuple(sorted(map(str, env)))
+                if isinstance(env := params.get("env"), dict)
+                else (),
             )
         )
-        return waiter
+        return params, waiter
 
     def _abort_ends_wait(
         self, waiter: ApprovalWaiter, signal: AbortSignal | None
@@ -507,6 +538,19 @@ def _nothing() -> None:
     return None
 
 
+def _workdir(requested: object, workspace: str | None) -> str | None:
+    """The directory an exec command runs in, absolute with its symlinks resolved: the
+    call's workdir (relative to the workspace), else the workspace; None when that is not
+    known (then nothing relative can be resolved: the gateway's own cwd is never used)."""
+    # trimmed, as OpenClaw reads it (``params.workdir?.trim()``)
+    directory = requested.strip() or None if isinstance(requested, str) else None
+    if directory is not None and os.path.isabs(directory):
+        return os.path.realpath(directory)
+    if workspace is None:
+        return None
+    return os.path.realpath(os.path.join(workspace, directory or "."))
+
+
 def _check_context(ctx: CallContext) -> None:
     """Refuse ill-typed context values (TypeError naming the field): a malformed owner flag
     or id is never read as anything."""
@@ -559,6 +603,7 @@ def wrap(  # noqa: PLR0913 - one keyword per part of the request path
     approvals: ApprovalManager | None = None,
     dialect: str | None = None,
     validate: bool = True,
+    workspace: str | os.PathLike[str] | None = None,
 ) -> WrappedTools:
     """Wrap the gateway's implementations (tool name -> ``fn(args, call)``, sync or async)
     for the tools ``toolset`` holds; tools without an implementation are left out.
@@ -568,8 +613,13 @@ def wrap(  # noqa: PLR0913 - one keyword per part of the request path
     handlers, ``signal`` is the run's abort signal, ``approvals`` decides exec calls the
     policy asks about (without it they are refused). ``validate=False`` skips the model
     validation of step 2 (then nothing outside the standard library is used); with it,
-    pydantic v2 must be installed (ImportError saying so). An implementation for a name that
-    is no tool of this build is an UnknownToolError.
+    pydantic v2 must be installed (ImportError saying so). ``workspace`` is the directory exec
+    commands run in when a call names no workdir (OpenClaw's agent workspace, an absolute
+    path): relative workdirs, executables and PATH entries are resolved against the
+    directory the command runs in, never this process's cwd, and the exec implementation
+    gets that directory, absolute, as ``workdir``; without a workspace, a call that needs it
+    asks for approval. An implementation for a name that is no tool of this build is an
+    UnknownToolError.
     """
     if not isinstance(toolset, ToolSet):
         raise TypeError(f"toolset must be a ToolSet from resolve(), got {type(toolset).__name__}")
@@ -583,6 +633,9 @@ def wrap(  # noqa: PLR0913 - one keyword per part of the request path
             raise TypeError(f"the implementation of {name} is not callable")
     if validate:
         require_models()
+    root = os.fspath(workspace) if workspace is not None else None
+    if root is not None and not os.path.isabs(root):
+        raise ValueError(f"workspace must be an absolute path, got {root!r}")
     return WrappedTools(
         toolset,
         implementations,
@@ -592,4 +645,5 @@ def wrap(  # noqa: PLR0913 - one keyword per part of the request path
         approvals=approvals,
         dialect=dialect or dialect_for(ctx.model_provider, ctx.model_id),
         validate=validate,
+        workspace=root,
     )

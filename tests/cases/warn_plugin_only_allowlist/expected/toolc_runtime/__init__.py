@@ -14,6 +14,7 @@ import sys
 import threading
 import types
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 PACKAGE_NAME: Final = "toolc_runtime"
@@ -22,18 +23,19 @@ TOOLC_VERSION: Final = "0.1.0"
 FILE_SHA256: Final[Mapping[str, str]] = {
     "_abort.py": "fcf66d080cc334da7c1f644a5d909c8836cf5c939834f854f169f2d68d0f9504",
     "_adapters.py": "2cc224a44db1e37fcfef2d6cd4d8fe38c2596f6e22922b7f8b0d8eb9bbc36755",
-    "_approvals.py": "e5da32a419228592cb00a84e0c217e597d31c19c6a43762ebd621a75787db0c6",
+    "_approvals.py": "1680fb5540637d46b36663c095e7046512126bb7501b17bb43175e156dd5db0f",
     "_bundles.py": "72d661f5afbc3e5cf6b54d9cd8f12d76a574728b047fd2bd7c0668be29e71df1",
     "_context.py": "e7a9b6a247d842722ec8a39abdda07dbcdee66787354f804d07aacbd7ed0d816",
     "_errors.py": "d7e68a859880f13625efc4c78308135274ad0c67b4735883af93108834a012d2",
-    "_hooks.py": "3a24872ea995a69c4f5d25d082d8d2437fa97d3ddcb23fdbc4cb2fdae3c25597",
+    "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
+    "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "5edfe8032e5ff30e157e7e66267dd9f47f7f090aa37181a3e9cd98fdf1b5dc9c",
+    "_policy.py": "12079b18306686bac58cfefd43ef0a1ba5feeee1f781a4421b4757fc04cbc3b5",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
-    "_shell.py": "a220cf92e41d7ccfbaad3c7fe0afcd9c351531914b936fa4be287d357b7092e6",
+    "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
     "_validate.py": "f8d9e534252e319027b6e733e392424da42d1fa85ee3a0023ed5ff2968cbd03d",
-    "_wrap.py": "f794f1c3aa3eea5b22c58baff800a49aafc0b8c47d0fa3d162bcc2a3bae50d9c",
+    "_wrap.py": "9d4ae366bb57ca26ff9d8e120489f0c7d3f62c8fa899c38d4a8aebe16d9222c1",
     "bundles.json": "df30779ff93bff4f73776999337196f1c16440a6bbe5d5069aca207e24887d6e",
     "catalog.json": "27a047925c966771cac147153d8a97eade632786ef67e3e1c2e5e99f69f336bf",
     "models.py": "9fca4b5c2848c84848d89e55abebfcd6cdd2c64913d4e4b927afa3a903112677",
@@ -50,6 +52,7 @@ _MODULES: Final[tuple[str, ...]] = (
     "_abort",
     "_context",
     "_shell",
+    "_hostenv",
     "_hooks",
     "_approvals",
     "_wrap",
@@ -102,9 +105,10 @@ _LAZY: Final[Mapping[str, str]] = {
     "wrap_untrusted": "_results",
 }
 
-# <toolc/runtime/bootstrap.py body, sha256 dc0b36af5834c9f6f09a8f4ee281975e77a50ca83c7c8d27207e38360e624136>
+# <toolc/runtime/bootstrap.py body, sha256 8f3e808f5a7ebb310ddbf80d039d288a080dbde8e49da58527e40ff69e8fc62d>
 
 
+check_layout()
 _load_through("_policy")
 # Submodules come from _load_through only, never from the file system.
 __path__.clear()
