@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from toolc.audit.access_md import diff as diff_module
 from toolc.cli import main
+from toolc.review import diff as diff_module
 
 from tests.helpers import ROOT, commit_all, git, write_definitions
 from tests.test_access_md import HOSTILE, HOSTILE_DEFS, assert_inert
@@ -178,7 +178,7 @@ def test_definitions_outside_the_repository_is_a_clear_error(
 
 KILLED = """
 import os, signal, sys
-from toolc.audit.access_md import diff
+from toolc.review import diff
 from toolc.cli import main
 def kill(step):
     if step == "worktree-added":
