@@ -34,6 +34,8 @@ from .semantics.reference import ReferenceInterpreter, Resolution
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BuildResult:
+    """What ``build`` did: the files it wrote (none when ``up_to_date``) and the warnings."""
+
     out_dir: Path
     files: tuple[str, ...]
     diagnostics: tuple[Diagnostic, ...]

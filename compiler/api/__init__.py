@@ -54,6 +54,7 @@ from ..semantics.reference import ReferenceInterpreter, Resolution
 from ..serve.mcp_identity import IdentitiesError, add_identity
 from .project import InitResult, import_openclaw_config, init
 from .query import (
+    ENGINES,
     ExplainResult,
     InternalError,
     ResolveResult,
@@ -86,6 +87,7 @@ from .serve import (
 __all__ = [
     "BUILD_SOURCES_ROOT",
     "DEFAULT_PACKAGE",
+    "ENGINES",
     "EXTRAS",
     "BuildError",
     "BuildResult",

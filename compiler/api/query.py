@@ -29,7 +29,7 @@ from ..rules.names import normalize_tool_name
 from ..semantics.reference import ReferenceInterpreter
 
 DEFAULT_DEFS, DEFAULT_BUILD = Path("definitions"), Path("build")
-Engine = Literal["compiled", "reference"]
+ENGINES = ("compiled", "reference")  # the build's generated runtime, the reference interpreter
 
 
 class InternalError(Exception):
@@ -104,10 +104,12 @@ def source(kind: Literal["build", "definitions"], path: Path, build_dir: Path,
 
 
 def resolve_source(build_dir: Path = DEFAULT_BUILD, definitions: Path | None = None,
-                   engine: Engine | None = None) -> Source:
+                   engine: str | None = None) -> Source:
     """Where ``resolve`` answers from: the build (engine ``compiled``, the default) or the
     definitions (engine ``reference``, the default when ``definitions`` is given)."""
     engine = engine or ("reference" if definitions is not None else "compiled")
+    if engine not in ENGINES:
+        raise ValueError(f"engine {engine!r}: expected {' or '.join(ENGINES)}")
     defs = definitions or DEFAULT_DEFS
     if engine == "reference":
         return source("definitions", defs, build_dir, defs)
@@ -154,7 +156,7 @@ def resolve_from(src: Source, context: dict[str, Any]) -> ResolveResult:
 
 
 def resolve(build_dir: Path = DEFAULT_BUILD, context: dict[str, Any] | None = None, *,
-            definitions: Path | None = None, engine: Engine | None = None) -> ResolveResult:
+            definitions: Path | None = None, engine: str | None = None) -> ResolveResult:
     """The tools the request ``context`` (``toolc.rules.context.CONTEXT_KEYS``: agent_id,
     message_provider, group_id, ...) sees: from the build's runtime, or with ``definitions``
     (or ``engine="reference"``) from the reference interpreter. As ``toolc resolve``."""

@@ -46,12 +46,12 @@ def _warn_all(warnings: tuple[str, ...]) -> None:
 @click.option("--definitions", "defs", default=None, type=click.Path(path_type=Path),
               help="Definitions directory (selects the reference engine).  "
               "[default: definitions with --engine reference]")
-@click.option("--engine", type=click.Choice(["compiled", "reference"]), default=None,
+@click.option("--engine", type=click.Choice(list(api.ENGINES)), default=None,
               help="compiled (the build's generated runtime) or reference (the interpreter "
               "over the definitions).  [default: compiled, or reference with --definitions]")
 @click.option("--json", "as_json", is_flag=True, help='Print {"tools": [...]}.')
 @guard
-def resolve(build_dir: Path, defs: Path | None, engine: Any, as_json: bool,
+def resolve(build_dir: Path, defs: Path | None, engine: str | None, as_json: bool,
             **kwargs: Any) -> None:
     """Print the tools a request sees, one per line in catalog order.
 
