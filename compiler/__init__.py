@@ -4,12 +4,16 @@ The package map, top layer first; a module imports only from layers below its ow
 review and importers not from each other (the import-linter contract in pyproject.toml, run by
 tests/test_layers.py):
 
-  cli            click commands: argv in, output and exit code out (thin, over the layers below).
+  cli/           click commands, one module per command family: argv in, output and exit code
+                 out; parsing and printing only, every answer comes from api.
+  api/           the public Python API: everything the CLI does as functions with typed results
+                 (build, resolve, explain, schema, diff, init, import, serve-mcp), over the below.
   serve/         serve-mcp: build dir + identities in, MCP tools out (mcp_server, mcp_identity,
                  mcp_upstream: the proxied upstream servers; also import-mcp's client).
-  review/        toolc diff: two revisions in (compiled via api), access delta and its words out.
+  review/        toolc diff: two revisions in (compiled via builds), access delta and words out.
   importers/     OpenClaw config / the shipped starter in, definitions/ YAML files out.
-  api            the public Python API: definitions dir in, file map / build dir / Resolution out.
+  builds         definitions dir in, file map / build dir / resolved definitions out; reads a
+                 build back with the one check of its files (manifest and runtime digests).
   audit/         one compiled build in: assertions and lints (checks), explain, declared-context
                  warnings, access sets in words, ACCESS.md (access_md).
   semantics/     what a policy means: the reference interpreter (Resolved + Context -> Resolution),
@@ -26,7 +30,7 @@ tests/test_layers.py):
 from __future__ import annotations
 
 from ._version import __version__
-from .api import (
+from .builds import (
     BuildResult,
     build,
     load_reference,

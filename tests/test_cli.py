@@ -18,7 +18,8 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner, Result
-from toolc.cli import load_runtime, main
+from toolc.api import load_runtime
+from toolc.cli import main
 from toolc.pipeline.bundles import dialect_for
 
 from tests.helpers import write_definitions

@@ -40,11 +40,11 @@ class Installed:
             env.pop(name, None)
         return env
 
-    def toolc(self, *args: str, cwd: Path, code: int = 0) -> str:
+    def toolc(self, *args: str, cwd: Path, code: int = 0, stderr: bool = True) -> str:
         proc = subprocess.run([str(self.bin / "toolc"), *args], cwd=cwd, env=self.env(),
                               capture_output=True, text=True, check=False)
         assert proc.returncode == code, f"toolc {' '.join(args)}: {proc.stdout}{proc.stderr}"
-        return proc.stdout + proc.stderr
+        return proc.stdout + (proc.stderr if stderr else "")
 
 
 def _run(*cmd: str, cwd: Path | None = None) -> None:
@@ -114,7 +114,9 @@ def test_init_build_resolve_diff_and_pre_commit_outside_the_checkout(
          "--all-files", "--color", "never"], cwd=hooked, env=env, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True)
     try:
-        assert installed.toolc("resolve", "--agent", "viewer", cwd=project).split() == [
+        # stdout only: stderr names the source ("source: build build/ ...")
+        assert installed.toolc("resolve", "--agent", "viewer", cwd=project,
+                               stderr=False).split() == [
             "read", "web_fetch", "sessions_list", "session_status"]
         policy = project / "definitions" / "policy.yaml"
         policy.write_text(policy.read_text("utf-8").replace(

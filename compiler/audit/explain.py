@@ -58,7 +58,7 @@ class Explanation:
         return next((r.layer for r in self.rows if r.result in ("absent", "removed")), None)
 
     def to_json(self) -> dict[str, Any]:
-        """The ``--json`` shape (documented in the README)."""
+        """The ``--json`` shape (documented in docs/reference/cli.md, toolc explain)."""
         def pos(p: Pos | None) -> str | None:
             return None if p is None else "built-in" if p == BUILTIN else str(p)
 

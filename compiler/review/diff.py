@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..api import BuildError, compile_files, verify_build
 from ..audit.markdown import code, codes
 from ..audit.words import Words, plural
+from ..builds import BuildError, compile_files, verify_build
 from ..locks import LockTimeoutError, lock_path, locked
 from ..pipeline.render import dump_json
 from ..semantics.access import DIMS, ClassSpace, TablesView
@@ -46,7 +46,7 @@ class Side:
 # -- loading ---------------------------------------------------------------------------------
 def side_from_build(out: Path, label: str | None = None) -> Side:
     """A build directory, verified as a whole exactly as its runtime verifies its files
-    (``api.verify_build``): a build whose files differ from its manifest, or whose manifest
+    (``builds.verify_build``): a build whose files differ from its manifest, or whose manifest
     differs from its runtime, is refused, never compared."""
     try:
         build = verify_build(out)
@@ -251,7 +251,7 @@ def _n(count: int) -> str:
 
 # -- output formats --------------------------------------------------------------------------
 def to_json(result: DiffResult) -> dict[str, Any]:
-    """The stable JSON form (``format`` 1), documented in the README."""
+    """The stable JSON form (``format`` 1), documented in docs/reference/review.md."""
     space = result.space
     words = result.words
     names = [[k.label for k in dim] for dim in space.dims()]

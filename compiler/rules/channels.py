@@ -46,7 +46,8 @@ GENERIC = ChannelRule()
 # Channels without a row use the generic rule on `groups` (zalo, mattermost, line, matrix,
 # msteams, feishu, nextcloud-talk, zalouser, ...): with an empty plugin registry (and for
 # Matrix, Nextcloud Talk and Zalouser always: they do not load in the published 2026.3.2)
-# OpenClaw's generic fallback answers for them; see the README's channel table.
+# OpenClaw's generic fallback answers for them; see the channel table in the docs
+# (docs/reference/semantics.md).
 CHANNEL_RULES: dict[str, ChannelRule] = {
     # the generic resolver itself (resolve*GroupToolPolicy of each dock)
     "whatsapp": GENERIC, "imessage": GENERIC, "googlechat": GENERIC, "bluebubbles": GENERIC,

@@ -53,7 +53,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp.shared.exceptions import MCPError
 
 from .._version import __version__
-from ..api import BuildError, read_build_file, read_manifest
+from ..builds import BuildError, read_build_file, read_manifest
 from .mcp_http import HEALTH_PATH, IDENTITY_SCOPE_KEY, Gateway, Limits
 from .mcp_identity import Identity, IdentitySource
 from .mcp_upstream import (

@@ -1,4 +1,6 @@
-"""The Python API: validate, build and resolve; every stage joined in order."""
+"""Compile definitions into builds and read builds back: validate, build, the file map, and
+the one check of a build's files (manifest digests, the runtime's own table) for every reader
+(the runtime loader's rule, `toolc diff`, serve-mcp). The public face is ``toolc.api``."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from .pipeline.bundles import build_bundles
 from .pipeline.frontend import load_definitions, load_files
 from .pipeline.render import DEFAULT_PACKAGE, SOURCES, dump_json, render
 from .pipeline.tables import build_tables
-from .pipeline.writer import check_output_dir, matches_disk, output_lock, publish
+from .pipeline.writer import check_output_dir, diff_disk, matches_disk, output_lock, publish
 from .pipeline.yamlsrc import discover
 from .runtime.bootstrap import DataMismatchError, Digests, read_checked, tree_problems
 from .schema.models import generate_models
@@ -32,6 +34,8 @@ from .semantics.reference import ReferenceInterpreter, Resolution
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BuildResult:
+    """What ``build`` did: the files it wrote (none when ``up_to_date``) and the warnings."""
+
     out_dir: Path
     files: tuple[str, ...]
     diagnostics: tuple[Diagnostic, ...]
@@ -330,3 +334,23 @@ def stamped_files(definitions_dir: Path, *, package: str, strict: bool
     manifest = json.loads(files["manifest.json"])
     manifest["inputs_sha256"] = inputs_digest(definitions_dir, package=package, strict=strict)
     return {**files, "manifest.json": dump_json(manifest)}, diagnostics, counts
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckResult:
+    """``build --check``: the files of ``out`` that differ from a fresh build (drift)."""
+
+    out_dir: Path
+    stale: tuple[str, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def check_build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "build", *,
+                strict: bool = False, package_name: str = DEFAULT_PACKAGE) -> CheckResult:
+    """Compare ``out_dir`` with a fresh build of ``definitions_dir``, writing nothing; raises
+    DefinitionsError on errors (warnings too with ``strict``)."""
+    defs, out = Path(definitions_dir), Path(out_dir)
+    check_package_name(package_name)
+    files, diagnostics, _ = stamped_files(defs, package=package_name, strict=strict)
+    return CheckResult(out_dir=out, stale=tuple(diff_disk(files, out)),
+                       diagnostics=tuple(diagnostics))

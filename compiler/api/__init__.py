@@ -1,0 +1,157 @@
+"""toolc's public Python API: everything the ``toolc`` command does, as functions with typed
+results (the CLI, ``toolc.cli``, only parses arguments and prints these).
+
+Build:    ``validate``, ``build``, ``check_build`` (``build --check``), ``compile_files`` (the
+          file map), ``resolve_definitions``; ``read_manifest``, ``read_build_file`` and
+          ``verify_build`` read a build back, checked as its runtime checks its files.
+Query:    ``resolve`` (the tools a request sees), ``explain`` (why one is kept or removed),
+          ``schema`` / ``load_schemas`` (a tool in a provider's dialect), ``load_runtime``,
+          ``load_reference`` and ``reference_resolve`` (the reference interpreter).
+Review:   ``diff`` (who gains or loses which tool between two revisions), ``render_diff``.
+Project:  ``init`` (the starter), ``import_openclaw_config``, ``schema_path``.
+MCP:      ``serve_mcp``, ``add_identity``, ``import_mcp`` (need the extra ``toolc[mcp]``).
+
+Errors: DefinitionsError (its ``diagnostics``), BuildError (a missing or modified build),
+ValueError subclasses for arguments that cannot be used, InternalError (a bug in toolc).
+A request's context is a dict of ``toolc.rules.context.CONTEXT_KEYS`` (``agent_id``,
+``message_provider``, ``group_id``, ``sender_id``, ...).
+"""
+
+from __future__ import annotations
+
+from ..audit.explain import Explanation, UnknownToolError
+from ..builds import (
+    BUILD_SOURCES_ROOT,
+    BuildError,
+    BuildResult,
+    CheckResult,
+    VerifiedBuild,
+    build,
+    build_is_current,
+    check_build,
+    check_package_name,
+    compile_files,
+    inputs_digest,
+    load_reference,
+    read_build_file,
+    read_manifest,
+    reference_resolve,
+    resolve_build,
+    resolve_definitions,
+    runtime_digests,
+    stamped_files,
+    validate,
+    verify_build,
+)
+from ..diagnostics import DefinitionsError, Diagnostic
+from ..importers.openclaw import ConfigError, ImportRefused, ImportResult
+from ..importers.starter import ProjectWriteError, schema_path
+from ..locks import LockTimeoutError
+from ..pipeline.render import DEFAULT_PACKAGE
+from ..pipeline.writer import OutputDirError
+from ..review.diff import DiffInputError, DiffResult, render_diff
+from ..semantics.reference import ReferenceInterpreter, Resolution
+from ..serve.mcp_identity import IdentitiesError, add_identity
+from .project import InitResult, import_openclaw_config, init
+from .query import (
+    ENGINES,
+    ExplainResult,
+    InternalError,
+    ResolveResult,
+    Schemas,
+    Source,
+    ToolSchema,
+    dialect_reason,
+    explain,
+    explain_from,
+    explain_source,
+    load_runtime,
+    load_schemas,
+    read_tables,
+    resolve,
+    resolve_from,
+    resolve_source,
+    schema,
+)
+from .review import diff
+from .serve import (
+    EXTRAS,
+    ImportedTools,
+    McpError,
+    MissingExtraError,
+    ServeOptionError,
+    import_mcp,
+    serve_mcp,
+)
+
+__all__ = [
+    "BUILD_SOURCES_ROOT",
+    "DEFAULT_PACKAGE",
+    "ENGINES",
+    "EXTRAS",
+    "BuildError",
+    "BuildResult",
+    "CheckResult",
+    "ConfigError",
+    "DefinitionsError",
+    "Diagnostic",
+    "DiffInputError",
+    "DiffResult",
+    "ExplainResult",
+    "Explanation",
+    "IdentitiesError",
+    "ImportRefused",
+    "ImportResult",
+    "ImportedTools",
+    "InitResult",
+    "InternalError",
+    "LockTimeoutError",
+    "McpError",
+    "MissingExtraError",
+    "OutputDirError",
+    "ProjectWriteError",
+    "ReferenceInterpreter",
+    "Resolution",
+    "ResolveResult",
+    "Schemas",
+    "ServeOptionError",
+    "Source",
+    "ToolSchema",
+    "UnknownToolError",
+    "VerifiedBuild",
+    "add_identity",
+    "build",
+    "build_is_current",
+    "check_build",
+    "check_package_name",
+    "compile_files",
+    "dialect_reason",
+    "diff",
+    "explain",
+    "explain_from",
+    "explain_source",
+    "import_mcp",
+    "import_openclaw_config",
+    "init",
+    "inputs_digest",
+    "load_reference",
+    "load_runtime",
+    "load_schemas",
+    "read_build_file",
+    "read_manifest",
+    "read_tables",
+    "reference_resolve",
+    "render_diff",
+    "resolve",
+    "resolve_build",
+    "resolve_definitions",
+    "resolve_from",
+    "resolve_source",
+    "runtime_digests",
+    "schema",
+    "schema_path",
+    "serve_mcp",
+    "stamped_files",
+    "validate",
+    "verify_build",
+]

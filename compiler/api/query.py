@@ -1,0 +1,305 @@
+"""Ask a build or a definitions directory: which tools a request sees (resolve), why one tool is
+kept or removed (explain), and a tool's schema in a provider's dialect (schema)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Literal
+
+from ..audit.declared import Declared, context_warnings
+from ..audit.explain import Explanation, UnknownToolError, catalog_tool
+from ..audit.explain import explain as explain_tool
+from ..builds import (
+    BuildError,
+    build_is_current,
+    read_build_file,
+    read_manifest,
+    resolve_build,
+    resolve_definitions,
+)
+from ..diagnostics import Diagnostics, did_you_mean
+from ..pipeline.bundles import build_bundles, dialect_for
+from ..rules.names import normalize_tool_name
+from ..semantics.reference import ReferenceInterpreter
+
+DEFAULT_DEFS, DEFAULT_BUILD = Path("definitions"), Path("build")
+ENGINES = ("compiled", "reference")  # the build's generated runtime, the reference interpreter
+
+
+class InternalError(Exception):
+    """toolc contradicts itself (e.g. its two engines disagree): a bug (the CLI exits 4)."""
+
+
+def load_runtime(out: Path) -> ModuleType:
+    """Import the generated runtime package of the build directory ``out`` (it checks its own
+    files as it loads: BuildError when they differ from what it was built with)."""
+    package = read_manifest(out)["package"]
+    init = out / package / "__init__.py"
+    spec = importlib.util.spec_from_file_location(package, init,
+                                                  submodule_search_locations=[str(init.parent)])
+    if spec is None or spec.loader is None or not init.is_file():
+        raise BuildError(f"{out.as_posix()}: no runtime package {package}/")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[package] = module
+    try:
+        spec.loader.exec_module(module)
+    except RuntimeError as exc:
+        mismatch = getattr(module, "DataMismatchError", None)
+        if mismatch is not None and isinstance(exc, mismatch):
+            raise BuildError(str(exc)) from exc
+        raise
+    return module
+
+
+def read_tables(out: Path) -> dict[str, Any]:
+    """A build's ``tables.json`` (checked against its manifest)."""
+    manifest = read_manifest(out)
+    raw = read_build_file(out, f"{manifest['package']}/tables.json", manifest)
+    tables: dict[str, Any] = json.loads(raw)
+    return tables
+
+
+# -- where the answer comes from ---------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Source:
+    """Where resolve or explain reads its answer (the CLI says it on stderr and in --json)."""
+
+    kind: Literal["build", "definitions"]
+    path: Path
+    build: Path  # the build compared with the definitions
+    definitions: Path  # the definitions compared with the build
+    build_id: str | None  # sha256 of its manifest.json (first 12 hex digits); None: no build
+    current: bool | None  # built from the definitions as they are now; None: nothing to compare
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "path": self.path.as_posix(), "build": self.build_id,
+                "current": self.current}
+
+    def describe(self) -> str:
+        if self.kind == "definitions":
+            return f"source: definitions {self.path.as_posix()}/ (reference interpreter)"
+        state = {True: "current with the definitions", False: "stale",
+                 None: "no definitions to compare with"}[self.current]
+        return f"source: build {self.path.as_posix()}/ (build {self.build_id}, {state})"
+
+
+def source(kind: Literal["build", "definitions"], path: Path, build_dir: Path,
+           defs: Path) -> Source:
+    """``build_dir`` compared with ``defs`` by the build's inputs digest (``toolc build``'s
+    own no-op check): definitions edited since (or another toolc) make it stale."""
+    try:
+        manifest = (build_dir / "manifest.json").read_bytes()
+    except OSError:
+        return Source(kind=kind, path=path, build=build_dir, definitions=defs, build_id=None,
+                      current=None)
+    return Source(kind=kind, path=path, build=build_dir, definitions=defs,
+                  build_id=hashlib.sha256(manifest).hexdigest()[:12],
+                  current=build_is_current(defs, build_dir) if defs.is_dir() else None)
+
+
+def resolve_source(build_dir: Path = DEFAULT_BUILD, definitions: Path | None = None,
+                   engine: str | None = None) -> Source:
+    """Where ``resolve`` answers from: the build (engine ``compiled``, the default) or the
+    definitions (engine ``reference``, the default when ``definitions`` is given)."""
+    engine = engine or ("reference" if definitions is not None else "compiled")
+    if engine not in ENGINES:
+        raise ValueError(f"engine {engine!r}: expected {' or '.join(ENGINES)}")
+    defs = definitions or DEFAULT_DEFS
+    if engine == "reference":
+        return source("definitions", defs, build_dir, defs)
+    return source("build", build_dir, build_dir, defs)
+
+
+def explain_source(build_dir: Path | None = None, definitions: Path | None = None) -> Source:
+    """Where ``explain`` reads from: the one given, else build/ when it is current relative to
+    definitions/ (or there are no definitions), else definitions/. ValueError for both."""
+    if build_dir is not None and definitions is not None:
+        raise ValueError("give --build or --definitions, not both")
+    if build_dir is not None:
+        return source("build", build_dir, build_dir, DEFAULT_DEFS)
+    if definitions is not None:
+        return source("definitions", definitions, DEFAULT_BUILD, definitions)
+    build = source("build", DEFAULT_BUILD, DEFAULT_BUILD, DEFAULT_DEFS)
+    if (DEFAULT_BUILD / "manifest.json").is_file() and build.current is not False:
+        return build
+    return source("definitions", DEFAULT_DEFS, DEFAULT_BUILD, DEFAULT_DEFS)
+
+
+# -- resolve -----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResolveResult:
+    """The tools a request sees, in catalog order, and where the answer came from."""
+
+    names: tuple[str, ...]
+    source: Source
+    warnings: tuple[str, ...]  # the request names an agent, channel, ... nobody declared
+
+
+def resolve_from(src: Source, context: dict[str, Any]) -> ResolveResult:
+    """``resolve`` with its source already chosen: the reference interpreter over the
+    definitions, or the build's generated runtime."""
+    if src.kind == "definitions":
+        resolved = resolve_definitions(src.path)
+        warnings = context_warnings(Declared.of_resolved(resolved), context)
+        names = ReferenceInterpreter(resolved).resolve(**context).names
+    else:
+        runtime = load_runtime(src.path)
+        warnings = context_warnings(Declared.of_tables(read_tables(src.path)), context)
+        names = tuple(runtime.resolve(**context).names)
+    return ResolveResult(names=tuple(names), source=src, warnings=tuple(warnings))
+
+
+def resolve(build_dir: Path = DEFAULT_BUILD, context: dict[str, Any] | None = None, *,
+            definitions: Path | None = None, engine: str | None = None) -> ResolveResult:
+    """The tools the request ``context`` (``toolc.rules.context.CONTEXT_KEYS``: agent_id,
+    message_provider, group_id, ...) sees: from the build's runtime, or with ``definitions``
+    (or ``engine="reference"``) from the reference interpreter. As ``toolc resolve``."""
+    return resolve_from(resolve_source(build_dir, definitions, engine), context or {})
+
+
+# -- explain -----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExplainResult:
+    """Layer by layer, which rule kept or removed a tool, and where that was read."""
+
+    explanation: Explanation
+    source: Source
+    warnings: tuple[str, ...]
+
+    @property
+    def visible(self) -> bool:
+        return self.explanation.visible
+
+
+def explain_from(src: Source, tool: str, context: dict[str, Any]) -> ExplainResult:
+    """``explain`` with its source already chosen. ``tool`` is read as policies read names
+    (UnknownToolError, a ValueError, when no catalog has it). From a build, the build's
+    runtime must agree with the reference (InternalError otherwise)."""
+    resolved = resolve_build(src.path) if src.kind == "build" else resolve_definitions(src.path)
+    name = catalog_tool(resolved, tool)
+    warnings = context_warnings(Declared.of_resolved(resolved), context)
+    ex = explain_tool(resolved, name, context)
+    if src.kind == "build":
+        check_runtime_agrees(src.path, context, name, ex)
+    return ExplainResult(explanation=ex, source=src, warnings=tuple(warnings))
+
+
+def explain(tool: str, context: dict[str, Any] | None = None, *, build_dir: Path | None = None,
+            definitions: Path | None = None) -> ExplainResult:
+    """Why ``tool`` is visible or not for the request ``context``, as ``toolc explain``: from
+    ``build_dir`` or ``definitions`` (give at most one), else as ``explain_source`` picks."""
+    return explain_from(explain_source(build_dir, definitions), tool, context or {})
+
+
+def check_runtime_agrees(build_dir: Path, context: dict[str, Any], tool: str,
+                         explanation: Explanation) -> None:
+    """The build's generated runtime must give the reference's answer (InternalError)."""
+    names = tuple(load_runtime(build_dir).resolve(**context).names)
+    if explanation.resolution is None:  # never present: nothing else was evaluated
+        reference = tuple(n for n in names if n != tool)
+    else:
+        reference = explanation.resolution.names
+    if names == reference and (tool in names) == explanation.visible:
+        return
+    only_ref = sorted(set(reference) - set(names))
+    only_rt = sorted(set(names) - set(reference))
+    raise InternalError(
+        f"{build_dir.as_posix()}: the reference interpreter (over sources.json) and the "
+        f"generated runtime disagree for this request: {tool} is "
+        f"{'visible' if explanation.visible else 'not visible'} in the reference and "
+        f"{'visible' if tool in names else 'not visible'} in the runtime (only in the "
+        f"reference: {', '.join(only_ref) or '-'}; only in the runtime: "
+        f"{', '.join(only_rt) or '-'}); a toolc bug, or a build whose files were edited "
+        "together with its manifest")
+
+
+# -- schema ------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSchema:
+    """A tool object in one dialect, with the notes explaining each change to its schema."""
+
+    tool: str
+    dialect: str
+    envelope: Any
+    notes: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Schemas:
+    """Every tool's cleaned schema in every dialect, from definitions or a build."""
+
+    bundles: dict[str, Any]
+    notes: dict[str, Any]
+    build: Path | None  # read from this build (its runtime picks dialects)
+
+    def dialect_for(self, provider: str, model: str | None = None) -> tuple[str, str]:
+        """The dialect ``provider`` (and ``model``) speaks, and why, in the definitions'
+        words: from a build its own runtime answers (exactly its rule)."""
+        providers = self.bundles["providers"]
+        if self.build is not None:
+            dialect = str(load_runtime(self.build).dialect_for(provider, model))
+        else:
+            dialect = dialect_for(provider, model, providers["entries"], providers["default"])
+        return dialect, dialect_reason(provider, model, providers)
+
+    def tool(self, tool: str, dialect: str) -> ToolSchema:
+        """``tool`` (read as policies read names) in ``dialect``; UnknownToolError if none."""
+        name = normalize_tool_name(tool)
+        envelopes = self.bundles["dialects"][dialect]["tools"]
+        if name not in envelopes:
+            hint = did_you_mean(name, envelopes)
+            raise UnknownToolError(f'unknown tool "{name}"' + (f" ({hint})" if hint else ""))
+        return ToolSchema(tool=name, dialect=dialect, envelope=envelopes[name],
+                          notes=tuple(self.notes[dialect].get(name, [])))
+
+
+def load_schemas(definitions: Path | None = None, build_dir: Path | None = None) -> Schemas:
+    """The schemas of ``build_dir`` (its checked files) when given, else cleaned from
+    ``definitions`` (default: definitions)."""
+    if build_dir is not None and definitions is not None:
+        raise ValueError("give --build or --definitions, not both")
+    if build_dir is not None:
+        manifest = read_manifest(build_dir)
+        bundles = json.loads(read_build_file(build_dir, f"{manifest['package']}/bundles.json",
+                                             manifest))
+        notes = json.loads(read_build_file(build_dir, "schema-notes.json", manifest))
+        return Schemas(bundles=bundles, notes=notes, build=build_dir)
+    bundle = build_bundles(resolve_definitions(definitions or DEFAULT_DEFS), Diagnostics())
+    return Schemas(bundles=bundle.data, notes=bundle.notes, build=None)
+
+
+def schema(tool: str, *, dialect: str | None = None, provider: str | None = None,
+           model: str | None = None, definitions: Path | None = None,
+           build_dir: Path | None = None) -> ToolSchema:
+    """``tool``'s tool object in ``dialect``, or in the dialect ``provider`` (and ``model``)
+    speaks: as ``toolc schema``. Give exactly one of ``dialect`` and ``provider``."""
+    if (dialect is None) == (provider is None):
+        raise ValueError("give exactly one of dialect and provider")
+    schemas = load_schemas(definitions, build_dir)
+    if provider is not None:
+        dialect, _ = schemas.dialect_for(provider, model)
+    assert dialect is not None
+    return schemas.tool(tool, dialect)
+
+
+def dialect_reason(provider: str, model: str | None, providers: dict[str, Any]) -> str:
+    """Why ``dialect_for`` picks what it picks, in the definitions' words."""
+    p = provider.strip().lower()
+    m = (model or "").strip().lower()
+    entries = providers["entries"]
+    full = (m if "/" in m else f"{p}/{m}") if p and m else None
+    if full is not None and full in entries:
+        return f'providers.entries."{full}"'
+    if p in entries:
+        return f'providers.entries."{p}"'
+    if p in providers["builtin"]:
+        return f"built-in default for provider {p}"
+    if ("google" in p or "gemini" in p) and "anthropic" not in p:
+        return "built-in: a provider naming google or gemini speaks gemini-json"
+    return "providers.default"

@@ -1,0 +1,150 @@
+"""Serve a build over MCP (``toolc serve-mcp``), its bearer-token identities (``toolc identity
+add``) and MCP servers' tools as catalog YAML (``toolc import-mcp``). Everything that needs the
+MCP SDK is imported when called: without the extra ``toolc[mcp]`` a call raises
+MissingExtraError, which names it."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Final
+
+from ..builds import read_manifest
+
+# The optional extras (pyproject's [project.optional-dependencies]) and what each brings.
+EXTRAS: Final = {"mcp": "the MCP Python SDK, anyio, starlette and uvicorn"}
+
+
+class MissingExtraError(Exception):
+    """An optional extra of toolc is missing or broken: a usage problem (the CLI exits 2)."""
+
+
+class ServeOptionError(ValueError):
+    """Options that cannot go together or cannot be used (the CLI exits 2); ``option`` names
+    the parameter when one value is wrong (``http``, ``upstreams``), else it is None."""
+
+    def __init__(self, message: str, option: str | None = None) -> None:
+        super().__init__(message)
+        self.option = option
+
+
+class McpError(Exception):
+    """Serving or importing failed: the port is taken, an upstream is unreachable, or
+    (``strict``) a context names an agent the build lacks (the CLI exits 1)."""
+
+
+def extra_module(command: str, name: str, extra: str = "mcp") -> ModuleType:
+    """``toolc.<name>``, or MissingExtraError naming the extra when anything its import chain
+    needs is missing or too old (any ImportError from outside toolc itself)."""
+    try:
+        return importlib.import_module(f"toolc.{name}")
+    except ImportError as exc:
+        missing = exc.name or ""
+        if missing == "toolc" or missing.startswith("toolc."):
+            raise  # toolc's own module is missing: a broken install, reported as internal
+        what = f"module {missing!r} is missing" if isinstance(exc, ModuleNotFoundError) and \
+            missing else f"importing it failed ({exc})"
+        raise MissingExtraError(
+            f"toolc {command} needs the optional extra toolc[{extra}] ({EXTRAS[extra]}), and "
+            f"{what}: install it with pip install 'toolc[{extra}]' (or upgrade it with "
+            f"pip install -U 'toolc[{extra}]')") from exc
+
+
+def host_port(value: str) -> tuple[str, int]:
+    """``[HOST:]PORT`` (HOST: 127.0.0.1); ServeOptionError (option ``http``) otherwise."""
+    host, sep, port = value.rpartition(":")
+    host = host.strip("[]") if sep else "127.0.0.1"
+    try:
+        number = int(port)
+    except ValueError:
+        number = -1
+    if not 0 <= number <= 65535:
+        raise ServeOptionError(f"{value!r}: expected HOST:PORT or PORT", "http")
+    return host or "127.0.0.1", number
+
+
+def upstream_specs(command: str, values: tuple[str, ...] | list[str]) -> list[Any]:
+    """``NAME=COMMAND`` / ``NAME=URL`` values parsed (``UpstreamSpec``), each NAME once;
+    ServeOptionError (option ``upstreams``) otherwise."""
+    upstream = extra_module(command, "serve.mcp_upstream")
+    try:
+        specs = [upstream.UpstreamSpec.parse(v) for v in values]
+    except ValueError as exc:
+        raise ServeOptionError(str(exc), "upstreams") from exc
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        raise ServeOptionError("each upstream NAME may be given once", "upstreams")
+    return specs
+
+
+def serve_mcp(build_dir: Path = Path("build"), *, context: dict[str, Any] | None = None,
+              http: str | None = None, identities: Path | None = None,
+              impl: str | None = None, hooks: str | None = None,
+              upstreams: tuple[str, ...] | list[str] = (), reload_interval: float = 1.0,
+              strict: bool = False, max_sessions_per_identity: int = 16,
+              max_inflight_per_identity: int = 8) -> None:
+    """Serve the build's tools over MCP until stdin closes (stdio) or until interrupted
+    (``http="[HOST:]PORT"``, which needs ``identities``, the bearer-token file; over HTTP
+    each request's token gives its context, so ``context`` must be empty). ``impl`` and
+    ``hooks`` are ``MODULE:ATTR``; ``upstreams`` are ``NAME=COMMAND`` or ``NAME=URL``. As
+    ``toolc serve-mcp``: raises MissingExtraError, ServeOptionError, BuildError (no build)
+    or McpError."""
+    server = extra_module("serve-mcp", "serve.mcp_server")
+    identity = extra_module("serve-mcp", "serve.mcp_identity")
+    context = context or {}
+    if http is not None and identities is None:
+        raise ServeOptionError("--http needs --identities (toolc identity add makes one)")
+    if http is None and identities is not None:
+        raise ServeOptionError("--identities is for --http (over stdio the flags give the "
+                               "context)")
+    if http is not None and context:
+        raise ServeOptionError("over --http the identities file gives each request's context; "
+                               "drop the context flags")
+    try:
+        ids = identity.IdentitySource(identities) if identities is not None else None
+        impl_source = server.import_attr(impl) if impl else None
+        hooks_source = server.import_attr(hooks) if hooks else None
+    except (identity.IdentitiesError, ValueError, ImportError, AttributeError) as exc:
+        raise ServeOptionError(str(exc)) from exc
+    read_manifest(build_dir)  # BuildError now, with the reason, when there is no build
+    specs = upstream_specs("serve-mcp", upstreams)
+    limits = extra_module("serve-mcp", "serve.mcp_http").Limits(max_sessions_per_identity,
+                                                                max_inflight_per_identity)
+    options = server.Options(build_dir=build_dir, context=context, identities=ids,
+                             impls=impl_source, hooks=hooks_source, upstreams=specs,
+                             reload_interval=reload_interval, strict=strict, limits=limits)
+    server.setup_logging()
+    unavailable = extra_module("serve-mcp", "serve.mcp_upstream").UpstreamUnavailable
+    try:
+        server.run(options, None if http is None else host_port(http))
+    except (unavailable, server.ServeError) as exc:  # an upstream, the port, --strict
+        raise McpError(str(exc)) from exc
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ImportedTools:
+    """What ``import_mcp`` wrote: the catalog file, the plugin and its number of tools."""
+
+    path: Path
+    plugin: str
+    count: int
+
+
+def import_mcp(upstream: str, out: Path | None = None,
+               definitions: Path = Path("definitions")) -> ImportedTools:
+    """Snapshot the tools/list of the MCP server ``upstream`` (``NAME=COMMAND`` or
+    ``NAME=URL``) into catalog YAML (plugin NAME, schemas verbatim) at ``out`` (default:
+    ``definitions/plugins/NAME.yaml``). As ``toolc import-mcp``: raises MissingExtraError,
+    ServeOptionError (option ``upstreams``) or McpError (the server is unreachable)."""
+    mod = extra_module("import-mcp", "serve.mcp_upstream")
+    spec = upstream_specs("import-mcp", (upstream,))[0]
+    try:
+        text, count = mod.snapshot(spec)
+    except mod.UpstreamUnavailable as exc:
+        raise McpError(str(exc)) from exc
+    path = out or definitions / "plugins" / f"{spec.name}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return ImportedTools(path=path, plugin=spec.name, count=count)

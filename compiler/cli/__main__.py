@@ -1,0 +1,8 @@
+"""``python -m toolc.cli``: the ``toolc`` command."""
+
+from __future__ import annotations
+
+from . import main
+
+if __name__ == "__main__":
+    main()
