@@ -6,7 +6,9 @@ MissingExtraError, which names it."""
 from __future__ import annotations
 
 import importlib
+import json
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
@@ -48,8 +50,31 @@ def extra_module(command: str, name: str, extra: str = "mcp") -> ModuleType:
             missing else f"importing it failed ({exc})"
         raise MissingExtraError(
             f"toolc {command} needs the optional extra toolc[{extra}] ({EXTRAS[extra]}), and "
-            f"{what}: install it with pip install 'toolc[{extra}]' (or upgrade it with "
-            f"pip install -U 'toolc[{extra}]')") from exc
+            f"{what}: install it with {install_hint(extra)}") from exc
+
+
+def install_hint(extra: str) -> str:
+    """The pip command that adds ``extra`` to this very install: from the git ref, wheel or
+    checkout it came from (pip's ``direct_url.json``), never a bare index name."""
+    generic = (f"pip install 'toolc[{extra}] @ git+<repo-url>@<ref>' (or "
+               f"pip install '<toolc wheel>[{extra}]')")
+    # A source tree's toolc.egg-info can shadow the installed record on sys.path: take the
+    # first record pip wrote its origin into.
+    texts = (d.read_text("direct_url.json") for d in metadata.distributions(name="toolc"))
+    try:
+        origin = json.loads(next((t for t in texts if t), ""))
+    except ValueError:
+        return generic
+    url = origin.get("url") if isinstance(origin, dict) else None
+    if not isinstance(url, str):
+        return generic
+    vcs = origin.get("vcs_info")
+    if isinstance(vcs, dict) and isinstance(vcs.get("commit_id"), str):
+        return f"pip install 'toolc[{extra}] @ {vcs.get('vcs', 'git')}+{url}@{vcs['commit_id']}'"
+    local = url.removeprefix("file://")
+    if isinstance(origin.get("dir_info"), dict) and origin["dir_info"].get("editable"):
+        return f"pip install -e '{local}[{extra}]'"
+    return f"pip install '{local}[{extra}]'"
 
 
 def host_port(value: str) -> tuple[str, int]:
