@@ -44,6 +44,15 @@ def test_resolve_from_the_build_and_from_the_definitions(project: Path) -> None:
     assert code == 0 and tuple(out.split()) == compiled.names
 
 
+def test_resolve_without_a_build_says_how_to_make_one(project: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "build"
+    defs = project / "definitions"
+    with pytest.raises(api.BuildError, match=r"toolc build .* first, or answer from the "):
+        api.resolve(missing, {"agent_id": "viewer"}, definitions=defs, engine="compiled")
+    source = api.resolve_source(missing, defs, "compiled")
+    assert source.describe().endswith("(no toolc build there)")
+
+
 def test_resolve_warns_about_an_undeclared_agent(project: Path) -> None:
     result = api.resolve(project / "build", {"agent_id": "nobody"})
     assert len(result.warnings) == 1 and "nobody" in result.warnings[0]

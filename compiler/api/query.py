@@ -84,6 +84,8 @@ class Source:
     def describe(self) -> str:
         if self.kind == "definitions":
             return f"source: definitions {self.path.as_posix()}/ (reference interpreter)"
+        if self.build_id is None:
+            return f"source: build {self.path.as_posix()}/ (no toolc build there)"
         state = {True: "current with the definitions", False: "stale",
                  None: "no definitions to compare with"}[self.current]
         return f"source: build {self.path.as_posix()}/ (build {self.build_id}, {state})"
@@ -149,6 +151,12 @@ def resolve_from(src: Source, context: dict[str, Any]) -> ResolveResult:
         warnings = context_warnings(Declared.of_resolved(resolved), context)
         names = ReferenceInterpreter(resolved).resolve(**context).names
     else:
+        if src.build_id is None and src.definitions.is_dir():
+            raise BuildError(
+                f"{src.path.as_posix()}: not a toolc build (no manifest.json); run "
+                f"`toolc build {src.definitions.as_posix()} -o {src.path.as_posix()}` first, "
+                f"or answer from the definitions with `--definitions "
+                f"{src.definitions.as_posix()}`")
         runtime = load_runtime(src.path)
         warnings = context_warnings(Declared.of_tables(read_tables(src.path)), context)
         names = tuple(runtime.resolve(**context).names)
