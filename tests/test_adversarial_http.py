@@ -480,3 +480,31 @@ def test_port_in_use_is_one_line_and_exit_1(project: dict[str, Any]) -> None:
     assert errors == [f"toolc serve-mcp: error: cannot listen on 127.0.0.1:{port}: "
                       "Address already in use"] or \
         errors[-1].endswith(f"cannot listen on 127.0.0.1:{port}: Address already in use")
+
+
+def test_strict_refuses_a_new_build_that_drops_a_served_agent(tmp_path: Path) -> None:
+    """--strict checks every new build as it checked the first: a build without an agent an
+    identity is served is refused (the last good build keeps serving), never a crash."""
+    agents = {"agents": {"list": [{"id": "keep"}]}}
+    defs = write_definitions(tmp_path / "defs", {"tools.yaml": catalog(), "a.yaml": agents})
+    build = tmp_path / "build"
+    toolc("build", str(defs), "--out", str(build))
+    ids = tmp_path / "identities.yaml"
+    token = secrets.token_urlsafe(32)
+    ids.write_text(yaml.safe_dump({"version": 1, "identities": [
+        {"name": "kim", "token_sha256": hashlib.sha256(token.encode()).hexdigest(),
+         "context": {"agent_id": "keep"}}]}, sort_keys=False))
+    srv = Server(tmp_path, build, ids, "--strict")
+    try:
+        served = srv.health()["serving"]
+        (defs / "a.yaml").write_text("version: 1\nagents:\n  list:\n    - id: other\n")
+        toolc("build", str(defs), "--out", str(build))
+        wait_until(lambda: srv.health()["last_refusal"] is not None, "the refusal")
+        assert srv.proc.poll() is None, srv.logged()
+        health = srv.health()
+        assert health["serving"] == served and health["status"] == "refusing-new-build"
+        assert "agent 'keep' is not declared in the build" in srv.logged()
+        sid = srv.open(token)
+        assert srv.call(token, sid, "echo", {"text": "hi"}).status_code == 200
+    finally:
+        srv.stop()

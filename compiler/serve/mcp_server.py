@@ -515,7 +515,11 @@ class McpService:
         except Exception as exc:
             self._refuse(digest, str(exc), stamp)
             return
-        self.check_agents(generation)
+        try:
+            self.check_agents(generation)
+        except ServeError as exc:  # --strict: a new build that drops a served agent
+            self._refuse(digest, str(exc), stamp)
+            return
         self.generation, self.refusal = generation, None
         LOG.info("serving the new build %s; telling %d client(s)", generation.digest[:12],
                  len(self._sessions))
