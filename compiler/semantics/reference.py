@@ -37,6 +37,7 @@ from ..pipeline.policy import (
     mentioned_names,
     pick_policy,
     profile_policy,
+    sandbox_modes,
     sandbox_policy,
     subagent_policy,
 )
@@ -53,6 +54,7 @@ from ..rules.names import (
     normalize_key,
     normalize_tool_name,
 )
+from ..rules.sandbox import derive_sandboxed, session_agent
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -224,6 +226,7 @@ class ReferenceInterpreter:
         self.trace = trace
         self.agents = {a.id: a for a in reversed(resolved.defs.agents)}
         self.channels = {c.name: c for c in resolved.defs.channels}
+        self.sandbox_modes = sandbox_modes(resolved.defs)
 
     # -- request -> layers -------------------------------------------------------------------
     def resolve(self, **context: Any) -> Resolution:
@@ -256,6 +259,19 @@ class ReferenceInterpreter:
                                                  "the owner", entry=Entry(text=t.name, pos=t.pos))
             present = [t for t in present if not t.owner_only]
         return self.pipeline(present, steps, inventory)
+
+    def sandboxed(self, ctx: Context) -> bool:
+        """``sandboxed=True``, or the sandbox mode sandboxes the session (``rules.sandbox``):
+        ``sandboxed=False`` never lifts a sandbox the definitions impose."""
+        return ctx.sandboxed is True or derive_sandboxed(self.sandbox_modes, ctx.session_key)
+
+    def not_sandboxed(self, ctx: Context) -> str:
+        if ctx.session_key is None:
+            return "not sandboxed (no session key)"
+        agent = session_agent(ctx.session_key) or self.sandbox_modes.default_agent
+        mode = self.sandbox_modes.agents.get(agent, self.sandbox_modes.default_mode)
+        what = "its main session" if mode == "non-main" else f"sandbox mode {mode}"
+        return f"not sandboxed (agent {agent}: {what})"
 
     def agent_for(self, ctx: Context, session: SessionInfo) -> AgentDef | None:
         """The explicit agent id, else the session key's (``main`` for a key without one);
@@ -307,9 +323,9 @@ class ReferenceInterpreter:
                             else "agent tools.byProvider.allow", apw, ap.policy if ap else None,
                             no_ap),
             self.group_step(ctx, channel, group_id),
-            self.sandbox_step(a, at) if ctx.sandboxed is True else _Step(
+            self.sandbox_step(a, at) if self.sandboxed(ctx) else _Step(
                 label="sandbox tools.allow", layer="sandbox", policy=None, strips=False,
-                skip="not sandboxed"),
+                skip=self.not_sandboxed(ctx)),
         ]
         is_sub = session.is_subagent or (ctx.spawn_depth or 0) >= 1
         depth = max(ctx.spawn_depth if ctx.spawn_depth is not None else session.depth, 1)
