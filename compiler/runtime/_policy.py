@@ -425,26 +425,26 @@ def _group_context(raw: str) -> tuple[str | None, str | None]:
     lower = raw.lower()
     cut = max(lower.rfind(":thread:"), lower.rfind(":topic:"))
     if cut > 0:
-        raw = raw[:cut].strip() or raw
+        raw = _JS_TRIM.sub("", raw[:cut]) or raw
     parts = [p for p in raw.split(":") if p]
     body = parts[2:] if parts and parts[0] == "agent" else parts
     if body and body[0] == "subagent":
         body = body[1:]
     if len(body) < 3 or body[1] not in ("group", "channel"):
         return None, None
-    group = ":".join(body[2:]).strip()
+    group = _JS_TRIM.sub("", ":".join(body[2:]))
     if not group:
         return None, None
-    return body[0].strip().lower(), group
+    return _JS_TRIM.sub("", body[0]).lower(), group
 
 
 def _parse_session(key: str) -> _Session:
-    raw = key.strip()
+    raw = _JS_TRIM.sub("", key)
     lower = raw.lower()
     parts = [p for p in lower.split(":") if p]
     agent = rest = None
-    if len(parts) >= 3 and parts[0] == "agent" and parts[1].strip():
-        agent, rest = parts[1].strip(), ":".join(parts[2:])
+    if len(parts) >= 3 and parts[0] == "agent" and _JS_TRIM.sub("", parts[1]):
+        agent, rest = _JS_TRIM.sub("", parts[1]), ":".join(parts[2:])
     is_sub = lower.startswith("subagent:") or (rest is not None and rest.startswith("subagent:"))
     channel, group = _group_context(raw)
     return _Session(agent, channel, group, is_sub, lower.count(":subagent:"))
