@@ -2,8 +2,9 @@
 imported policy wider than the gateway's.
 
 A key left out is *access-relevant* when OpenClaw could refuse or restrict a tool call because
-of it that the imported definitions would allow (a sandbox mode, elevated exec, safe bins,
-message actions, agent-to-agent rules, ...). Such keys are errors unless ``--allow-partial``.
+of it that the imported definitions would allow (a read-only sandbox workspace, elevated
+exec, safe bins, message actions, agent-to-agent rules, ...; the sandbox mode itself is
+imported). Such keys are errors unless ``--allow-partial``.
 Keys that only decide whether a tool exists at all (``tools.web.search.enabled``, a memory
 slot) are not: a tool the gateway does not have cannot be called. Keys of admission (who may
 talk to the bot: ``dmPolicy``, ``allowFrom``), transport, models and credentials are not

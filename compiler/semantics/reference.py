@@ -266,12 +266,14 @@ class ReferenceInterpreter:
         return ctx.sandboxed is True or derive_sandboxed(self.sandbox_modes, ctx.session_key)
 
     def not_sandboxed(self, ctx: Context) -> str:
-        if ctx.session_key is None:
-            return "not sandboxed (no session key)"
-        agent = session_agent(ctx.session_key) or self.sandbox_modes.default_agent
-        mode = self.sandbox_modes.agents.get(agent, self.sandbox_modes.default_mode)
-        what = "its main session" if mode == "non-main" else f"sandbox mode {mode}"
-        return f"not sandboxed (agent {agent}: {what})"
+        modes = self.sandbox_modes
+        if ctx.session_key is None or modes.inert:
+            return "not sandboxed"
+        agent = session_agent(ctx.session_key) or modes.default_agent
+        mode = modes.agents.get(agent, modes.default_mode)
+        if mode == "non-main":
+            return f"not sandboxed: the main session of agent {agent} (sandbox mode non-main)"
+        return f"not sandboxed: agent {agent} has sandbox mode {mode}"
 
     def agent_for(self, ctx: Context, session: SessionInfo) -> AgentDef | None:
         """The explicit agent id, else the session key's (``main`` for a key without one);
