@@ -325,7 +325,7 @@ class ReferenceInterpreter:
                             else "agent tools.byProvider.allow", apw, ap.policy if ap else None,
                             no_ap),
             self.group_step(ctx, channel, group_id),
-            self.sandbox_step(a, at) if self.sandboxed(ctx) else _Step(
+            self.sandbox_step(a, at, ctx) if self.sandboxed(ctx) else _Step(
                 label="sandbox tools.allow", layer="sandbox", policy=None, strips=False,
                 skip=self.not_sandboxed(ctx)),
         ]
@@ -375,13 +375,19 @@ class ReferenceInterpreter:
                      lists=block_lists(match.where, match.block) if self.trace else (),
                      notes=match.notes() if self.trace else ())
 
-    def sandbox_step(self, a: ToolsConfig | None, at: str) -> _Step:
+    def sandbox_step(self, a: ToolsConfig | None, at: str, ctx: Context) -> _Step:
         """Section 8: allow and deny each from the agent, else the global config, else the
         built-in default; ``image`` joins a non-empty allow list."""
         policy = sandbox_policy(self.r, a)
         step = _Step(label="sandbox tools.allow", layer="sandbox", strips=False, policy=policy)
         if not self.trace:
             return step
+        if ctx.sandboxed is not True and ctx.session_key is not None:
+            agent = session_agent(ctx.session_key) or self.sandbox_modes.default_agent
+            mode = self.sandbox_modes.agents.get(agent, self.sandbox_modes.default_mode)
+            why = "every session" if mode == "all" else "not its main session"
+            step = replace(step, notes=(Note(text=f"sandboxed by agent {agent}'s sandbox mode "
+                                                  f"{mode} ({why})"),))
         g = self.r.defs.tools_config
         lists: list[PolicyList] = []
         sides: tuple[tuple[ListKind, EntryList | None, EntryList | None,
