@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from toolc.api import compile_files, resolve_definitions
 from toolc.diagnostics import DefinitionsError
 from toolc.pipeline.writer import publish
-from toolc.rules.context import group_context, parse_session_key
+from toolc.rules.context import Context, group_context, parse_session_key
 from toolc.rules.names import normalize_channel
 from toolc.semantics.reference import ReferenceInterpreter
 
@@ -108,6 +108,8 @@ class Run:
             per = self.by_channel.setdefault(_group_channel(ctx), Counter())
             per["contexts"] += 1
             per["group"] += any(s.layer == "group" and s.active for s in resolution.steps)
+            if ctx.get("sandboxed") is not True and reference.sandboxed(Context.of(**ctx)):
+                self.counts["sandboxed by mode"] += 1
             if ours == theirs:
                 self.counts["agree"] += 1
                 per["agree"] += 1
@@ -238,6 +240,7 @@ def report(run: Run, catalog: Mapping[str, Any], selfcheck: Any, cache: Path,
         print(f"  unexplained:                {c['unexplained']:>6}")
         print(f"  runtime != reference:       {c['runtime != reference']:>6}")
     print(f"  configs toolc refuses:      {c['configs toolc refuses']:>6}")
+    print(f"  sandboxed by a sandbox mode (no sandboxed=True): {c['sandboxed by mode']}")
     print("  per group-layer channel (contexts: identical + explained / all; with a toolc "
           "group policy):")
     for name, per in sorted(run.by_channel.items()):

@@ -64,4 +64,9 @@ def definitions_from(config: Mapping[str, Any], plugins: Sequence[Mapping[str, A
     for key in ("tools", "agents", "channels", "plugins"):
         if key in config:
             data[key] = copy.deepcopy(config[key])
+    # session.scope decides the main session (sandbox mode non-main); mainKey is not carried:
+    # OpenClaw's loader forces it to "main" (applySessionDefaults)
+    scope = (config.get("session") or {}).get("scope")
+    if scope is not None:
+        data["session"] = {"scope": scope}
     return data

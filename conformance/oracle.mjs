@@ -27,6 +27,9 @@ const api = fs.readFileSync(path.join(dist, "extensionAPI.js"), "utf8");
 const embedded = api.match(/pi-embedded-(?!helpers)[A-Za-z0-9_-]+\.js/)[0];
 const embeddedSource = fs.readFileSync(path.join(dist, embedded), "utf8");
 const helpers = embeddedSource.match(/pi-embedded-helpers-[A-Za-z0-9_-]+\.js/)[0];
+// The config loader's chunk the helpers import (applySessionDefaults: session.mainKey).
+const helpersSource = fs.readFileSync(path.join(dist, helpers), "utf8");
+const loader = helpersSource.match(/model-selection-[A-Za-z0-9_-]+\.js/)[0];
 const WANTED = {
   [embedded]: ["resolveEffectiveToolPolicy", "resolveGroupToolPolicy", "resolveSubagentToolPolicy",
     "resolveToolProfilePolicy", "mergeAlsoAllowPolicy", "collectExplicitAllowlist",
@@ -35,7 +38,9 @@ const WANTED = {
     "isOpenAIProvider", "isApplyPatchAllowedForModel", "applyMessageProviderToolPolicy",
     "resolveExecConfig", "isOptionalToolAllowed", "normalizeAllowlist",
     "createOpenClawCodingTools"],
-  [helpers]: ["resolveSandboxToolPolicyForAgent", "isOwnerOnlyToolName", "CORE_TOOL_GROUPS"],
+  [helpers]: ["resolveSandboxToolPolicyForAgent", "isOwnerOnlyToolName", "CORE_TOOL_GROUPS",
+    "resolveSandboxRuntimeStatus"],
+  [loader]: ["applySessionDefaults"],
 };
 const targets = {};
 for (const [file, names] of Object.entries(WANTED)) {
@@ -87,7 +92,9 @@ function pluginsEnabled(config, plugin) {
   return true;
 }
 
-function resolveOne(config, plugins, ctx) {
+function resolveOne(rawConfig, plugins, ctx) {
+  // as OpenClaw's loader hands the config on (session.mainKey is forced to "main")
+  const config = oc.applySessionDefaults(rawConfig, { warn: () => {} });
   const sessionKey = ctx.session_key;
   const eff = oc.resolveEffectiveToolPolicy({ config, sessionKey, agentId: ctx.agent_id,
     modelProvider: ctx.model_provider, modelId: ctx.model_id });
@@ -106,7 +113,12 @@ function resolveOne(config, plugins, ctx) {
     ? oc.resolveSubagentToolPolicy(config, oc.getSubagentDepthFromSessionStore(sessionKey,
       { cfg: config }))
     : undefined;
-  const sandboxTools = ctx.sandboxed === true
+  // Sandboxed: what OpenClaw's runtime status decides from the session key and the sandbox
+  // mode (runEmbeddedAttempt -> resolveSandboxContext), or toolc's explicit sandboxed=true
+  // (a caller that knows better); an explicit false cannot lift it.
+  const sandboxed = ctx.sandboxed === true
+    || oc.resolveSandboxRuntimeStatus({ cfg: config, sessionKey: ctx.session_key }).sandboxed;
+  const sandboxTools = sandboxed
     ? oc.resolveSandboxToolPolicyForAgent(config, eff.agentId) : undefined;
   const execConfig = oc.resolveExecConfig({ cfg: config, agentId: eff.agentId });
   const applyPatch = execConfig.applyPatch;

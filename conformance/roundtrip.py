@@ -112,8 +112,11 @@ def contexts_for(config: dict[str, Any], count: int, seed: int) -> list[dict[str
                                 if k.startswith("e164:"))],
         "sender_is_owner": [None, True, False],
         "sandboxed": [None, True],
-        "session_key": [None, None, "agent:main:subagent:x",
-                        *(f"agent:{a}:main" for a in agents)],
+        # main sessions and others: the sandbox modes decide between them
+        "session_key": [None, None, "agent:main:subagent:x", "main", "agent:main:main",
+                        "agent:main:telegram:group:1",
+                        *(f"agent:{a}:main" for a in agents),
+                        *(f"agent:{a}:telegram:group:1" for a in agents)],
     }
     rng = random.Random(seed)
     out = []

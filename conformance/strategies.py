@@ -79,6 +79,10 @@ def config(draw: st.DrawFn) -> dict[str, Any]:
             if draw(st.integers(0, 3)) == 0:
                 at["exec"] = {"applyPatch": draw(apply_patch())}
             agent["tools"] = at
+        if draw(st.integers(0, 2)) == 0:
+            agent["sandbox"] = draw(SANDBOX_BLOCKS)
+        if draw(st.integers(0, 3)) == 0:
+            agent["default"] = draw(st.booleans())
         agents.append(agent)
     channels: dict[str, Any] = {}
     for ch in draw(st.lists(st.sampled_from(KEYED_CHANNELS), max_size=2, unique=True)):
@@ -99,10 +103,20 @@ def config(draw: st.DrawFn) -> dict[str, Any]:
                                                unique=True))}}
     if draw(st.integers(0, 15)) == 0:
         plugins["enabled"] = False
-    return {"tools": tools,
-            "agents": {"defaults": {"subagents": {"maxSpawnDepth": draw(st.integers(1, 3))}},
-                       "list": agents},
-            "channels": channels, "plugins": plugins}
+    defaults: dict[str, Any] = {"subagents": {"maxSpawnDepth": draw(st.integers(1, 3))}}
+    if draw(st.booleans()):
+        defaults["sandbox"] = draw(SANDBOX_BLOCKS)
+    out = {"tools": tools, "agents": {"defaults": defaults, "list": agents},
+           "channels": channels, "plugins": plugins}
+    if draw(st.integers(0, 2)) == 0:
+        # mainKey: OpenClaw's loader forces it to "main" (the oracle applies that too)
+        out["session"] = {k: v for k, v in (
+            ("scope", draw(st.sampled_from([None, "global", "per-sender"]))),
+            ("mainKey", draw(st.sampled_from([None, "main", "boss"])))) if v is not None}
+    return out
+
+
+SANDBOX_BLOCKS = shared.SANDBOX_BLOCKS
 
 
 @st.composite
@@ -133,7 +147,12 @@ contexts = st.fixed_dictionaries({
         "irc:group:G1", "agent::a1:telegram:group:-100", "agent:main:subagent:y",
         "agent:main:slack:channel:c1", "agent:a1:discord:channel:g1:thread:2",
         "agent:main:discord:channel:111", "agent:main:imsg:group:g1",
-        "agent:main:feishu:group:g1", "agent:main:msteams:channel:g1"),
+        "agent:main:feishu:group:g1", "agent:main:msteams:channel:g1",
+        # main sessions and their aliases (sandbox mode non-main), as written and not
+        "main", "agent:main:main", "agent:a1:main", "agent:a2:main", "global", "MAIN",
+        "Agent:a1:main", " agent:a1:main ", "agent:A1:main", "agent:nobody:main",
+        "agent:a1:x", "agent:a 1:main", "boss", "agent:main:boss", "agent:a1:main\x1f",
+        "\ufeffagent:a1:main"),
     "spawned_by": _opt("agent:main:telegram:group:g1", "agent:a2:whatsapp:group:G1:thread:4",
                        "telegram:group:-100:topic:7", "agent:main:irc:channel:g1",
                        "agent:main:telegram:dm:5"),

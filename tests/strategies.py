@@ -174,6 +174,10 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
             if draw(st.integers(0, 3)) == 0:
                 at["exec"] = draw(st.sampled_from([{}, {"applyPatch": draw(apply_patch())}]))
             agent["tools"] = at
+        if draw(st.integers(0, 2)) == 0:
+            agent["sandbox"] = draw(SANDBOX_BLOCKS)
+        if draw(st.integers(0, 3)) == 0:
+            agent["default"] = draw(st.booleans())
         agents.append(agent)
     channels: dict[str, Any] = {}
     keyed = draw(st.lists(st.sampled_from(KEYED_CHANNELS), max_size=1))
@@ -193,11 +197,20 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
         channels[ch] = draw(keyed_channel(ch))
     plugins = {"entries": {p: {"enabled": draw(st.integers(0, 3)) > 0}
                            for p in PLUGIN_TOOLS if any(t.get("plugin") == p for t in catalog)}}
-    return {"catalog": catalog, "groups": groups, "profiles": profiles, "plugins": plugins,
-            "tools": tools_cfg,
-            "agents": {"defaults": {"subagents": {"maxSpawnDepth": draw(st.integers(1, 3))}},
-                       "list": agents},
-            "channels": channels}
+    defaults: dict[str, Any] = {"subagents": {"maxSpawnDepth": draw(st.integers(1, 3))}}
+    if draw(st.booleans()):
+        defaults["sandbox"] = draw(SANDBOX_BLOCKS)
+    out = {"catalog": catalog, "groups": groups, "profiles": profiles, "plugins": plugins,
+           "tools": tools_cfg, "agents": {"defaults": defaults, "list": agents},
+           "channels": channels}
+    if draw(st.integers(0, 2)) == 0:
+        out["session"] = draw(st.sampled_from([{}, {"scope": "global"},
+                                               {"scope": "per-sender"}]))
+    return out
+
+
+# OpenClaw's sandbox blocks as far as definitions carry them (mode only; {} = unset)
+SANDBOX_BLOCKS = st.sampled_from([{}, {"mode": "off"}, {"mode": "non-main"}, {"mode": "all"}])
 
 
 @st.composite
@@ -226,7 +239,11 @@ contexts = st.fixed_dictionaries({
         "agent:nobody:whatsapp:group:*", "agent:a1:subagent:x:telegram:group:g1",
         "agent:main:telegram:group:-100:topic:7", "Agent:a1:telegram:Group:g1", "irc:group:G1",
         "agent::a1:telegram:group:g2", "agent:main:telegram:group: ", "agent:a1:subagent:y",
-        "agent:main:slack:channel:c1", "agent:a1:discord:channel:g1:thread:2"),
+        "agent:main:slack:channel:c1", "agent:a1:discord:channel:g1:thread:2",
+        # main sessions and their aliases (sandbox mode non-main), as written and not
+        "main", "agent:main:main", "agent:a1:main", "agent:a2:main", "global", "Agent:a1:main",
+        " agent:a1:main ", "agent:A1:main", "agent:nobody:main", "agent:a1:x", "MAIN",
+        "agent:a 1:main", "agent:a1:main\x1f", "\ufeffagent:a1:main"),
     "spawned_by": _opt("agent:main:telegram:group:g1", "agent:a2:whatsapp:group:G1:thread:4",
                        "telegram:group:-100:topic:7", "agent:main:irc:channel:g1",
                        "agent:main:telegram:dm:5", ""),

@@ -446,10 +446,12 @@ def test_a_secret_in_an_include_path_is_not_printed(tmp_path: Path) -> None:
 
 # -- 19: keys that would make the import wider ---------------------------------------------------
 @pytest.mark.parametrize(("config", "path"), [
-    ({"agents": {"list": [{"id": "main", "sandbox": {"mode": "all"}}]}},
-     "agents.list[0].sandbox"),
-    ({"agents": {"defaults": {"sandbox": {"mode": "non-main", "scope": "agent"}},
-                 "list": [{"id": "main"}]}}, "agents.defaults.sandbox"),
+    # the sandbox mode is imported; what else a sandbox block says about tools is not
+    ({"agents": {"list": [{"id": "main", "sandbox": {"mode": "all", "workspaceAccess": "ro"}}]}},
+     "agents.list[0].sandbox.workspaceAccess"),
+    ({"agents": {"defaults": {"sandbox": {"mode": "non-main", "scope": "agent",
+                                          "browser": {"allowHostControl": True}}},
+                 "list": [{"id": "main"}]}}, "agents.defaults.sandbox.browser"),
     ({"tools": {"deny": ["exec"], "futureRestriction": {"on": True}}},
      "tools.futureRestriction"),
     ({"tools": {"exec": {"safeBins": ["jq"]}}}, "tools.exec.safeBins"),
@@ -486,7 +488,25 @@ def test_keys_without_tool_access_meaning_still_import(tmp_path: Path) -> None:
     file = write(tmp_path / "openclaw.json", config)
     result = run("import-openclaw", str(file), "-o", str(tmp_path / "out"))
     assert result.exit_code == 0, result.output
-    assert "agents.list[0].sandbox: sandbox mode off, as in toolc" in result.output
+    assert policy_of(tmp_path / "out")["agents"]["list"][0]["sandbox"] == {"mode": "off"}
+
+
+def test_sandbox_modes_import_instead_of_being_refused(tmp_path: Path) -> None:
+    """Item 19: a non-main or all mode was refused (left out: the import was wider than the
+    gateway); it is carried now, and the container set-up beside it is not access-relevant."""
+    config = {"agents": {"defaults": {"sandbox": {"mode": "non-main", "scope": "agent",
+                                                  "docker": {"network": "none"}}},
+                         "list": [{"id": "main", "default": True},
+                                  {"id": "ops", "sandbox": {"mode": "all"}}]},
+              "session": {"scope": "global"}}
+    file = write(tmp_path / "openclaw.json", config)
+    result = run("import-openclaw", str(file), "-o", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    policy = policy_of(tmp_path / "out")
+    assert policy["agents"]["defaults"] == {"sandbox": {"mode": "non-main"}}
+    assert policy["agents"]["list"][1] == {"id": "ops", "sandbox": {"mode": "all"}}
+    assert policy["session"] == {"scope": "global"}
+    assert "agents.defaults.sandbox.docker" in result.output  # left out, listed
 
 
 # -- 19: files that are not an OpenClaw config ---------------------------------------------------

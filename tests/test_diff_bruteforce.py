@@ -24,6 +24,7 @@ from tests.helpers import write_definitions
 from tests.strategies import (
     ENTRY_POOL,
     KEYED_CHANNELS,
+    SANDBOX_BLOCKS,
     by_provider,
     contexts,
     definitions,
@@ -81,7 +82,7 @@ def pairs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
     """A base and a head that differs from it by a few policy edits (or is redrawn)."""
     base = _shrink(draw(definitions()))
     head = copy.deepcopy(base)
-    edits = draw(st.lists(st.integers(0, 11), min_size=0, max_size=3))
+    edits = draw(st.lists(st.integers(0, 12), min_size=0, max_size=3))
     for edit in edits:
         agents = head["agents"]["list"]
         if edit == 0 and agents:
@@ -132,6 +133,12 @@ def pairs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
                 t["optional"] = not t.get("optional", False)
             elif flag == "ownerOnly":
                 t["ownerOnly"] = not t.get("ownerOnly", False)
+        elif edit == 12:
+            # sandbox modes: sessions sandboxed on one side only
+            target = draw(st.sampled_from([head["agents"]["defaults"], *agents]))
+            target["sandbox"] = draw(SANDBOX_BLOCKS)
+            if draw(st.booleans()):
+                head["session"] = {"scope": draw(st.sampled_from(["global", "per-sender"]))}
         elif edit == 11:
             head["tools"]["subagents"] = {"tools": {"alsoAllow": draw(
                 st.lists(st.sampled_from([*PLUGIN_ENTRIES, "sessions_send"]), max_size=2))}}

@@ -145,7 +145,7 @@ def test_report_lists_left_out_keys_by_json_path(imported: tuple[Path, Result]) 
     lines = {line.strip() for line in result.output.splitlines()}
     for path in ["env", "gateway", "hooks", "models", "bindings", "tools.loopDetection",
                  "tools.exec.timeoutSec", "tools.subagents.model",
-                 "agents.defaults.model", "agents.list[0].default", "agents.list[0].name",
+                 "agents.defaults.model", "agents.list[0].name",
                  "agents.list[1].workspace", "agents.list[1].tools.elevated",
                  "channels.telegram.dmPolicy", "channels.telegram.groupPolicy",
                  "channels.telegram.groupAllowFrom",
@@ -176,6 +176,8 @@ def test_the_import_builds_with_the_policy_in_openclaws_shape(
                  "applyPatch": {"enabled": True, "allowModels": ["gpt-5"]}}}
     assert policy["agents"]["defaults"] == {"subagents": {"maxSpawnDepth": 2}}
     assert [a["id"] for a in policy["agents"]["list"]] == ["main", "family", "typo"]
+    # `default` is kept: it names the agent of session keys without one (sandbox modes)
+    assert policy["agents"]["list"][0] == {"id": "main", "default": True}
     assert policy["agents"]["list"][2] == {"id": "typo", "tools": {"profile": "full"}}
     telegram = policy["channels"]["telegram"]
     assert telegram == {"groups": {"*": {}, "-100123": {

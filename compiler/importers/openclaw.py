@@ -59,8 +59,14 @@ EXEC: Spec = {"applyPatch": {"enabled": BOOL, "allowModels": LIST},
 AGENT_TOOLS: Spec = {**PROVIDER_POLICY, "byProvider": _map(PROVIDER_POLICY),
                      "sandbox": {"tools": {"allow": LIST, "deny": LIST}}, "exec": EXEC}
 GLOBAL_TOOLS: Spec = {**AGENT_TOOLS, "subagents": {"tools": POLICY}}
-AGENTS: Spec = {"defaults": {"subagents": {"maxSpawnDepth": INT}},
-                "list": ("list_of", {"id": STR, "tools": AGENT_TOOLS})}
+# `sandbox.mode` decides which sessions are sandboxed (the sandbox tool policy applies);
+# `default` which agent a session key without one belongs to (for that mode).
+SANDBOX: Spec = {"mode": STR}
+AGENTS: Spec = {"defaults": {"subagents": {"maxSpawnDepth": INT}, "sandbox": SANDBOX},
+                "list": ("list_of", {"id": STR, "default": BOOL, "sandbox": SANDBOX,
+                                     "tools": AGENT_TOOLS})}
+# `session.scope: global` makes "global" the main session (sandbox mode non-main)
+SESSION: Spec = {"scope": STR}
 PLUGINS: Spec = {"enabled": BOOL, "entries": _map({"enabled": BOOL})}
 GROUP: Spec = {"tools": POLICY, "toolsBySender": _map(POLICY)}
 GROUP_MAP: Spec = _map(GROUP)
@@ -596,6 +602,8 @@ def _import(config: dict[str, Any], source_name: str, secrets: Secrets,
             _plugin_lists(config, policy["plugins"], keeper)
         elif key == "channels":
             policy["channels"] = _channels(keeper, value)
+        elif key == "session":
+            policy["session"] = keeper.keep(value, SESSION, ("session",))
         else:
             keeper.leave((key,), value=value)
     if isinstance(config, _Dict):
@@ -630,19 +638,25 @@ def _import(config: dict[str, Any], source_name: str, secrets: Secrets,
 
 
 def _sandbox_notes(config: dict[str, Any], result: ImportResult) -> None:
-    """Sandbox mode ``off`` (explicit) imports as is: toolc applies the sandbox layer only
-    when the caller says the session is sandboxed. Other modes are partial (access_reason)."""
+    """Sandbox modes are imported (the runtime derives ``sandboxed`` from them and the
+    session key, as OpenClaw does); ``session.mainKey`` is not: OpenClaw's loader forces it
+    to ``main``."""
     agents = config.get("agents")
-    if not isinstance(agents, dict):
-        return
-    blocks: list[tuple[tuple[str | int, ...], Any]] = [
-        (("agents", "defaults", "sandbox"), (agents.get("defaults") or {}).get("sandbox")
-         if isinstance(agents.get("defaults"), dict) else None)]
-    if isinstance(agents.get("list"), list):
-        blocks += [(("agents", "list", i, "sandbox"), a.get("sandbox"))
-                   for i, a in enumerate(agents["list"]) if isinstance(a, dict)]
+    blocks: list[tuple[tuple[str | int, ...], Any]] = []
+    if isinstance(agents, dict):
+        defaults = agents.get("defaults")
+        blocks.append((("agents", "defaults", "sandbox"),
+                       defaults.get("sandbox") if isinstance(defaults, dict) else None))
+        if isinstance(agents.get("list"), list):
+            blocks += [(("agents", "list", i, "sandbox"), a.get("sandbox"))
+                       for i, a in enumerate(agents["list"]) if isinstance(a, dict)]
     for path, block in blocks:
-        if isinstance(block, dict) and sandbox_mode(config, path, block) == SANDBOX_OFF:
-            result.notes.append(f"{path_text(path)}: sandbox mode off, as in toolc (the "
-                                "sandbox layer applies only when the caller passes "
-                                "sandboxed=True)")
+        if isinstance(block, dict) and sandbox_mode(config, path, block) != SANDBOX_OFF:
+            result.notes.append(f"{path_text(path)}: sandbox mode "
+                                f"{sandbox_mode(config, path, block)!r} imported: sessions it "
+                                "sandboxes get the sandbox tool policy without sandboxed=True")
+    session = config.get("session")
+    main_key = session.get("mainKey") if isinstance(session, dict) else None
+    if isinstance(main_key, str) and main_key.strip() not in ("", "main"):
+        result.notes.append("session.mainKey: not imported; OpenClaw ignores it too (its "
+                            "loader makes the main session key always \"main\")")

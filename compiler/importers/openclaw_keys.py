@@ -2,8 +2,9 @@
 imported policy wider than the gateway's.
 
 A key left out is *access-relevant* when OpenClaw could refuse or restrict a tool call because
-of it that the imported definitions would allow (a sandbox mode, elevated exec, safe bins,
-message actions, agent-to-agent rules, ...). Such keys are errors unless ``--allow-partial``.
+of it that the imported definitions would allow (a read-only sandbox workspace, elevated
+exec, safe bins, message actions, agent-to-agent rules, ...; the sandbox mode itself is
+imported). Such keys are errors unless ``--allow-partial``.
 Keys that only decide whether a tool exists at all (``tools.web.search.enabled``, a memory
 slot) are not: a tool the gateway does not have cannot be called. Keys of admission (who may
 talk to the bot: ``dmPolicy``, ``allowFrom``), transport, models and credentials are not
@@ -99,6 +100,9 @@ ALWAYS_RELEVANT = frozenset({"tools", "toolsBySender", "actions", "elevated", "s
 PLUGINS_IRRELEVANT = frozenset({"load", "installs", "slots", "allow", "deny"})
 PLUGIN_ENTRY_IRRELEVANT = frozenset({"config", "hooks", "apiKey", "env"})
 SANDBOX_OFF = "off"
+# Keys of a sandbox block besides the imported `mode`: the container's set-up, which decides
+# what a sandboxed command can reach, not which tools a session has.
+SANDBOX_IRRELEVANT = frozenset({"scope", "perSession", "workspaceRoot", "docker", "prune"})
 
 
 def sandbox_mode(config: dict[str, Any], path: Path, value: Any) -> str:
@@ -158,14 +162,7 @@ def _agents_reason(config: dict[str, Any], path: Path, keys: list[str],
     if not keys:
         return None
     if "sandbox" in keys[:2]:
-        at = path[: path.index("sandbox") + 1]
-        mode = sandbox_mode(config, at, value if path == at else None)
-        if mode == SANDBOX_OFF:
-            return None
-        return (f"sandbox mode {mode!r}: OpenClaw runs these sessions sandboxed, so the "
-                "sandbox tool policy (tools.sandbox.tools) applies to them; toolc definitions "
-                "cannot say which sessions are sandboxed (the caller passes sandboxed=True, "
-                "--sandboxed), so the import would be wider")
+        return _sandbox_reason(config, path, keys, value)
     if keys[0] == "defaults":
         rest = keys[1:]
     elif keys[0] == "list":
@@ -185,6 +182,42 @@ def _agents_reason(config: dict[str, Any], path: Path, keys: list[str],
     if rest[0] == "elevatedDefault":
         return "elevated exec by default"
     return "an unknown agents key"
+
+
+def _at(config: Any, path: Path) -> Any:
+    for step in path:
+        if isinstance(config, dict) and isinstance(step, str):
+            config = config.get(step)
+        elif isinstance(config, list) and isinstance(step, int) and step < len(config):
+            config = config[step]
+        else:
+            return None
+    return config
+
+
+def _sandbox_reason(config: dict[str, Any], path: Path, keys: list[str],
+                    value: Any) -> str | None:
+    """A sandbox key left out (``mode`` is imported): relevant only where sessions are
+    sandboxed, and only keys that change what a sandboxed session's tools are."""
+    at = path[: path.index("sandbox") + 1]
+    mode = sandbox_mode(config, at, value if path == at else _at(config, at))
+    if mode == SANDBOX_OFF:
+        return None
+    inner = keys[keys.index("sandbox") + 1:]
+    if not inner:
+        return None
+    if inner[0] in SANDBOX_IRRELEVANT:
+        return None
+    if inner[0] == "workspaceAccess":
+        if value != "ro":
+            return None
+        return ("workspaceAccess ro: OpenClaw gives sandboxed sessions no write, edit or "
+                "apply_patch tool, which toolc definitions cannot say")
+    if inner[0] == "sessionToolsVisibility":
+        return "session visibility rules of the sessions tools in sandboxed sessions"
+    if inner[0] == "browser":
+        return "the sandboxed browser tool's host control"
+    return "an unknown sandbox key"
 
 
 def _channel_reason(keys: list[str], value: Any) -> str | None:

@@ -600,15 +600,18 @@ def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[Source
     for b in _one(sections, "tools"):
         tools_config = b.tools_config(b.src.data["tools"], ("tools",))
     agents: list[AgentDef] = []
-    max_depth = None
+    max_depth = sandbox_mode = None
     for b in _one(sections, "agents"):
         agents_data = b.src.data["agents"]
         max_depth = agents_data.get("defaults", {}).get("subagents", {}).get("maxSpawnDepth")
+        sandbox_mode = agents_data.get("defaults", {}).get("sandbox", {}).get("mode")
         for i, agent in enumerate(agents_data.get("list", [])):
             ap: JsonPath = ("agents", "list", i)
             agents.append(AgentDef(
                 id=normalize_agent_id(agent["id"]), pos=b.src.pos((*ap, "id")),
-                tools=b.tools_config(agent["tools"], (*ap, "tools")) if "tools" in agent else None))
+                tools=b.tools_config(agent["tools"], (*ap, "tools")) if "tools" in agent else None,
+                default=agent.get("default") is True,
+                sandbox_mode=agent.get("sandbox", {}).get("mode")))
     channels: tuple[ChannelDef, ...] = ()
     for b in _one(sections, "channels"):
         channels = tuple(b.channel(name, block, ("channels", name))
@@ -621,7 +624,10 @@ def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[Source
         groups=groups,
         profiles=profiles, plugins_enabled=plugins_enabled, plugin_entries=tuple(plugin_entries),
         default_dialect=default_dialect, provider_dialects=dialects, tools_config=tools_config,
-        agents=tuple(agents), max_spawn_depth=max_depth, channels=channels)
+        agents=tuple(agents), max_spawn_depth=max_depth, channels=channels,
+        sandbox_mode=sandbox_mode,
+        session_scope=next((b.src.data["session"].get("scope") for b in _one(sections, "session")),
+                           None))
 
 
 def load_definitions(root: Path, diags: Diagnostics) -> Definitions | None:

@@ -120,6 +120,8 @@ class AgentDef:
     id: str
     pos: Pos
     tools: ToolsConfig | None
+    default: bool = False  # OpenClaw's ``default: true`` (the default agent)
+    sandbox_mode: str | None = None  # ``sandbox.mode``: off, non-main, all (None: unset)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -225,6 +227,8 @@ class Definitions:
     agents: tuple[AgentDef, ...]
     max_spawn_depth: int | None
     channels: tuple[ChannelDef, ...]
+    sandbox_mode: str | None = None  # ``agents.defaults.sandbox.mode`` (None: unset, off)
+    session_scope: str | None = None  # ``session.scope``: per-sender, global (None: unset)
     # ``{relative path: text}`` exactly as read (shipped as build/sources.json for explain)
     texts: Mapping[str, str] = field(default_factory=dict)
     assertions: tuple[AssertionDef, ...] = ()

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 from ..diagnostics import BUILTIN
 from ..rules.names import normalize_tool_name
+from ..rules.sandbox import SandboxModes
 from .analyze import Resolved
-from .model import Entry, EntryList, Policy, ProfileDef, ToolsConfig
+from .model import Definitions, Entry, EntryList, Policy, ProfileDef, ToolsConfig
 
 # CLASSIC sandbox defaults (section 8), channel ids included as the deny list has them.
 SANDBOX_DEFAULT_ALLOW = ("exec", "process", "read", "write", "edit", "apply_patch", "image",
@@ -73,6 +74,21 @@ def profile_policy(profile: ProfileDef | None, also: EntryList | None) -> LayerP
     if allow is not None and also and also.items:
         allow = _union(allow or (Entry(text="*", pos=also.pos),), also.items)
     return LayerPolicy(allow=allow, deny=_items(profile.deny))
+
+
+def sandbox_modes(defs: Definitions) -> SandboxModes:
+    """Which sessions are sandboxed (``rules.sandbox``): agent modes by normalized id (the
+    first entry of an id, as ``resolveAgentEntry`` finds it), the default agent
+    (``resolveDefaultAgentId``) and ``session.scope``."""
+    first: dict[str, str | None] = {}
+    for agent in defs.agents:
+        first.setdefault(agent.id, agent.sandbox_mode)
+    agents = {k: v for k, v in first.items() if v is not None}
+    chosen = next((a for a in defs.agents if a.default), defs.agents[0] if defs.agents else None)
+    return SandboxModes(default_mode=defs.sandbox_mode or "off",  # type: ignore[arg-type]
+                        agents=agents,  # type: ignore[arg-type]
+                        default_agent=chosen.id if chosen else "main",
+                        scope_global=defs.session_scope == "global")
 
 
 def sandbox_policy(resolved: Resolved, agent_tools: ToolsConfig | None) -> LayerPolicy:

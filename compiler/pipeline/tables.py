@@ -31,13 +31,14 @@ from .policy import (
     mentioned_names,
     pick_policy,
     profile_policy,
+    sandbox_modes,
     sandbox_policy,
     subagent_policy,
 )
 
 NEVER = -1  # witness for layers that never strip
 Layer = tuple[int, int, int]  # (witness, allow_pass, deny_pass) as bitsets
-TABLES_FORMAT = 4
+TABLES_FORMAT = 5
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -415,6 +416,8 @@ class TableBuilder:
                                           ensure_ascii=False)
                          for name, ch in self.channels().items()},
             "subagent": {"stacks": subagent, "max_spawn_depth": self.r.max_spawn_depth},
+            # which sessions are sandboxed when the caller does not say (rules.sandbox)
+            "sandbox": sandbox_modes(defs).to_json(),
         }
         # Dotted strings, not nested lists: the runtime parses them lazily (fast imports).
         data["layers"] = [".".join(map(str, x)) for x in self.intern.layers]

@@ -152,6 +152,9 @@ class Changes:
         vb, vh = self.vb, self.vh
         (_, rb), (_, rh) = vb.record(agent), vh.record(agent)
         diff = self.stack_diff(rb.stack, rh.stack) | self.stack_diff(rb.sandbox, rh.sandbox)
+        if vb.sandbox_modes != vh.sandbox_modes:
+            # a session sandboxed on one side only meets the sandbox layer on that side
+            diff |= self._touched(vb, rb.sandbox) | self._touched(vh, rh.sandbox)
         ap_b = vb.ap_variants[rb.ap] if vb.ap_variants else None
         ap_h = vh.ap_variants[rh.ap] if vh.ap_variants else None
         if ap_b != ap_h:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from .sandbox import js_trim
+
 CONTEXT_KEYS = ("agent_id", "session_key", "spawned_by", "model_provider", "model_id",
                 "message_provider", "account_id", "group_id", "group_space", "group_channel",
                 "sender_id", "sender_e164",
@@ -93,7 +95,7 @@ _NO_SESSION = SessionInfo(agent=None, channel=None, group=None, is_subagent=Fals
 
 def parse_session_key(key: str | None) -> SessionInfo:
     """``agent:ID:CHANNEL:group:GID[:topic:T]`` and ``:subagent:`` markers (OpenClaw's rules)."""
-    raw = (key or "").strip()
+    raw = js_trim(key or "")
     if not raw:
         return _NO_SESSION
     lower = raw.lower()
@@ -107,27 +109,27 @@ def parse_session_key(key: str | None) -> SessionInfo:
 def _agent_part(lower: str) -> tuple[str | None, str]:
     """``parseAgentSessionKey``: empty segments dropped, at least ``agent:ID:REST``."""
     parts = [p for p in lower.split(":") if p]
-    if len(parts) < 3 or parts[0] != "agent" or not parts[1].strip():
+    if len(parts) < 3 or parts[0] != "agent" or not js_trim(parts[1]):
         return None, ""
-    return parts[1].strip(), ":".join(parts[2:])
+    return js_trim(parts[1]), ":".join(parts[2:])
 
 
 def group_context(raw_key: str | None) -> tuple[str | None, str | None]:
     """``resolveGroupContextFromSessionKey``: (channel, group id) of a group session key."""
-    raw = (raw_key or "").strip()
+    raw = js_trim(raw_key or "")
     if not raw:
         return None, None
     lower = raw.lower()
     cut = max(lower.rfind(m) for m in _THREAD_MARKERS)
     if cut > 0:
-        raw = raw[:cut].strip() or raw
+        raw = js_trim(raw[:cut]) or raw
     parts = [p for p in raw.split(":") if p]
     body = parts[2:] if parts and parts[0] == "agent" else parts
     if body and body[0] == "subagent":
         body = body[1:]
     if len(body) < 3 or body[1] not in ("group", "channel"):
         return None, None
-    group = ":".join(body[2:]).strip()
+    group = js_trim(":".join(body[2:]))
     if not group:
         return None, None
-    return body[0].strip().lower(), group
+    return js_trim(body[0]).lower(), group

@@ -11,6 +11,9 @@ A request's tool set depends on six effective inputs, each with finitely many cl
   group"; and, where availability depends on the message channel, whether the channel was
   given explicitly or only came from the session key or ``spawned_by``;
 * **owner** (or not), **sandboxed** (or not), **subagent** (none, not a leaf, leaf).
+  Sandboxed is ``sandboxed=True`` or what the sandbox mode derives from the session key
+  (``rules.sandbox``); when two sides derive differently (a diff that changes a mode), the
+  session keys that tell them apart add classes ("sandboxed on one side only").
 
 Every request falls into exactly one class and every class has a representative request
 (``Klass.flags``) that reproduces it. Classes are never enumerated as a product: the
@@ -39,6 +42,7 @@ from ..rules.names import (
     normalize_channel,
     normalize_key,
 )
+from ..rules.sandbox import SandboxModes, derive_sandboxed
 
 DIMS = ("agent", "provider", "channel", "owner", "sandbox", "subagent")
 OTHER = "toolc-other"  # the stem of fresh values that no definition declares
@@ -91,6 +95,7 @@ class TablesView:
                             for e, m in ap["variants"]]
         self.channels: dict[str, dict[str, Any]] = {
             name: json.loads(raw) for name, raw in data["channels"].items()}
+        self.sandbox_modes = SandboxModes.from_json(data.get("sandbox"))
         sub = data["subagent"]
         self.subagent: tuple[int, int] = (int(sub["stacks"][0]), int(sub["stacks"][1]))
         self.leaf_depth = max(1, int(sub["max_spawn_depth"]))
@@ -430,8 +435,7 @@ class ClassSpace:
         self.channels = self._channels()
         self.owner = [Klass(label="non-owner", key=(False,)),
                       Klass(label="owner", flags=(("sender_is_owner", True),), key=(True,))]
-        self.sandbox = [Klass(label="not sandboxed", key=(False,)),
-                        Klass(label="sandboxed", flags=(("sandboxed", True),), key=(True,))]
+        self.sandbox = self._sandboxes()
         self.subagent = self._subagents()
 
     def dims(self) -> tuple[list[Klass], ...]:
@@ -449,6 +453,10 @@ class ClassSpace:
         out: dict[str, Any] = {}
         for dim, i in zip(self.dims(), point, strict=True):
             out.update(dim[i].flags)
+        if "session_key" in out and "agent_id" not in out:
+            # a sandbox class's session key must not pick the policy agent: an undeclared
+            # agent id keeps "no declared agent"
+            out["agent_id"] = self._fresh_agent
         return out
 
     def classify(self, **context: Any) -> tuple[int, ...]:
@@ -472,8 +480,43 @@ class ClassSpace:
         depth = ctx.spawn_depth if ctx.spawn_depth is not None else session.depth
         sub = self._depth_index[min(max(depth, 1), len(self._depth_index) - 1)] if is_sub \
             else self._depth_index[0]
+        sandboxed = tuple(ctx.sandboxed is True or derive_sandboxed(v.sandbox_modes,
+                                                                    ctx.session_key)
+                          for v in self.views)
+        found = self._sandbox_index.get(sandboxed)
+        if found is None:
+            raise LookupError(f"no sandbox class holds {ctx}: the class space is incomplete")
         return (agent, prov, self._classify_channel(ctx, session),
-                int(ctx.sender_is_owner is True), int(ctx.sandboxed is True), sub)
+                int(ctx.sender_is_owner is True), found, sub)
+
+    # sandbox --------------------------------------------------------------------------------
+    def _sandboxes(self) -> list[Klass]:
+        """Not sandboxed (no session key), sandboxed (``sandboxed=True``), then one class per
+        other per-side verdict some session key gets (only when the sides' modes differ).
+        A class's key is its per-side verdict."""
+        n = len(self.views)
+        out = [Klass(label="not sandboxed", key=(False,) * n),
+               Klass(label="sandboxed", flags=(("sandboxed", True),), key=(True,) * n)]
+        self._sandbox_index: dict[tuple[bool, ...], int] = {k.key: i for i, k in enumerate(out)}
+        ids = {a for v in self.views for a in v.agents}
+        for v in self.views:
+            ids.update(v.sandbox_modes.agents)
+            ids.add(v.sandbox_modes.default_agent)
+        self._fresh_agent = _fresh(ids)
+        if all(v.sandbox_modes.inert for v in self.views):
+            return out
+        # The verdict depends on the key's agent (its mode), and on whether the key is that
+        # agent's main session or "global": these keys reach every combination.
+        keys = [k for a in sorted(ids | {self._fresh_agent})
+                for k in (f"agent:{a}:main", f"agent:{a}:{OTHER}")]
+        for key in [*keys, "main", "global", OTHER]:
+            verdict = tuple(derive_sandboxed(v.sandbox_modes, key) for v in self.views)
+            if verdict not in self._sandbox_index:
+                self._sandbox_index[verdict] = len(out)
+                sides = ", ".join("sandboxed" if b else "not" for b in verdict)
+                out.append(Klass(label=f"session {key} ({sides})",
+                                 flags=(("session_key", key),), key=verdict))
+        return out
 
     def _classify_channel(self, ctx: Context, session: SessionInfo) -> int:
         spawned_channel, spawned_group = group_context(ctx.spawned_by)

@@ -342,10 +342,11 @@ class Evaluator:
                     if p is None:
                         p = pcache[pkey] = self.present(side, gi, gates, ap_ok, o)
                     presents.append(p)
-                for s in (0, 1):
+                for s, sb in enumerate(self.space.sandbox):
                     for k in range(len(self.space.subagent)):
                         values = tuple(
-                            self._values(presents[side], main, sandbox if s else None,
+                            self._values(presents[side], main,
+                                         sandbox if sb.key[side] else None,
                                          self.subs[side][k], nonopt[side])
                             for side, (main, sandbox, _, _) in enumerate(aps.inputs))
                         if changed_only and all(x == values[0] for x in values[1:]):

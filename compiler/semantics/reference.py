@@ -37,6 +37,7 @@ from ..pipeline.policy import (
     mentioned_names,
     pick_policy,
     profile_policy,
+    sandbox_modes,
     sandbox_policy,
     subagent_policy,
 )
@@ -53,6 +54,7 @@ from ..rules.names import (
     normalize_key,
     normalize_tool_name,
 )
+from ..rules.sandbox import derive_sandboxed, session_agent
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -224,6 +226,7 @@ class ReferenceInterpreter:
         self.trace = trace
         self.agents = {a.id: a for a in reversed(resolved.defs.agents)}
         self.channels = {c.name: c for c in resolved.defs.channels}
+        self.sandbox_modes = sandbox_modes(resolved.defs)
 
     # -- request -> layers -------------------------------------------------------------------
     def resolve(self, **context: Any) -> Resolution:
@@ -256,6 +259,21 @@ class ReferenceInterpreter:
                                                  "the owner", entry=Entry(text=t.name, pos=t.pos))
             present = [t for t in present if not t.owner_only]
         return self.pipeline(present, steps, inventory)
+
+    def sandboxed(self, ctx: Context) -> bool:
+        """``sandboxed=True``, or the sandbox mode sandboxes the session (``rules.sandbox``):
+        ``sandboxed=False`` never lifts a sandbox the definitions impose."""
+        return ctx.sandboxed is True or derive_sandboxed(self.sandbox_modes, ctx.session_key)
+
+    def not_sandboxed(self, ctx: Context) -> str:
+        modes = self.sandbox_modes
+        if ctx.session_key is None or modes.inert:
+            return "not sandboxed"
+        agent = session_agent(ctx.session_key) or modes.default_agent
+        mode = modes.agents.get(agent, modes.default_mode)
+        if mode == "non-main":
+            return f"not sandboxed: the main session of agent {agent} (sandbox mode non-main)"
+        return f"not sandboxed: agent {agent} has sandbox mode {mode}"
 
     def agent_for(self, ctx: Context, session: SessionInfo) -> AgentDef | None:
         """The explicit agent id, else the session key's (``main`` for a key without one);
@@ -307,9 +325,9 @@ class ReferenceInterpreter:
                             else "agent tools.byProvider.allow", apw, ap.policy if ap else None,
                             no_ap),
             self.group_step(ctx, channel, group_id),
-            self.sandbox_step(a, at) if ctx.sandboxed is True else _Step(
+            self.sandbox_step(a, at, ctx) if self.sandboxed(ctx) else _Step(
                 label="sandbox tools.allow", layer="sandbox", policy=None, strips=False,
-                skip="not sandboxed"),
+                skip=self.not_sandboxed(ctx)),
         ]
         is_sub = session.is_subagent or (ctx.spawn_depth or 0) >= 1
         depth = max(ctx.spawn_depth if ctx.spawn_depth is not None else session.depth, 1)
@@ -357,13 +375,19 @@ class ReferenceInterpreter:
                      lists=block_lists(match.where, match.block) if self.trace else (),
                      notes=match.notes() if self.trace else ())
 
-    def sandbox_step(self, a: ToolsConfig | None, at: str) -> _Step:
+    def sandbox_step(self, a: ToolsConfig | None, at: str, ctx: Context) -> _Step:
         """Section 8: allow and deny each from the agent, else the global config, else the
         built-in default; ``image`` joins a non-empty allow list."""
         policy = sandbox_policy(self.r, a)
         step = _Step(label="sandbox tools.allow", layer="sandbox", strips=False, policy=policy)
         if not self.trace:
             return step
+        if ctx.sandboxed is not True and ctx.session_key is not None:
+            agent = session_agent(ctx.session_key) or self.sandbox_modes.default_agent
+            mode = self.sandbox_modes.agents.get(agent, self.sandbox_modes.default_mode)
+            why = "every session" if mode == "all" else "not its main session"
+            step = replace(step, notes=(Note(text=f"sandboxed by agent {agent}'s sandbox mode "
+                                                  f"{mode} ({why})"),))
         g = self.r.defs.tools_config
         lists: list[PolicyList] = []
         sides: tuple[tuple[ListKind, EntryList | None, EntryList | None,
