@@ -201,7 +201,9 @@ def context_options(fn: F) -> F:
         click.option(CLI_OPTIONS["sender_is_owner"], "sender_is_owner", is_flag=True, default=None,
                      help="The sender is the owner (owner-only tools)."),
         click.option(CLI_OPTIONS["sandboxed"], "sandboxed", is_flag=True, default=None,
-                     help="The session runs sandboxed (sandbox layer)."),
+                     help="Sandboxed whatever the session key says; without it the "
+                          "definitions' sandbox mode decides from the session key (this flag "
+                          "cannot turn that off)."),
         click.option(CLI_OPTIONS["spawn_depth"], "spawn_depth", type=click.IntRange(min=0),
                      metavar="N",
                      help="Subagent depth (1 or more marks a subagent session)."),
