@@ -9,6 +9,8 @@ MCP_STAMP := $(VENV)/.mcp-installed-stamp
 DOCS_STAMP := $(VENV)/.docs-installed-stamp
 # The package directory `compiler/` is installed as `toolc`; setuptools' editable install warns
 # about same-named folders in the working directory, which this layout does not have.
+# pytest-xdist workers for `make test` (the CI machine has 2 cores); TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 2
 PIP := PYTHONWARNINGS=ignore $(PY) -m pip install -q
 
 .PHONY: install install-test build test lint typecheck golden bench bench-quick conformance docs dist clean
@@ -51,7 +53,7 @@ test: install-test
 	$(VENV)/bin/ruff format --check compiler/runtime examples
 	$(VENV)/bin/mypy compiler
 	MYPYPATH=build $(VENV)/bin/mypy --strict examples
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS)
 
 ## Regenerate the golden case directories under tests/cases/ after an intended change.
 golden: install-test

@@ -30,7 +30,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "12079b18306686bac58cfefd43ef0a1ba5feeee1f781a4421b4757fc04cbc3b5",
+    "_policy.py": "7a15ece7396cbcb3a457e27cda09ed532a1988aac6201d8cb1229d60a9fd18e8",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
@@ -39,7 +39,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "bundles.json": "938c83b8f9d1375c67443b1f01dd557d8483340ccf0e3e82b1241a8755b32269",
     "catalog.json": "bf05da8afb2cb4ed0a677d34b67c20c913b9addc9eb7dbd41a06a5e8c905a4ef",
     "models.py": "2c7267f07aafc30f1ae783bbed4d58bfc660b3520b7e97850577c055259c76f2",
-    "tables.json": "9c2dc2784247527f415a61d91b85c40fe088786283bb7c3ddf6ae9f51c53debd",
+    "tables.json": "67486470c1903ae3ddf56b5d4ce8b081ff2ce81c798e3bcf1c2249c6cf972890",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (

@@ -271,6 +271,13 @@ def _channel(name: str) -> dict[str, Any] | None:
 _SUBAGENT_NONLEAF: Final = _stack(_T["subagent"]["stacks"][0])
 _SUBAGENT_LEAF: Final = _stack(_T["subagent"]["stacks"][1])
 _LEAF_DEPTH: Final = max(1, int(_T["subagent"]["max_spawn_depth"]))
+# Sandbox modes (toolc.rules.sandbox): which sessions OpenClaw sandboxes when the caller does
+# not say. Modes by normalized agent id, the default agent, session.scope == "global".
+_SB_DEFAULT_MODE: Final[str] = _T["sandbox"]["default_mode"]
+_SB_MODES: Final[dict[str, str]] = _T["sandbox"]["agents"]
+_SB_DEFAULT_AGENT: Final[str] = _T["sandbox"]["default_agent"]
+_SB_SCOPE_GLOBAL: Final = bool(_T["sandbox"]["scope_global"])
+_SB_ANY: Final = _SB_DEFAULT_MODE != "off" or any(m != "off" for m in _SB_MODES.values())
 del _T
 
 # -- request checking and parsing -----------------------------------------------------------
@@ -321,6 +328,39 @@ def _check(values: Mapping[str, object]) -> None:
 def _text(value: str | None) -> str | None:
     """A context string, or None when it is absent or blank."""
     return value if value is not None and value.strip() else None
+
+
+# JavaScript's String.prototype.trim (OpenClaw trims session keys with it): Python's strip
+# differs (strips \x1c-\x1f and \x85, keeps \ufeff).
+_JS_SPACE: Final = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_JS_TRIM: Final = re.compile(f"^[{_JS_SPACE}]+|[{_JS_SPACE}]+$")
+_SANDBOXED: dict[str, bool] = {}
+
+
+def _sandboxed_by_mode(session_key: str | None) -> bool:
+    """OpenClaw's ``resolveSandboxRuntimeStatus(...).sandboxed`` for a session key (cached):
+    the mode of the key's agent (else the default agent's), ``off`` never, ``all`` always,
+    ``non-main`` unless the key is the agent's main session; no session key: False."""
+    if not _SB_ANY or session_key is None:
+        return False
+    cached = _SANDBOXED.get(session_key)
+    if cached is None:
+        raw = _JS_TRIM.sub("", session_key)
+        parts = [p for p in _JS_TRIM.sub("", raw.lower()).split(":") if p]
+        agent = _JS_TRIM.sub("", parts[1]) if len(parts) >= 3 and parts[0] == "agent" else ""
+        agent = (_normalize_id(agent) or "main") if agent else _SB_DEFAULT_AGENT
+        mode = _SB_MODES.get(agent, _SB_DEFAULT_MODE)
+        if not raw or mode == "off":
+            cached = False
+        elif mode == "all":
+            cached = True
+        else:  # non-main: a main alias is the main session ("global" under that scope)
+            main = raw in ("main", f"agent:{agent}:main")
+            cached = not main and not (_SB_SCOPE_GLOBAL and raw == "global")
+        if len(_SANDBOXED) >= _CACHE_LIMIT:
+            _SANDBOXED.clear()
+        _SANDBOXED[session_key] = cached
+    return cached
 
 
 class _Session(NamedTuple):
@@ -385,26 +425,26 @@ def _group_context(raw: str) -> tuple[str | None, str | None]:
     lower = raw.lower()
     cut = max(lower.rfind(":thread:"), lower.rfind(":topic:"))
     if cut > 0:
-        raw = raw[:cut].strip() or raw
+        raw = _JS_TRIM.sub("", raw[:cut]) or raw
     parts = [p for p in raw.split(":") if p]
     body = parts[2:] if parts and parts[0] == "agent" else parts
     if body and body[0] == "subagent":
         body = body[1:]
     if len(body) < 3 or body[1] not in ("group", "channel"):
         return None, None
-    group = ":".join(body[2:]).strip()
+    group = _JS_TRIM.sub("", ":".join(body[2:]))
     if not group:
         return None, None
-    return body[0].strip().lower(), group
+    return _JS_TRIM.sub("", body[0]).lower(), group
 
 
 def _parse_session(key: str) -> _Session:
-    raw = key.strip()
+    raw = _JS_TRIM.sub("", key)
     lower = raw.lower()
     parts = [p for p in lower.split(":") if p]
     agent = rest = None
-    if len(parts) >= 3 and parts[0] == "agent" and parts[1].strip():
-        agent, rest = parts[1].strip(), ":".join(parts[2:])
+    if len(parts) >= 3 and parts[0] == "agent" and _JS_TRIM.sub("", parts[1]):
+        agent, rest = _JS_TRIM.sub("", parts[1]), ":".join(parts[2:])
     is_sub = lower.startswith("subagent:") or (rest is not None and rest.startswith("subagent:"))
     channel, group = _group_context(raw)
     return _Session(agent, channel, group, is_sub, lower.count(":subagent:"))
@@ -772,6 +812,8 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     ill-typed value; blank strings count as absent."""
     _check(locals())
     session_key = _text(session_key)
+    # An explicit True stays; False or None never lifts a sandbox the definitions impose.
+    sandboxed = sandboxed is True or _sandboxed_by_mode(session_key)
     session = _session(session_key) if session_key else _NO_SESSION
     raw_agent = _request_agent(_text(agent_id), session_key, session)
     record = _NO_AGENT if raw_agent is None else _agent_record(raw_agent)

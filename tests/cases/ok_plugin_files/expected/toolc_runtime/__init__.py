@@ -30,7 +30,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "12079b18306686bac58cfefd43ef0a1ba5feeee1f781a4421b4757fc04cbc3b5",
+    "_policy.py": "7a15ece7396cbcb3a457e27cda09ed532a1988aac6201d8cb1229d60a9fd18e8",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
@@ -39,7 +39,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "bundles.json": "b380101f3fd5c89496692623a471da36ff68ae182bf5185ed415fe23a64e5eda",
     "catalog.json": "2e2f7e8993e59c0259fcb3da0f8564d20d323b8cebca0fde28f7240a35cd672c",
     "models.py": "b769bfa50833fe8fceaac061bdbac0bf02f9fc2d40e64ccf5b0dbea53dcf6ef5",
-    "tables.json": "4eee9d1eded66581a831a0edb3fd98b4393ee563778c036477c9e1584cb6deb2",
+    "tables.json": "86b8c2336db0b1f344d3af9e7070f64075c385b5d8a3226eef458a78b60e8b89",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (

@@ -30,7 +30,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "12079b18306686bac58cfefd43ef0a1ba5feeee1f781a4421b4757fc04cbc3b5",
+    "_policy.py": "7a15ece7396cbcb3a457e27cda09ed532a1988aac6201d8cb1229d60a9fd18e8",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
@@ -39,7 +39,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "bundles.json": "afedf76c85ea118f284726baf71b6b13c7bf0f2068d176b4b89111b25e3f9bd4",
     "catalog.json": "723aaac598569ddeeb761d601ed34b6eccb0e06a7d85087b9f98d1be4fc91fe6",
     "models.py": "ff6a372eba839d0b750a8cc655f5f26a098ef43ccc906de7cbde6ff90a8e0439",
-    "tables.json": "15757b88f9540046e74de914faa0e49597355c196301a7bf39b777a87c804112",
+    "tables.json": "85361c26283c28cbdc859cc9bce6f7213f812ec863d739004d1dd7f788fdb757",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (

@@ -30,7 +30,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "12079b18306686bac58cfefd43ef0a1ba5feeee1f781a4421b4757fc04cbc3b5",
+    "_policy.py": "7a15ece7396cbcb3a457e27cda09ed532a1988aac6201d8cb1229d60a9fd18e8",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
@@ -39,7 +39,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "bundles.json": "3ec3e9279140a05ce6f4a8c1250b356d00992b3d38ac4a3e078d155649b4836f",
     "catalog.json": "5665d43801b91fa3e7403bc111634db5fecabedd1f230a23e934abe2b0f39aaf",
     "models.py": "6ed1a1cbec790764a5856c412e73dcea56b9863a3275348b5567bc2395f917c5",
-    "tables.json": "b56f0875b592b46dd08e5263f8b7c06bc8404187c73a442c6398a2f19688ac1e",
+    "tables.json": "f7bf4e4a41e9f447c71b3ce0ed73d5cfd8220bfe6fdf898eeccb9fdbae7d9369",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (

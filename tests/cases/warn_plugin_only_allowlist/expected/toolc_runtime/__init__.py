@@ -30,7 +30,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "12079b18306686bac58cfefd43ef0a1ba5feeee1f781a4421b4757fc04cbc3b5",
+    "_policy.py": "7a15ece7396cbcb3a457e27cda09ed532a1988aac6201d8cb1229d60a9fd18e8",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
@@ -39,7 +39,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "bundles.json": "df30779ff93bff4f73776999337196f1c16440a6bbe5d5069aca207e24887d6e",
     "catalog.json": "27a047925c966771cac147153d8a97eade632786ef67e3e1c2e5e99f69f336bf",
     "models.py": "9fca4b5c2848c84848d89e55abebfcd6cdd2c64913d4e4b927afa3a903112677",
-    "tables.json": "c0aaf082cb2508e1818b5284ec5f7f2b0b2d76898d3427b1c7580fd93b9da969",
+    "tables.json": "b2c3f4051915622e7be2d01afbe652f29a389a41ac8fd0641b6aeb442f12c73f",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (

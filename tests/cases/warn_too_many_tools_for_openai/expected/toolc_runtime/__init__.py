@@ -30,7 +30,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "12079b18306686bac58cfefd43ef0a1ba5feeee1f781a4421b4757fc04cbc3b5",
+    "_policy.py": "7a15ece7396cbcb3a457e27cda09ed532a1988aac6201d8cb1229d60a9fd18e8",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
@@ -39,7 +39,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "bundles.json": "722a5216d1b8a8001bb15a041fc18e35983774206aab8993701df0bf152ebc46",
     "catalog.json": "fd3535c66ae570405209f88d48a29b7e03f87258a5bbe02f957a5f674758754b",
     "models.py": "82cd237cd39943742f6f9464a6bd1a6328c4d93911d1b1cf9221f83594cf9ceb",
-    "tables.json": "bb5a84221c5fdd969e38bf99fa762c31a39278d3e54cf16e924f987f931c7697",
+    "tables.json": "211cc273cf06e0fcb6f768106469f46f97c962aed5b489a8e498dec3785b81fa",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (
