@@ -259,11 +259,18 @@ def test_proxy_filters_upstream_tools_and_forwards_calls(http_server: dict[str, 
 def test_a_cancelled_request_aborts_its_sync_call(http_server: dict[str, Any],
                                                  tmp_path: Path) -> None:
     marker = tmp_path / "sleepy.txt"
+    started = tmp_path / "sleepy.txt.started"
 
     async def cancel() -> None:
         async with http_session(http_server["url"], http_server["tokens"]["b"]) as s:
-            with anyio.move_on_after(0.5):
-                await s.call_tool("sleepy", {"path": str(marker)})
+            # cancel once the implementation runs (a fixed delay races a busy machine: a
+            # request cancelled before its call starts never runs the implementation at all)
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(s.call_tool, "sleepy", {"path": str(marker)})
+                with anyio.fail_after(20):
+                    while not started.exists():
+                        await anyio.sleep(0.02)
+                tasks.cancel_scope.cancel()
             with anyio.fail_after(10):
                 while not marker.exists():
                     await anyio.sleep(0.05)

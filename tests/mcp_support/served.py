@@ -29,7 +29,9 @@ def secret(args: dict[str, Any], call: Any) -> str:
 
 
 def sleepy(args: dict[str, Any], call: Any) -> str:
-    """Wait (in serve-mcp's worker thread) until the call is aborted; say so in a file."""
+    """Say it started (``<path>.started``), wait (in serve-mcp's worker thread) until the call
+    is aborted, and say so in ``path``."""
+    Path(args["path"] + ".started").write_text("started")
     aborted = call.signal.wait(20)
     Path(args["path"]).write_text(f"aborted: {call.signal.reason}" if aborted else "not")
     return "woke up"
