@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..pipeline.policy import apply_patch_model_ok
 from ..rules.channels import athash_slug, key_candidates
 from ..rules.context import Context, SessionInfo, group_context, parse_session_key
 from ..rules.names import (
@@ -195,14 +196,7 @@ class TablesView:
         if not self.ap_variants:
             return False
         enabled, models = self.ap_variants[variant]
-        if not enabled:
-            return False
-        if not models:
-            return True
-        if not model:
-            return False
-        full = model if "/" in model or not provider else f"{provider}/{model}"
-        return any(m and m in (model, full) for m in models)
+        return bool(enabled) and apply_patch_model_ok(models, provider, model)
 
     def provider_entries(self, record: Record, provider: str | None, model: str | None
                          ) -> tuple[str | None, str | None]:
