@@ -23,6 +23,7 @@ from .diagnostics import DefinitionsError, Diagnostic, Diagnostics
 from .pipeline.analyze import Resolved, analyze
 from .pipeline.bundles import build_bundles
 from .pipeline.frontend import load_definitions, load_files
+from .pipeline.provenance import build_provenance
 from .pipeline.render import DEFAULT_PACKAGE, SOURCES, dump_json, render
 from .pipeline.tables import build_tables
 from .pipeline.writer import check_output_dir, diff_disk, matches_disk, output_lock, publish
@@ -258,8 +259,9 @@ def compile_files(definitions_dir: Path, *, package: str = DEFAULT_PACKAGE,
               if with_models else None)
     warnings = [d for d in diags.sorted() if d.severity == "warning"]
     access = access_markdown(tables.data) if with_models else None
+    provenance = build_provenance(resolved) if with_models else None
     files = render(resolved, tables, bundles, models, package=package, warnings=warnings,
-                   access=access)
+                   access=access, provenance=provenance)
     return files, diags.sorted(), tables.counts
 
 

@@ -113,11 +113,14 @@ def render_init(package: str, hashes: list[tuple[str, str]]) -> str:
 
 def render(resolved: Resolved, tables: Tables, bundles: Bundles, models: str | None, *,
            package: str = DEFAULT_PACKAGE,
-           warnings: Sequence[Diagnostic] = (), access: str | None = None) -> dict[str, str]:
-    """Every file of ``build/`` as text, keyed by path relative to the output directory."""
+           warnings: Sequence[Diagnostic] = (), access: str | None = None,
+           provenance: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Every file of ``build/`` as text, keyed by path relative to the output directory
+    (``provenance``: the decision log's layer records, ``toolc.pipeline.provenance``)."""
     data = {"catalog.json": dump_json(catalog_json(resolved)),
             "tables.json": dump_compact(tables.data),
             "bundles.json": dump_compact(bundles.data),
+            **({"provenance.json": dump_compact(provenance)} if provenance is not None else {}),
             **static_modules()}
     checked = {**data, **({"models.py": models} if models is not None else {})}
     hashes = sorted((name, sha256(text)) for name, text in checked.items())

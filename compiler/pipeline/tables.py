@@ -302,15 +302,18 @@ class TableBuilder:
             out.append(row)
         return out
 
-    def group_entry(self, cfg: GroupConfig) -> list[Any]:
+    def group_entry(self, cfg: GroupConfig, where: str = "") -> list[Any]:
+        """``where``: the entry map's path in the definitions (``channels.telegram.groups``),
+        for the labels of the decision provenance (``toolc.pipeline.provenance``)."""
+        at = f'{where}."{cfg.id}"'
         # None: no `tools` key (fall through to the next candidate); -1: a block without lists
-        tools = None if cfg.tools is None else self.group_stack(cfg.tools)
+        tools = None if cfg.tools is None else self.group_stack(cfg.tools, f"{at}.tools")
         if not cfg.senders:
             return [tools]
         buckets: dict[str, dict[str, int]] = {"id": {}, "e164": {}, "username": {}, "name": {}}
         wildcard = None  # None: no `*` rule; -1: a `*` rule without lists
         for rule in cfg.senders:
-            stack = self.group_stack(rule.policy)
+            stack = self.group_stack(rule.policy, f'{at}.toolsBySender."{rule.key}"')
             if rule.kind == "*":
                 wildcard = stack
             else:
@@ -318,16 +321,17 @@ class TableBuilder:
         return [tools, buckets["id"], buckets["e164"], buckets["username"], buckets["name"],
                 wildcard]
 
-    def group_stack(self, block: Any) -> int:
+    def group_stack(self, block: Any, where: str = "") -> int:
         policy = pick_policy(block)
         if policy is None:
             return -1
         return self.stack([self.layer(policy, strips=True, label="group tools.allow")])
 
-    def group_map(self, groups: tuple[GroupConfig, ...], *, fold: bool) -> dict[str, Any]:
+    def group_map(self, groups: tuple[GroupConfig, ...], *, fold: bool,
+                  where: str = "") -> dict[str, Any]:
         exact: dict[str, Any] = {}
         for g in groups:
-            exact.setdefault(g.id, self.group_entry(g))
+            exact.setdefault(g.id, self.group_entry(g, where))
         # Channels whose resolver ignores case (IRC): the first group (definition order)
         # whose id folds to the requested one, after the exact id.
         folded: dict[str, Any] = {}
@@ -341,30 +345,36 @@ class TableBuilder:
         out: dict[str, Any] = {}
         for ch in self.r.defs.channels:
             fold = ch.name in CASE_INSENSITIVE_GROUP_CHANNELS
+            rule = rule_for(ch.name)
+            at = f"channels.{ch.name}"
             accounts: dict[str, Any] = {}
             for acc in ch.accounts:
-                accounts.setdefault(acc.id, None if acc.groups is None
-                                    else self.group_map(acc.groups, fold=fold))
+                accounts.setdefault(acc.id, None if acc.groups is None else self.group_map(
+                    acc.groups, fold=fold, where=f'{at}.accounts."{acc.id}".{rule.map_key}'))
             folded: dict[str, Any] = {}
             for acc in ch.accounts:  # the first account in definition order wins
                 folded.setdefault(acc.id.lower(), accounts[acc.id])
             out[ch.name] = {
-                "groups": None if ch.groups is None else self.group_map(ch.groups, fold=fold),
+                "groups": None if ch.groups is None else self.group_map(
+                    ch.groups, fold=fold, where=f"{at}.{rule.map_key}"),
                 "accounts": accounts, "accounts_folded": folded,
                 "topics": ch.name in TOPIC_GROUP_CHANNELS,
                 "e164": ch.name not in NO_E164_CHANNELS,
-                "rule": rule_json(rule_for(ch.name)),
-                "spaces": None if ch.spaces is None else self.spaces(ch.spaces)}
+                "rule": rule_json(rule),
+                "spaces": None if ch.spaces is None else self.spaces(ch.spaces,
+                                                                     f"{at}.{rule.map_key}")}
         return out
 
-    def spaces(self, spaces: tuple[SpaceConfig, ...]) -> dict[str, Any]:
+    def spaces(self, spaces: tuple[SpaceConfig, ...], where: str = "") -> dict[str, Any]:
         """A nested rule's outer map: ``order`` (JS key order, for the slug scan) and per
         key [ENTRY, the slug field's slug, inner GROUP_MAP or None]."""
         entries: dict[str, Any] = {}
         for sp in spaces:
+            inner = f'{where}."{sp.entry.id}".channels'
             entries.setdefault(sp.entry.id, [
-                self.group_entry(sp.entry), athash_slug(sp.slug),
-                None if sp.channels is None else self.group_map(sp.channels, fold=False)])
+                self.group_entry(sp.entry, where), athash_slug(sp.slug),
+                None if sp.channels is None else self.group_map(sp.channels, fold=False,
+                                                                where=inner)])
         return {"order": [sp.entry.id for sp in spaces], "entries": entries}
 
     # -- all together ------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
@@ -466,14 +466,16 @@ def _model_in(models: frozenset[str], provider: str | None, model: str | None) -
     return model in models or ("/" not in model and f"{provider}/{model}" in models)
 
 
-def _sender_stack(
+def _sender_stack(  # noqa: PLR0913, PLR0917 - the entry, four sender fields, the leaf
     entry: list[Any],
     sender_id: str | None,
     e164: str | None,
     username: str | None,
     name: str | None,
+    leaf: Callable[[int | None], Any] = _maybe_stack,
 ) -> Stack | bool | None:
-    """The matching toolsBySender rule (id, e164, username, name, then ``*``), else False."""
+    """The matching toolsBySender rule (id, e164, username, name, then ``*``), else False.
+    ``leaf`` turns an entry's stack index into the result (``_decisions`` passes another)."""
     ids: dict[str, int] = entry[1]
     if sender_id is not None and sender_id.strip():
         sid = sender_id.strip().lower()
@@ -481,7 +483,7 @@ def _sender_stack(
         if hit is None and sid.startswith("@"):
             hit = ids.get(sid[1:])
         if hit is not None:
-            return _maybe_stack(hit)
+            return leaf(hit)  # type: ignore[no-any-return]
     for value, bucket, strip_at in (
         (e164, entry[2], False),
         (username, entry[3], True),
@@ -491,8 +493,8 @@ def _sender_stack(
             norm = value.strip().lower()
             hit = bucket.get(norm.removeprefix("@") if strip_at else norm)
             if hit is not None:
-                return _maybe_stack(hit)
-    return False if entry[5] is None else _maybe_stack(entry[5])
+                return leaf(hit)  # type: ignore[no-any-return]
+    return False if entry[5] is None else leaf(entry[5])
 
 
 def _group_ids(group: str, topics: bool) -> tuple[str, ...]:
@@ -525,21 +527,24 @@ def _account_id(raw: str | None) -> str:
     return value
 
 
-def _group_stack(
+def _group_stack(  # noqa: PLR0913, PLR0917 - the request's group fields and two hooks
     channel: str,
     group: str,
     account_id: str | None,
     sender: tuple[str | None, str | None, str | None, str | None],
     where: tuple[str | None, str | None],
+    channels: Callable[[str], dict[str, Any] | None] = _channel,
+    leaf: Callable[[int | None], Any] = _maybe_stack,
 ) -> Stack | None:
-    ch = _channel(channel)
+    """The group-level stack of a request (``channels`` and ``leaf``: see _sender_stack)."""
+    ch = channels(channel)
     if ch is None:
         return None
     rule: dict[str, Any] = ch["rule"]
     if not rule["e164"]:
         sender = (sender[0], None, sender[2], sender[3])
     if rule["kind"] == "nested":
-        return _nested_stack(ch, rule, group, sender, where)
+        return _nested_stack(ch, rule, group, sender, where, leaf)
     gmap = ch["groups"]
     account = _account_id(account_id)
     acc = ch["accounts"].get(account, _MISSING)
@@ -552,8 +557,9 @@ def _group_stack(
     exact: dict[str, list[Any]] = gmap["exact"]
     if rule["kind"] == "pick":
         keys = _keys(rule["keys"], group, where)
-        return _entry_stack(next((exact[k] for k in keys if k in exact), exact.get("*")), sender)
-    return _groups_stack(gmap, ch["topics"], group, sender)
+        entry = next((exact[k] for k in keys if k in exact), exact.get("*"))
+        return _entry_stack(entry, sender, leaf)
+    return _groups_stack(gmap, ch["topics"], group, sender, leaf)
 
 
 def _groups_stack(
@@ -561,6 +567,7 @@ def _groups_stack(
     topics: bool,
     group: str,
     sender: tuple[str | None, str | None, str | None, str | None],
+    leaf: Callable[[int | None], Any] = _maybe_stack,
 ) -> Stack | None:
     """OpenClaw's generic resolver: the group, then ``*``; sender rule > tools at each."""
     exact: dict[str, list[Any]] = gmap["exact"]
@@ -573,33 +580,36 @@ def _groups_stack(
             if entry is None:
                 continue
             if len(entry) > 1:
-                hit = _sender_stack(entry, *sender)
+                hit = _sender_stack(entry, *sender, leaf)
                 if hit is not False:
                     return hit  # type: ignore[return-value]
             if entry[0] is not None:
-                return _maybe_stack(entry[0])
+                return leaf(entry[0])  # type: ignore[no-any-return]
     return None
 
 
 def _entry_stack(
-    entry: list[Any] | None, sender: tuple[str | None, str | None, str | None, str | None]
+    entry: list[Any] | None,
+    sender: tuple[str | None, str | None, str | None, str | None],
+    leaf: Callable[[int | None], Any] = _maybe_stack,
 ) -> Stack | None:
     """One chosen entry: its sender rule, else its tools (None: neither)."""
     if entry is None:
         return None
     if len(entry) > 1:
-        hit = _sender_stack(entry, *sender)
+        hit = _sender_stack(entry, *sender, leaf)
         if hit is not False:
             return hit  # type: ignore[return-value]
-    return _maybe_stack(entry[0])
+    return leaf(entry[0])  # type: ignore[no-any-return]
 
 
-def _nested_stack(
+def _nested_stack(  # noqa: PLR0913, PLR0917 - _group_stack's fields
     ch: dict[str, Any],
     rule: dict[str, Any],
     group: str,
     sender: tuple[str | None, str | None, str | None, str | None],
     where: tuple[str | None, str | None],
+    leaf: Callable[[int | None], Any] = _maybe_stack,
 ) -> Stack | None:
     """Discord: the guild (id, slug key, slug field, ``*``), then a channel in it; channel
     sender rule > channel tools > guild sender rule > guild tools."""
@@ -619,10 +629,10 @@ def _nested_stack(
     inner = guild[2]["exact"] if guild[2] else None
     if inner:
         keys = _keys(rule["inner_keys"], group, where)
-        found = _entry_stack(next((inner[k] for k in keys if k in inner), None), sender)
+        found = _entry_stack(next((inner[k] for k in keys if k in inner), None), sender, leaf)
         if found is not None:
             return found
-    return _entry_stack(guild[0], sender)
+    return _entry_stack(guild[0], sender, leaf)
 
 
 _WS: Final = re.compile(r"\s+")

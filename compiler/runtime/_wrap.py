@@ -47,6 +47,7 @@ from ._bundles import (
     wire_names,
 )
 from ._context import CallContext, ModelCall, ToolCall
+from ._decisions import RequestLog
 from ._errors import (
     AbortError,
     ExecDeniedError,
@@ -155,6 +156,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         dialect: str,
         validate: bool,
         workspace: str | None = None,
+        decisions: RequestLog | None = None,
     ) -> None:
         every = catalog()
         names = [n for n in toolset.names if n in implementations]
@@ -166,6 +168,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         self.dialect: Final = dialect
         self.validate: Final = validate
         self.workspace: Final = workspace
+        self.decisions: Final = decisions
         self._tools = {n: WrappedTool(self, every[n], implementations[n]) for n in names}
         wire = wire_names(dialect)
         self._by_wire = {wire.get(n, n): tool for n, tool in self._tools.items()}
@@ -197,7 +200,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         signal: AbortSignal | None = None,
     ) -> ToolResult:
         """A model's call by the name it used; a name outside this set is an error result."""
-        tool = self._lookup(wire_name)
+        tool = self._lookup(wire_name, tool_call_id)
         if isinstance(tool, ToolResult):
             return tool
         return tool.call(arguments, tool_call_id=tool_call_id, signal=signal)
@@ -211,7 +214,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         signal: AbortSignal | None = None,
     ) -> ToolResult:
         """``call`` for async code (any implementation)."""
-        tool = self._lookup(wire_name)
+        tool = self._lookup(wire_name, tool_call_id)
         if isinstance(tool, ToolResult):
             return tool
         return await tool.acall(arguments, tool_call_id=tool_call_id, signal=signal)
@@ -230,7 +233,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
             await self.acall(c.name, c.arguments, tool_call_id=c.id, signal=signal) for c in calls
         ]
 
-    def _lookup(self, wire_name: str) -> WrappedTool | ToolResult:
+    def _lookup(self, wire_name: str, tool_call_id: str | None = None) -> WrappedTool | ToolResult:
         tool = self._by_wire.get(wire_name)
         if tool is not None:
             return tool
@@ -238,9 +241,13 @@ class WrappedTools(Mapping[str, WrappedTool]):
             name = tool_name_for(wire_name, self.dialect)
         except UnknownToolError as exc:
             _LOG.warning("[tools] %s", exc.message)
+            if self.decisions is not None:
+                self.decisions.refused(wire_name, tool_call_id, exc.message)
             return error_result(wire_name, exc.message)
         message = f"Tool {name} is not available to this request"
         _LOG.warning("[tools] %s", message)
+        if self.decisions is not None:
+            self.decisions.refused(name, tool_call_id, message)
         return error_result(name, message)
 
     # -- the path of one call --------------------------------------------------------------------
@@ -253,10 +260,11 @@ class WrappedTools(Mapping[str, WrappedTool]):
     ) -> ToolResult:
         trace = _Trace(tool.name, tool_call_id)
         signal, detach = combine_signals(call_signal, self.signal)
+        failure: Exception | None = None
         try:
             params = self._prepare(tool, arguments, signal, trace)  # 1, 2
             params = self._hooked(tool, params, trace)  # 3
-            params = self._approved(tool, params, signal)  # exec approvals
+            params = self._approved(tool, params, signal, trace)  # exec approvals
             if signal is not None:
                 _check(signal)  # 4
             value = tool._impl(params, ToolCall(tool.name, tool_call_id, signal, self.context))
@@ -267,9 +275,12 @@ class WrappedTools(Mapping[str, WrappedTool]):
                 _check(signal)  # aborted while it ran: its result does not count
             result = self._finish(tool, value)
         except Exception as exc:
+            failure = exc
             result = self._recover(tool.name, exc, signal, trace, self._fire_sync)  # 7
         finally:
             detach()
+            if self.decisions is not None:
+                self.decisions.call(tool.name, tool_call_id, failure, trace.started, arguments)
         if self.hooks is not None:
             self._fire_sync(trace, result, None)  # 6
         return result
@@ -283,10 +294,11 @@ class WrappedTools(Mapping[str, WrappedTool]):
     ) -> ToolResult:
         trace = _Trace(tool.name, tool_call_id)
         signal, detach = combine_signals(call_signal, self.signal)
+        failure: BaseException | None = None
         try:
             params = self._prepare(tool, arguments, signal, trace)  # 1, 2
             params = await self._ahooked(tool, params, trace)  # 3
-            params = await self._aapproved(tool, params, signal)  # exec approvals
+            params = await self._aapproved(tool, params, signal, trace)  # exec approvals
             _check(signal)  # 4
             value = tool._impl(params, ToolCall(tool.name, tool_call_id, signal, self.context))
             if _awaitable(value):
@@ -294,12 +306,16 @@ class WrappedTools(Mapping[str, WrappedTool]):
             _check(signal)
             result = self._finish(tool, value)
         except Exception as exc:
+            failure = exc
             result = self._recover(tool.name, exc, signal, trace, self._fire_async)  # 7
-        except BaseException:  # a cancelled caller: report the end, then let it through
+        except BaseException as exc:  # a cancelled caller: report the end, then let it through
+            failure = AbortError(abort_message(None), tool=tool.name)
             self._fire_async(trace, None, abort_message(None))
-            raise
+            raise exc
         finally:
             detach()
+            if self.decisions is not None:
+                self.decisions.call(tool.name, tool_call_id, failure, trace.started, arguments)
         self._fire_async(trace, result, None)  # 6
         return result
 
@@ -327,35 +343,60 @@ class WrappedTools(Mapping[str, WrappedTool]):
         return self._adjusted(tool, params, outcome, trace)
 
     def _approved(
-        self, tool: WrappedTool, params: dict[str, Any], signal: AbortSignal | None
+        self,
+        tool: WrappedTool,
+        params: dict[str, Any],
+        signal: AbortSignal | None,
+        trace: _Trace,
     ) -> dict[str, Any]:
         """The exec policy; a pending approval is waited for in this thread. The params to
         run with (the workdir the command was evaluated in)."""
         if not tool._is_exec:
             return params
-        params, waiter = self._gate(tool, params)
+        params, waiter = self._gate(tool, params, trace)
         if waiter is not None:
             detach = self._abort_ends_wait(waiter, signal)
             try:
-                _decided(params, waiter.wait())
+                decision = waiter.wait()
             finally:
                 detach()
+            self._log_approval(trace, waiter, decision)
+            _decided(params, decision)
         return params
 
     async def _aapproved(
-        self, tool: WrappedTool, params: dict[str, Any], signal: AbortSignal | None
+        self,
+        tool: WrappedTool,
+        params: dict[str, Any],
+        signal: AbortSignal | None,
+        trace: _Trace,
     ) -> dict[str, Any]:
         """The exec policy; a pending approval is awaited."""
         if not tool._is_exec:
             return params
-        params, waiter = self._gate(tool, params)
+        params, waiter = self._gate(tool, params, trace)
         if waiter is not None:
             detach = self._abort_ends_wait(waiter, signal)
             try:
-                _decided(params, await waiter.wait_async())
+                decision = await waiter.wait_async()
             finally:
                 detach()
+            self._log_approval(trace, waiter, decision)
+            _decided(params, decision)
         return params
+
+    def _log_approval(
+        self, trace: _Trace, waiter: ApprovalWaiter, decision: Decision | None
+    ) -> None:
+        if self.decisions is not None:
+            granted = decision in ("allow-once", "allow-always")
+            self.decisions.approval(
+                "granted" if granted else "denied",
+                trace.name,
+                trace.tool_call_id,
+                waiter.id,
+                decision,
+            )
 
     def _prepare(
         self, tool: WrappedTool, arguments: object, signal: AbortSignal | None, trace: _Trace
@@ -414,7 +455,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         return params
 
     def _gate(
-        self, tool: WrappedTool, params: dict[str, Any]
+        self, tool: WrappedTool, params: dict[str, Any], trace: _Trace
     ) -> tuple[dict[str, Any], ApprovalWaiter | None]:
         """The exec policy on the params the implementation gets: refuse, or the params to
         run with and the approval to wait for (None: none needed). The environment is part
@@ -461,6 +502,8 @@ class WrappedTools(Mapping[str, WrappedTool]):
                 else (),
             )
         )
+        if self.decisions is not None:
+            self.decisions.approval("asked", tool.name, trace.tool_call_id, waiter.id)
         return params, waiter
 
     def _abort_ends_wait(
@@ -604,6 +647,7 @@ def wrap(  # noqa: PLR0913 - one keyword per part of the request path
     dialect: str | None = None,
     validate: bool = True,
     workspace: str | os.PathLike[str] | None = None,
+    decisions: RequestLog | None = None,
 ) -> WrappedTools:
     """Wrap the gateway's implementations (tool name -> ``fn(args, call)``, sync or async)
     for the tools ``toolset`` holds; tools without an implementation are left out.
@@ -618,8 +662,9 @@ def wrap(  # noqa: PLR0913 - one keyword per part of the request path
     path): relative workdirs, executables and PATH entries are resolved against the
     directory the command runs in, never this process's cwd, and the exec implementation
     gets that directory, absolute, as ``workdir``; without a workspace, a call that needs it
-    asks for approval. An implementation for a name that is no tool of this build is an
-    UnknownToolError.
+    asks for approval. ``decisions`` (``DecisionLog.request(...)`` for the same request)
+    logs every call, refusal and exec approval as one line each. An implementation for a name
+    that is no tool of this build is an UnknownToolError.
     """
     if not isinstance(toolset, ToolSet):
         raise TypeError(f"toolset must be a ToolSet from resolve(), got {type(toolset).__name__}")
@@ -646,4 +691,5 @@ def wrap(  # noqa: PLR0913 - one keyword per part of the request path
         dialect=dialect or dialect_for(ctx.model_provider, ctx.model_id),
         validate=validate,
         workspace=root,
+        decisions=decisions,
     )

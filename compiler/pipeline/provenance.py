@@ -1,0 +1,152 @@
+"""Stage 4b, decision provenance: which layer and rule of the definitions removes a tool.
+
+``tables.json`` folds a request's layers into few bitsets and interns them, so it cannot say
+which rule decided. This stage writes the same structure once more with a *provenance record*
+in place of every stack: per layer its label (``agents.coder.tools``), its pass bitsets and the
+``file:line:col`` of its allow list and of every deny entry. The runtime reads it
+(``provenance.json``) only when a decision log asks for the deciding layer: the hot path never
+does (``toolc_runtime._decisions``).
+
+A record is ``{"label", "w", "a", "d", "m", "allow", "deny"}``: ``w`` the witness (None: the
+layer never strips), ``a`` / ``d`` the pass sets with and without the allow list, ``m`` the
+optional tools its allow list names (bitsets as runs, as in ``tables.json``), ``allow`` the
+allow list's position and ``deny`` ``[[text, pos, runs]]``. Records are interned: the
+structures hold their indices.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..diagnostics import BUILTIN, Diagnostics, Pos
+from .analyze import Resolved
+from .model import AgentDef, ProviderPolicy
+from .policy import LayerPolicy, pick_policy, profile_policy, sandbox_policy, subagent_policy
+from .tables import NEVER, TableBuilder, _runs, _texts
+
+PROVENANCE_FORMAT = 1
+
+
+def _pos(pos: Pos | None, files: tuple[str, ...]) -> str | None:
+    """``file:line:col`` with the file named as ``sources.json`` names it (relative to the
+    definitions directory, whatever directory the build ran in: builds stay identical)."""
+    if pos is None:
+        return None
+    if pos == BUILTIN:
+        return "built-in"
+    name = next((f for f in files if pos.file == f or pos.file.endswith(f"/{f}")), pos.file)
+    return f"{name}:{pos.line}:{pos.col}"
+
+
+class ProvenanceBuilder(TableBuilder):
+    """The tables' structure with a provenance record index wherever a stack index was."""
+
+    def __init__(self, resolved: Resolved) -> None:
+        # warnings are the table builder's to report; this pass only repeats the layers
+        super().__init__(resolved, Diagnostics())
+        self.records: list[dict[str, Any]] = []
+        self._record_ids: dict[str, int] = {}
+        self._files = tuple(sorted(resolved.defs.files, key=len, reverse=True))
+
+    def pos(self, pos: Pos | None) -> str | None:
+        return _pos(pos, self._files)
+
+    def record(self, policy: LayerPolicy | None, *, strips: bool, label: str) -> int | None:
+        """The interned record of one layer (None: the step has no lists)."""
+        layer, mention = self.layer(policy, strips=strips, label=label)
+        if layer is None or policy is None:
+            return None
+        witness, allow_pass, deny_pass = layer
+        deny = []
+        for entry in policy.deny or ():
+            bits, _ = self.list_bits([entry.name]) if entry.name else (0, False)
+            deny.append([entry.text, self.pos(entry.pos), _runs(bits)])
+        allow = policy.allow[0].pos if policy.allow else None
+        rec = {"label": label, "w": None if witness == NEVER else _runs(witness),
+               "a": _runs(allow_pass), "d": _runs(deny_pass), "m": _runs(mention),
+               "allow": self.pos(allow),
+               "deny": deny}
+        key = json.dumps(rec, sort_keys=True)
+        if key not in self._record_ids:
+            self._record_ids[key] = len(self.records)
+            self.records.append(rec)
+        return self._record_ids[key]
+
+    def group_stack(self, block: Any, where: str = "") -> int:
+        policy = pick_policy(block)
+        found = self.record(policy, strips=True, label=where)
+        return -1 if found is None else found
+
+    def agent_entry(self, agent: AgentDef | None) -> dict[str, Any]:
+        g = self.r.defs.tools_config
+        a = agent.tools if agent else None
+        profile_ref = a.profile if a and a.profile else g.profile
+        profile_also = (a.policy.also_allow if a and a.policy.also_allow is not None
+                        else g.policy.also_allow)
+        profile = self.r.defs.profiles.get(profile_ref.text) if profile_ref else None
+        at = f"agents.{agent.id}.tools" if agent else "agent tools"
+        where = f"profiles.{profile_ref.text}" if profile_ref else "tools.profile"
+        return {
+            "stack": [self.record(profile_policy(profile, profile_also), strips=True,
+                                  label=where),
+                      self.record(pick_policy(g.policy), strips=True, label="tools"),
+                      self.record(pick_policy(a.policy if a else None), strips=True, label=at)],
+            "bp": {bp.key: self.bp_entry(bp, f'{at}.byProvider."{bp.key}"')
+                   for bp in (a.by_provider if a else ())},
+            "sandbox": self.record(sandbox_policy(self.r, a), strips=False,
+                                   label=f"{at}.sandbox.tools" if a and (
+                                       a.sandbox_allow or a.sandbox_deny)
+                                   else "tools.sandbox.tools"),
+        }
+
+    def bp_entry(self, bp: ProviderPolicy, label: str) -> int | None:
+        return self.record(pick_policy(bp.policy), strips=True, label=label)
+
+    def profiles(self, profile_ids: Sequence[str], also_lists: Sequence[Any]) -> list[Any]:
+        out = []
+        for name in profile_ids:
+            profile = self.r.defs.profiles.get(name)
+            out.append([self.record(profile_policy(profile, also), strips=True,
+                                    label=f"profiles.{name}")
+                        for also in [None, *also_lists]])
+        return out
+
+    def provenance(self) -> dict[str, Any]:
+        defs = self.r.defs
+        configs = [defs.tools_config, *(a.tools for a in defs.agents if a.tools)]
+        bps = [bp for c in configs for bp in c.by_provider]
+        profile_ids = sorted({bp.profile.text for bp in bps if bp.profile})
+        also_lists, seen = [], []
+        for bp in bps:  # the order of TableBuilder.build: the same indices
+            also = bp.policy.also_allow
+            if also is not None and _texts(also) not in seen:
+                seen.append(_texts(also))
+                also_lists.append(also)
+        agents, ids = [self.agent_entry(None)], set()
+        for agent in defs.agents:
+            if agent.id not in ids:
+                ids.add(agent.id)
+                agents.append(self.agent_entry(agent))
+        data = {
+            "format": PROVENANCE_FORMAT,
+            "tools": [self.pos(t.pos) for t in self.tools],
+            "agents": agents,
+            "global_bp": {bp.key: self.bp_entry(bp, f'tools.byProvider."{bp.key}"')
+                          for bp in defs.tools_config.by_provider},
+            "provider_profiles": self.profiles(profile_ids, also_lists),
+            "subagent": [self.record(subagent_policy(self.r, leaf=leaf), strips=False,
+                                     label="tools.subagents.tools" + (" (leaf)" if leaf else ""))
+                         for leaf in (False, True)],
+            "channels": {name: json.dumps(ch, sort_keys=True, separators=(",", ":"),
+                                          ensure_ascii=False)
+                         for name, ch in self.channels().items()},
+        }
+        data["records"] = self.records
+        return data
+
+
+def build_provenance(resolved: Resolved) -> dict[str, Any]:
+    """``provenance.json``: see the module docstring."""
+    return ProvenanceBuilder(resolved).provenance()

@@ -1,0 +1,585 @@
+"""Decision logs: every decision the runtime is asked, as one JSON line (and optionally a span).
+
+A ``DecisionLog`` holds the sinks and the sender key; ``log.request(**resolve_keywords)``
+binds it to one request (a ``RequestLog``), whose ``resolve()`` logs the tool list and which
+``wrap(..., decisions=request_log)`` uses to log every call (allowed or refused, with the
+deciding layer) and every exec approval (asked, granted, denied). Without ``decisions`` the
+wrapper does one ``is None`` check per call.
+
+Senders are never logged raw unless asked (``raw_senders=True``): ``sender`` is
+``HMAC-SHA256(key, sender)`` and ``sender_key_id`` the first 16 hex digits of the key's
+sha256, so lines hashed under different keys are never compared by mistake. Arguments are
+redacted unless ``log_arguments=True``.
+
+The deciding layer of a refused tool is found only when a line is written: the compiled
+tables fold layers together, so ``provenance.json`` (written beside them by ``toolc build``)
+repeats their structure with one record per layer (label, pass sets, the ``file:line:col``
+of its allow list and deny entries, positions in the definitions ``sources.json`` holds).
+It is read on the first such lookup.
+
+Sinks: ``FileSink`` (size-rotated with ``logging.handlers.RotatingFileHandler``'s rollover),
+``StdoutSink``, ``OtelSink`` (OpenTelemetry spans after the GenAI semantic conventions;
+``opentelemetry`` is imported only when one is made), or any object with ``emit(record)``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import hmac
+import json
+import logging
+import logging.handlers
+import os
+import secrets
+import sys
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, Protocol
+
+from . import FILE_SHA256, PACKAGE_NAME, read_verified
+from ._errors import (
+    AbortError,
+    ExecDeniedError,
+    InvalidArgumentsError,
+    ToolBlockedError,
+    ToolNotPermittedError,
+)
+from ._policy import (
+    _AGENTS,
+    _AP_BIT,
+    _CHANNEL_ALIASES,
+    _GLOBAL_BP,
+    _INDEX,
+    _LEAF_DEPTH,
+    _NO_SESSION,
+    _NON_OPTIONAL,
+    _NON_OWNER,
+    _PROVIDER_PROFILES,
+    ToolSet,
+    _agent_at,
+    _group_stack,
+    _normalize_id,
+    _present,
+    _request_agent,
+    _sandboxed_by_mode,
+    _session,
+    _text,
+    resolve,
+)
+
+PROVENANCE: Final = "provenance.json"
+REDACTED: Final = "[redacted]"
+_UTC: Final = datetime.UTC
+_LOG: Final = logging.getLogger(f"{PACKAGE_NAME}.decisions")
+Record = dict[str, Any]
+
+
+class Sink(Protocol):
+    """Where decision records go: ``emit`` gets each record (a JSON-ready dict)."""
+
+    def emit(self, record: Mapping[str, Any]) -> None: ...
+
+
+def _line(record: Mapping[str, Any]) -> str:
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False, default=str) + "\n"
+
+
+class FileSink:
+    """One JSON line per record, appended to ``path``; at ``max_bytes`` the file is rotated
+    (``path.1`` ... ``path.<backups>``) by ``RotatingFileHandler.doRollover``. Each line is
+    flushed before ``emit`` returns. Thread-safe."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, max_bytes: int = 64 << 20, backups: int = 5
+    ) -> None:
+        self.path: Final = os.fspath(path)
+        self._handler = logging.handlers.RotatingFileHandler(
+            self.path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
+        )
+        self._max = max_bytes
+        self._lock = threading.Lock()
+
+    def emit(self, record: Mapping[str, Any]) -> None:
+        line = _line(record)
+        with self._lock:
+            stream = self._handler.stream or self._handler._open()
+            if self._max > 0 and stream.tell() + len(line) > self._max and stream.tell():
+                self._handler.doRollover()
+                stream = self._handler.stream or self._handler._open()
+            stream.write(line)
+            stream.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._handler.close()
+
+
+class StdoutSink:
+    """One JSON line per record on standard output (the stream as it is at each record)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def emit(self, record: Mapping[str, Any]) -> None:
+        line = _line(record)
+        with self._lock:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+
+
+class OtelSink:
+    """Each call decision as an OpenTelemetry span ``execute_tool <tool>`` (GenAI semantic
+    conventions: ``gen_ai.operation.name``, ``gen_ai.tool.name``, ``gen_ai.tool.call.id``)
+    with ``toolc.*`` attributes; its start and end are the call's. Needs the extra
+    ``toolc[otel]`` (opentelemetry-sdk) or any OpenTelemetry API; ``tracer_provider``
+    defaults to the global one."""
+
+    def __init__(self, tracer_provider: Any = None) -> None:
+        from opentelemetry import trace  # noqa: PLC0415 - the optional dependency, on demand
+
+        provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
+        self._tracer = provider.get_tracer(PACKAGE_NAME)
+        self._error = trace.StatusCode.ERROR
+
+    def emit(self, record: Mapping[str, Any]) -> None:
+        if record.get("event") != "call":
+            return
+        end = int(record["epoch_ns"])
+        start = end - int(record.get("duration_ms", 0.0) * 1e6)
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": record["tool"],
+            "gen_ai.tool.type": "function",
+            **({"gen_ai.tool.call.id": record["tool_call_id"]} if record["tool_call_id"] else {}),
+            **{f"toolc.{k}": v for k, v in record.items() if k in _SPAN_KEYS and v is not None},
+        }
+        span = self._tracer.start_span(
+            f"execute_tool {record['tool']}", start_time=start, attributes=attributes
+        )
+        if record["verdict"] != "allow" or record.get("outcome") == "error":
+            span.set_attribute("error.type", str(record.get("layer") or record["outcome"]))
+            span.set_status(self._error, str(record.get("rule") or record.get("reason") or ""))
+        span.end(end_time=end)
+
+
+_SPAN_KEYS: Final = frozenset(
+    (
+        "build",
+        "target",
+        "agent",
+        "channel",
+        "group",
+        "sender",
+        "sender_key_id",
+        "verdict",
+        "outcome",
+        "layer",
+        "rule",
+        "source",
+        "approval_id",
+    )
+)
+
+
+# -- the deciding layer ----------------------------------------------------------------------------
+_PROV: list[dict[str, Any]] = []
+_PROV_CHANNELS: dict[str, dict[str, Any]] = {}
+_PROV_LOCK: Final = threading.Lock()
+
+
+def _provenance() -> dict[str, Any] | None:
+    """``provenance.json`` parsed (None: a build made without it)."""
+    if not _PROV:
+        name = PROVENANCE
+        if name not in FILE_SHA256:
+            return None
+        with _PROV_LOCK:
+            if not _PROV:
+                _PROV.append(json.loads(read_verified(name)))
+    return _PROV[0]
+
+
+def _bits(runs: list[int]) -> int:
+    bits = 0
+    for k in range(0, len(runs), 2):
+        bits |= ((1 << runs[k + 1]) - 1) << runs[k]
+    return bits
+
+
+def _prov_channel(name: str) -> dict[str, Any] | None:
+    channel = _PROV_CHANNELS.get(name)
+    if channel is None:
+        prov = _provenance()
+        raw = prov["channels"].get(name) if prov else None
+        if raw is None:
+            return None
+        channel = _PROV_CHANNELS[name] = json.loads(raw)
+    return channel
+
+
+def _same(index: int | None) -> int | None:
+    return index
+
+
+def _layer_ids(ctx: Mapping[str, Any], prov: dict[str, Any], where: _Where) -> list[int]:
+    """The provenance records of a request's layers, in the order ``resolve`` applies them
+    (its code path, with records where it has stacks)."""
+    agent_index = 0 if where.raw_agent is None else _AGENTS.get(where.agent or "main", 0)
+    entry = prov["agents"][agent_index]
+    ids: list[int | None] = list(entry["stack"])
+    provider = where.provider
+    if provider is not None:
+        model = where.model
+        full = (model if "/" in model else f"{provider}/{model}") if model else None
+        bp = entry["bp"]
+        ae_key = full if full is not None and full in bp else provider if provider in bp else None
+        ge_key = (
+            full
+            if full is not None and full in _GLOBAL_BP
+            else provider
+            if provider in _GLOBAL_BP
+            else None
+        )
+        profile = also = -1
+        if ae_key is not None:
+            ids.append(bp[ae_key])
+            record = _agent_at(agent_index).by_provider[ae_key]
+            profile, also = record.profile, record.also
+        if ge_key is not None:
+            ids.append(prov["global_bp"][ge_key])
+            ge = _GLOBAL_BP[ge_key]
+            profile = ge.profile if profile < 0 else profile
+            also = ge.also if also < 0 else also
+        if profile >= 0 and _PROVIDER_PROFILES[profile][also + 1] >= 0:
+            ids.append(prov["provider_profiles"][profile][also + 1])
+    if where.channel and where.group:
+        sender = (
+            ctx.get("sender_id"),
+            ctx.get("sender_e164"),
+            ctx.get("sender_username"),
+            ctx.get("sender_name"),
+        )
+        spot = (_text(ctx.get("group_space")), _text(ctx.get("group_channel")))
+        found = _group_stack(
+            where.channel,
+            where.group,
+            ctx.get("account_id"),
+            sender,
+            spot,
+            channels=_prov_channel,
+            leaf=_same,
+        )
+        if isinstance(found, int) and found >= 0:
+            ids.append(found)
+    if where.sandboxed:
+        ids.append(entry["sandbox"])
+    if where.subagent is not None:
+        ids.append(prov["subagent"][1 if where.subagent else 0])
+    return [i for i in ids if i is not None]
+
+
+def deciding_layer(  # noqa: PLR0911 - one return per kind of reason
+    tool: str, **context: Any
+) -> tuple[str, str, str | None] | None:
+    """Why ``tool`` is not in ``resolve(**context)``'s set: (layer, rule, ``file:line:col``
+    of the rule, None when nothing in the definitions points at it); None when it is in the
+    set. Costs about one uncached ``resolve``; only decision logging calls it."""
+    if tool in resolve(**context).names:
+        return None
+    index = _INDEX.get(tool)
+    if index is None:
+        return ("catalog", f"no tool {tool} in this build", None)
+    prov = _provenance()
+    if prov is None:
+        return ("policy", "removed by the policy (this build has no provenance.json)", None)
+    bit = 1 << index
+    pos = prov["tools"][index]
+    where = _Where(context)
+    if not where.present & bit:
+        if bit == _AP_BIT:
+            rule = "apply_patch needs tools.exec.applyPatch enabled (and the model allowed)"
+            return ("availability", rule, pos)
+        return ("availability", f"{tool} is not available for this provider, model or channel", pos)
+    if not _NON_OWNER & bit and context.get("sender_is_owner") is not True:
+        return ("owner-only", f"{tool} is ownerOnly and the sender is not an owner", pos)
+    records = [prov["records"][i] for i in _layer_ids(context, prov, where)]
+    mention = 0
+    for rec in records:
+        mention |= _bits(rec["m"])
+    if not (_NON_OPTIONAL | mention) & bit:
+        return ("optional", f"{tool} is an optional plugin tool that no allow list names", pos)
+    present = where.present
+    if context.get("sender_is_owner") is not True:
+        present &= _NON_OWNER
+    for rec in records:
+        applies = rec["w"] is None or bool(_bits(rec["w"]) & present)
+        if _bits(rec["a"] if applies else rec["d"]) & bit:
+            continue
+        label = rec["label"]
+        for text, at, runs in rec["deny"]:
+            if _bits(runs) & bit:
+                return (label, f'denied by "{text}" in {label}.deny', at)
+        return (label, f"not in {label}.allow", rec["allow"])
+    return ("policy", "removed by the policy", None)
+
+
+class _Where:
+    """The request fields a decision line names, derived as ``resolve`` derives them."""
+
+    __slots__ = (
+        "agent",
+        "channel",
+        "group",
+        "model",
+        "present",
+        "provider",
+        "raw_agent",
+        "sandboxed",
+        "subagent",
+    )
+
+    def __init__(self, ctx: Mapping[str, Any]) -> None:
+        key = _text(ctx.get("session_key"))
+        session = _session(key) if key else _NO_SESSION
+        self.raw_agent = _request_agent(_text(ctx.get("agent_id")), key, session)
+        self.agent = None if self.raw_agent is None else (_normalize_id(self.raw_agent) or "main")
+        provider, model = ctx.get("model_provider"), ctx.get("model_id")
+        self.provider = provider.strip().lower() or None if provider else None
+        self.model = model.strip().lower() or None if model else None
+        explicit = _text(ctx.get("message_provider"))
+        message = explicit.strip().lower() if explicit else None
+        spawned_key = _text(ctx.get("spawned_by"))
+        spawned = _session(spawned_key) if spawned_key else _NO_SESSION
+        self.group = _text(ctx.get("group_id")) or session.group or spawned.group
+        channel = message if explicit else session.channel or spawned.channel
+        self.channel = _CHANNEL_ALIASES.get(channel, channel) if channel else None
+        self.sandboxed = ctx.get("sandboxed") is True or _sandboxed_by_mode(key)
+        depth = ctx.get("spawn_depth")
+        self.subagent: bool | None = None
+        if session.is_subagent or (depth or 0) >= 1:
+            depth = depth if depth is not None else session.depth
+            self.subagent = max(depth, 1) >= _LEAF_DEPTH
+        agent_index = 0 if self.raw_agent is None else _AGENTS.get(self.agent or "main", 0)
+        variant = _agent_at(agent_index).apply_patch
+        self.present = _present(variant, self.provider, self.model, message)
+
+
+# -- the log ---------------------------------------------------------------------------------------
+def _build_identity(build_digest: str | None, target: str | None) -> tuple[str | None, str | None]:
+    """The sha256 of the build's manifest.json and its ``target`` (when the build has one),
+    read from beside the runtime package unless given."""
+    if build_digest is not None and target is not None:
+        return build_digest, target
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        with open(os.path.join(os.path.dirname(here), "manifest.json"), "rb") as file:
+            raw = file.read()
+    except OSError:
+        return build_digest, target
+    if build_digest is None:
+        build_digest = hashlib.sha256(raw).hexdigest()
+    if target is None:
+        try:
+            found = json.loads(raw).get("target")
+        except (ValueError, AttributeError):
+            found = None
+        target = found if isinstance(found, str) else None
+    return build_digest, target
+
+
+class DecisionLog:
+    """Where decision lines go and how senders are hashed (see the module docstring).
+
+    ``sinks``: FileSink, StdoutSink, OtelSink or any object with ``emit(record)``.
+    ``sender_key``: the HMAC key for sender ids (bytes or text); None makes a random key for
+    this process (hashes then correlate only within it). ``raw_senders=True`` logs sender
+    ids as they are; ``log_arguments=True`` logs call arguments (else ``"[redacted]"``).
+    ``build_digest`` and ``target`` default to the sha256 and ``target`` of the build's
+    manifest.json. ``layers=False`` skips the deciding-layer lookup of refused calls."""
+
+    def __init__(  # noqa: PLR0913 - one keyword per option
+        self,
+        sinks: Iterable[Sink],
+        *,
+        sender_key: bytes | str | None = None,
+        raw_senders: bool = False,
+        log_arguments: bool = False,
+        build_digest: str | None = None,
+        target: str | None = None,
+        layers: bool = True,
+    ) -> None:
+        self.sinks: Final = tuple(sinks)
+        key = sender_key.encode() if isinstance(sender_key, str) else sender_key
+        self._key = key if key else secrets.token_bytes(32)
+        self.sender_key_id: Final = hashlib.sha256(self._key).hexdigest()[:16]
+        self.raw_senders: Final = raw_senders
+        self.log_arguments: Final = log_arguments
+        self.layers: Final = layers
+        self.build_digest, self.target = _build_identity(build_digest, target)
+
+    def sender_hash(self, sender: str) -> str:
+        """The keyed hash a line carries for ``sender``."""
+        return hmac.new(self._key, sender.encode("utf-8"), hashlib.sha256).hexdigest()
+
+    def request(self, **context: Any) -> RequestLog:
+        """This log bound to one request (``resolve``'s keywords)."""
+        return RequestLog(self, context)
+
+    def emit(self, record: Record) -> None:
+        """Send one record to every sink (a failing sink is reported, never raised)."""
+        for sink in self.sinks:
+            try:
+                sink.emit(record)
+            except Exception as exc:
+                _LOG.error("decision log sink %s failed: %s", type(sink).__name__, exc)
+
+
+def _now() -> tuple[str, int]:
+    ns = time.time_ns()
+    stamp = datetime.datetime.fromtimestamp(ns / 1e9, _UTC).isoformat(timespec="milliseconds")
+    return stamp.replace("+00:00", "Z"), ns
+
+
+_REFUSALS: Final = (
+    (ToolNotPermittedError, "owner-guard", ExecDeniedError),
+    (InvalidArgumentsError, "arguments", None),
+    (ToolBlockedError, "hooks", None),
+)
+
+
+class RequestLog:
+    """A DecisionLog bound to one request: give it to ``wrap(..., decisions=...)``."""
+
+    __slots__ = ("_base", "context", "log")
+
+    def __init__(self, log: DecisionLog, context: Mapping[str, Any]) -> None:
+        self.log: Final = log
+        self.context: Final = dict(context)
+        where = _Where(self.context)
+        sender = next(
+            (
+                v
+                for v in (context.get(k) for k in ("sender_id", "sender_e164", "sender_username"))
+                if isinstance(v, str) and v.strip()
+            ),
+            None,
+        )
+        if sender is not None and not log.raw_senders:
+            sender = log.sender_hash(sender.strip())
+        self._base: Final[Record] = {
+            "build": log.build_digest,
+            "target": log.target,
+            "agent": where.agent,
+            "channel": where.channel,
+            "group": where.group,
+            "sender": sender,
+            "sender_key_id": None if log.raw_senders else log.sender_key_id,
+        }
+
+    def _emit(self, event: str, fields: Record) -> None:
+        stamp, ns = _now()
+        record = {"time": stamp, "epoch_ns": ns, "event": event, **self._base, **fields}
+        self.log.emit(record)
+
+    def resolve(self) -> ToolSet:
+        """``resolve(**context)``, logged as one ``list`` line (the tools it holds)."""
+        toolset = resolve(**self.context)
+        self.listed(toolset)
+        return toolset
+
+    def listed(self, toolset: ToolSet) -> None:
+        """Log a tool list this request was given."""
+        self._emit(
+            "list", {"verdict": "list", "tools": list(toolset.names), "count": len(toolset.names)}
+        )
+
+    def refused(self, tool: str, tool_call_id: str | None, reason: str) -> None:
+        """A call of a tool outside the request's set (or no tool at all)."""
+        layer = rule = source = None
+        if self.log.layers:
+            found = deciding_layer(tool, **self.context)
+            if found is not None:
+                layer, rule, source = found
+        self._emit(
+            "call",
+            {
+                "tool": tool,
+                "tool_call_id": tool_call_id,
+                "verdict": "refuse",
+                "outcome": "refused",
+                "layer": layer,
+                "rule": rule,
+                "source": source,
+                "reason": reason,
+                "duration_ms": 0.0,
+                "arguments": REDACTED,
+            },
+        )
+
+    def call(
+        self,
+        tool: str,
+        tool_call_id: str | None,
+        failure: BaseException | None,
+        started: float,
+        arguments: object = None,
+    ) -> None:
+        """One call of a tool in the set: allowed (it ran, ``outcome`` ok or error) or
+        refused by the owner guard, the arguments, a hook or the exec policy."""
+        verdict, outcome, layer, rule = "allow", "ok", None, None
+        source = None
+        if isinstance(failure, AbortError):
+            outcome = "aborted"
+        elif failure is not None:
+            outcome = "error"
+            for kind, name, other in _REFUSALS:
+                if isinstance(failure, kind):
+                    verdict, outcome, layer = "refuse", "refused", name
+                    if other is not None and isinstance(failure, other):
+                        layer = "exec-policy"
+                    rule = str(failure)
+                    break
+            if layer == "owner-guard":
+                prov = _provenance() if self.log.layers else None
+                index = _INDEX.get(tool)
+                source = prov["tools"][index] if prov and index is not None else None
+                rule = f"{tool} is ownerOnly and the sender is not an owner"
+        shown = arguments if self.log.log_arguments else REDACTED
+        self._emit(
+            "call",
+            {
+                "tool": tool,
+                "tool_call_id": tool_call_id,
+                "verdict": verdict,
+                "outcome": outcome,
+                "layer": layer,
+                "rule": rule,
+                "source": source,
+                "reason": None if failure is None else str(failure),
+                "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+                "arguments": shown,
+            },
+        )
+
+    def approval(
+        self,
+        event: str,
+        tool: str,
+        tool_call_id: str | None,
+        approval_id: str,
+        decision: str | None = None,
+    ) -> None:
+        """An exec approval: ``asked``, then ``granted`` or ``denied`` (``decision``:
+        allow-once, allow-always, deny, or None for a timeout)."""
+        self._emit(
+            "approval",
+            {
+                "tool": tool,
+                "tool_call_id": tool_call_id,
+                "verdict": event,
+                "approval_id": approval_id,
+                "decision": decision,
+            },
+        )
