@@ -22,7 +22,7 @@ from typing import Any
 
 from ..diagnostics import BUILTIN, Diagnostics, Pos
 from .analyze import Resolved
-from .model import AgentDef, ProviderPolicy
+from .model import AgentDef, EntryList, Policy, ProviderPolicy
 from .policy import LayerPolicy, pick_policy, profile_policy, sandbox_policy, subagent_policy
 from .tables import NEVER, TableBuilder, _runs, _texts
 
@@ -53,8 +53,11 @@ class ProvenanceBuilder(TableBuilder):
     def pos(self, pos: Pos | None) -> str | None:
         return _pos(pos, self._files)
 
-    def record(self, policy: LayerPolicy | None, *, strips: bool, label: str) -> int | None:
-        """The interned record of one layer (None: the step has no lists)."""
+    def record(self, policy: LayerPolicy | None, *, strips: bool, label: str,
+               lists: Sequence[EntryList | None] = ()) -> int | None:
+        """The interned record of one layer (None: the step has no lists). ``lists``: the
+        allow lists it was made of, in order (the first one's position is the allow list's,
+        as ``toolc explain`` shows it; without them, the first entry's)."""
         layer, mention = self.layer(policy, strips=strips, label=label)
         if layer is None or policy is None:
             return None
@@ -63,7 +66,8 @@ class ProvenanceBuilder(TableBuilder):
         for entry in policy.deny or ():
             bits, _ = self.list_bits([entry.name]) if entry.name else (0, False)
             deny.append([entry.text, self.pos(entry.pos), _runs(bits)])
-        allow = policy.allow[0].pos if policy.allow else None
+        given = next((lst.pos for lst in lists if lst is not None), None)
+        allow = given if given is not None else policy.allow[0].pos if policy.allow else None
         rec = {"label": label, "w": None if witness == NEVER else _runs(witness),
                "a": _runs(allow_pass), "d": _runs(deny_pass), "m": _runs(mention),
                "allow": self.pos(allow),
@@ -76,7 +80,7 @@ class ProvenanceBuilder(TableBuilder):
 
     def group_stack(self, block: Any, where: str = "") -> int:
         policy = pick_policy(block)
-        found = self.record(policy, strips=True, label=where)
+        found = self.record(policy, strips=True, label=where, lists=_lists(block))
         return -1 if found is None else found
 
     def agent_entry(self, agent: AgentDef | None) -> dict[str, Any]:
@@ -90,26 +94,33 @@ class ProvenanceBuilder(TableBuilder):
         where = f"profiles.{profile_ref.text}" if profile_ref else "tools.profile"
         return {
             "stack": [self.record(profile_policy(profile, profile_also), strips=True,
-                                  label=where),
-                      self.record(pick_policy(g.policy), strips=True, label="tools"),
-                      self.record(pick_policy(a.policy if a else None), strips=True, label=at)],
+                                  label=where, lists=(profile.allow if profile else None,
+                                                      profile_also)),
+                      self.record(pick_policy(g.policy), strips=True, label="tools",
+                                  lists=_lists(g.policy)),
+                      self.record(pick_policy(a.policy if a else None), strips=True, label=at,
+                                  lists=_lists(a.policy if a else None))],
             "bp": {bp.key: self.bp_entry(bp, f'{at}.byProvider."{bp.key}"')
                    for bp in (a.by_provider if a else ())},
             "sandbox": self.record(sandbox_policy(self.r, a), strips=False,
                                    label=f"{at}.sandbox.tools" if a and (
                                        a.sandbox_allow or a.sandbox_deny)
-                                   else "tools.sandbox.tools"),
+                                   else "tools.sandbox.tools",
+                                   lists=(a.sandbox_allow if a and a.sandbox_allow
+                                          else g.sandbox_allow,)),
         }
 
     def bp_entry(self, bp: ProviderPolicy, label: str) -> int | None:
-        return self.record(pick_policy(bp.policy), strips=True, label=label)
+        return self.record(pick_policy(bp.policy), strips=True, label=label,
+                           lists=_lists(bp.policy))
 
     def profiles(self, profile_ids: Sequence[str], also_lists: Sequence[Any]) -> list[Any]:
         out = []
         for name in profile_ids:
             profile = self.r.defs.profiles.get(name)
             out.append([self.record(profile_policy(profile, also), strips=True,
-                                    label=f"profiles.{name}")
+                                    label=f"profiles.{name}",
+                                    lists=(profile.allow if profile else None, also))
                         for also in [None, *also_lists]])
         return out
 
@@ -145,6 +156,10 @@ class ProvenanceBuilder(TableBuilder):
         }
         data["records"] = self.records
         return data
+
+
+def _lists(block: Policy | None) -> tuple[EntryList | None, ...]:
+    return () if block is None else (block.allow, block.also_allow)
 
 
 def build_provenance(resolved: Resolved) -> dict[str, Any]:
