@@ -16,7 +16,9 @@ from typing import Any, Final
 from ..builds import read_manifest
 
 # The optional extras (pyproject's [project.optional-dependencies]) and what each brings.
-EXTRAS: Final = {"mcp": "the MCP Python SDK, anyio, starlette and uvicorn"}
+EXTRAS: Final = {"mcp": "the MCP Python SDK, anyio, starlette and uvicorn",
+                  "metrics": "prometheus-client, for serve-mcp's /metrics",
+                  "otel": "opentelemetry-sdk, for decision-log spans"}
 
 
 class MissingExtraError(Exception):
@@ -109,13 +111,17 @@ def serve_mcp(build_dir: Path = Path("build"), *, context: dict[str, Any] | None
               impl: str | None = None, hooks: str | None = None,
               upstreams: tuple[str, ...] | list[str] = (), reload_interval: float = 1.0,
               strict: bool = False, max_sessions_per_identity: int = 16,
-              max_inflight_per_identity: int = 8) -> None:
+              max_inflight_per_identity: int = 8, decision_log: Path | None = None,
+              decision_log_key: Path | None = None, metrics_public: bool = False) -> None:
     """Serve the build's tools over MCP until stdin closes (stdio) or until interrupted
     (``http="[HOST:]PORT"``, which needs ``identities``, the bearer-token file; over HTTP
     each request's token gives its context, so ``context`` must be empty). ``impl`` and
     ``hooks`` are ``MODULE:ATTR``; ``upstreams`` are ``NAME=COMMAND`` or ``NAME=URL``. As
     ``toolc serve-mcp``: raises MissingExtraError, ServeOptionError, BuildError (no build)
-    or McpError."""
+    or McpError. ``decision_log``: a file to append one JSON line per decision to (rotated),
+    senders hashed with the key in ``decision_log_key`` (created when missing; else a random
+    key per process). Over HTTP ``/metrics`` is served (with toolc[metrics]), behind the
+    bearer tokens unless ``metrics_public``."""
     server = extra_module("serve-mcp", "serve.mcp_server")
     identity = extra_module("serve-mcp", "serve.mcp_identity")
     context = context or {}
@@ -124,6 +130,10 @@ def serve_mcp(build_dir: Path = Path("build"), *, context: dict[str, Any] | None
     if http is None and identities is not None:
         raise ServeOptionError("--identities is for --http (over stdio the flags give the "
                                "context)")
+    if metrics_public and http is None:
+        raise ServeOptionError("--metrics-public is for --http (/metrics is an HTTP path)")
+    if decision_log_key is not None and decision_log is None:
+        raise ServeOptionError("--decision-log-key is for --decision-log")
     if http is not None and context:
         raise ServeOptionError("over --http the identities file gives each request's context; "
                                "drop the context flags")
@@ -137,15 +147,36 @@ def serve_mcp(build_dir: Path = Path("build"), *, context: dict[str, Any] | None
     specs = upstream_specs("serve-mcp", upstreams)
     limits = extra_module("serve-mcp", "serve.mcp_http").Limits(max_sessions_per_identity,
                                                                 max_inflight_per_identity)
+    observe = extra_module("serve-mcp", "serve.observe")
+    metrics = None
+    if metrics_public:  # asked for by name: a missing extra is an error, not a warning
+        try:
+            importlib.import_module("prometheus_client")
+        except ImportError as exc:
+            raise MissingExtraError(
+                "toolc serve-mcp --metrics-public needs the optional extra toolc[metrics] "
+                f"({EXTRAS['metrics']}): install it with {install_hint('metrics')}") from exc
+    if http is not None:
+        metrics = observe.metrics_or_none(True)
+    observer = observe.Observer(decision_log=decision_log, key_file=decision_log_key,
+                                metrics=metrics, metrics_public=metrics_public)
+    if decision_log_key is not None:
+        try:
+            observe.read_key(decision_log_key)
+        except observe.ObserveError as exc:
+            raise ServeOptionError(str(exc)) from exc
     options = server.Options(build_dir=build_dir, context=context, identities=ids,
                              impls=impl_source, hooks=hooks_source, upstreams=specs,
-                             reload_interval=reload_interval, strict=strict, limits=limits)
+                             reload_interval=reload_interval, strict=strict, limits=limits,
+                             observer=observer)
     server.setup_logging()
     unavailable = extra_module("serve-mcp", "serve.mcp_upstream").UpstreamUnavailable
     try:
         server.run(options, None if http is None else host_port(http))
     except (unavailable, server.ServeError) as exc:  # an upstream, the port, --strict
         raise McpError(str(exc)) from exc
+    finally:
+        observer.close()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

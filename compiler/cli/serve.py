@@ -46,10 +46,20 @@ def _usage(exc: api.ServeOptionError, names: dict[str, str]) -> click.UsageError
               show_default=True, help="With --http: requests one identity may have in flight.")
 @click.option("--strict", is_flag=True,
               help="Refuse to start when a context names an agent the build does not declare.")
+@click.option("--decision-log", "decision_log", type=click.Path(path_type=Path), default=None,
+              metavar="FILE", help="Append one JSON line per decision (tool list, call allowed "
+              "or refused with the deciding rule, exec approval) to FILE (rotated at 64 MiB).")
+@click.option("--decision-log-key", "decision_log_key", type=click.Path(path_type=Path),
+              default=None, metavar="FILE", help="The HMAC key senders are hashed with "
+              "(created when missing; re-read at every build reload). Default: a random key "
+              "per process.")
+@click.option("--metrics-public", is_flag=True,
+              help="With --http: serve GET /metrics without a bearer token.")
 @guard
 def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | None,
               identities: Path | None, upstreams: tuple[str, ...], reload_interval: float,
               max_sessions_per_identity: int, max_inflight_per_identity: int, strict: bool,
+              decision_log: Path | None, decision_log_key: Path | None, metrics_public: bool,
               **kwargs: Any) -> None:
     """Serve the build's tools over MCP (stdio, or streamable HTTP with --http).
 
@@ -57,7 +67,8 @@ def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | 
     path into --impl or an --upstream; tools with neither are not listed. Over stdio the
     context flags say who calls; over HTTP each request's bearer token does (--identities),
     and the flags are refused. GET /healthz (no token) names the build served and the last
-    build refused. Exit 1 when the port is taken, an upstream is unreachable or (--strict) a
+    build refused; GET /metrics is Prometheus text (toolc[metrics]), with a token unless
+    --metrics-public. Exit 1 when the port is taken, an upstream is unreachable or (--strict) a
     context names an agent the build lacks.
 
     \b
@@ -65,13 +76,16 @@ def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | 
       toolc serve-mcp --agent main --sender-id 42 --impl mytools:IMPLEMENTATIONS
       toolc serve-mcp --http 127.0.0.1:8765 --identities identities.yaml --impl mytools:IMPLS
       toolc serve-mcp --agent coder --upstream files="python -m files_server"
+      toolc serve-mcp --http 8765 --identities ids.yaml --impl m:I --decision-log d.jsonl
     """
     try:
         api.serve_mcp(build_dir, context=context_of(kwargs), http=http, identities=identities,
                       impl=impl, hooks=hooks, upstreams=upstreams,
                       reload_interval=reload_interval, strict=strict,
                       max_sessions_per_identity=max_sessions_per_identity,
-                      max_inflight_per_identity=max_inflight_per_identity)
+                      max_inflight_per_identity=max_inflight_per_identity,
+                      decision_log=decision_log, decision_log_key=decision_log_key,
+                      metrics_public=metrics_public)
     except api.ServeOptionError as exc:
         raise _usage(exc, _SERVE_OPTIONS) from exc
     except api.McpError as exc:  # an upstream, the port, an unknown agent (--strict)

@@ -486,14 +486,13 @@ class RequestLog:
     def resolve(self) -> ToolSet:
         """``resolve(**context)``, logged as one ``list`` line (the tools it holds)."""
         toolset = resolve(**self.context)
-        self.listed(toolset)
+        self.listed(toolset.names)
         return toolset
 
-    def listed(self, toolset: ToolSet) -> None:
-        """Log a tool list this request was given."""
-        self._emit(
-            "list", {"verdict": "list", "tools": list(toolset.names), "count": len(toolset.names)}
-        )
+    def listed(self, names: Iterable[str]) -> None:
+        """Log a tool list this request was given (the names it holds)."""
+        shown = list(names)
+        self._emit("list", {"verdict": "list", "tools": shown, "count": len(shown)})
 
     def refused(self, tool: str, tool_call_id: str | None, reason: str) -> None:
         """A call of a tool outside the request's set (or no tool at all)."""

@@ -4,6 +4,8 @@ Every request passes through ``Gateway`` before the MCP SDK sees it:
 
 - ``/.well-known/...`` answers 404: toolc offers no OAuth, and a 401 there makes clients
   (MCP Inspector) start an OAuth flow that cannot succeed.
+- ``GET /metrics`` (Prometheus text, ``serve.observe``) needs a bearer token like the MCP
+  layer, unless ``metrics_public`` (``--metrics-public``); without metrics it is a 404.
 - ``GET /healthz`` answers without a token: the manifest digest of the build being served and
   the last build refused (digest and age), nothing about the policy itself.
 - Everything else needs a bearer token of the identities file *as it is now*: the file is
@@ -36,6 +38,7 @@ LOG: Final = logging.getLogger("toolc.mcp")
 IDENTITY_SCOPE_KEY: Final = "toolc.identity"
 SESSION_HEADER: Final = b"mcp-session-id"
 HEALTH_PATH: Final = "/healthz"
+METRICS_PATH: Final = "/metrics"
 DEFAULT_SESSIONS_PER_IDENTITY: Final = 16
 DEFAULT_INFLIGHT_PER_IDENTITY: Final = 8
 
@@ -59,8 +62,11 @@ class Gateway:
     """ASGI middleware in front of the MCP app (see the module docstring)."""
 
     def __init__(self, app: Any, source: IdentitySource, limits: Limits,
-                 health: Callable[[], Mapping[str, Any]]) -> None:
+                 health: Callable[[], Mapping[str, Any]], *, metrics: Any = None,
+                 metrics_public: bool = False) -> None:
         self.app = app
+        self.metrics = metrics  # serve.observe.Metrics, or None
+        self.metrics_public = metrics_public
         self.source = source
         self.limits = limits
         self.health = health
@@ -86,6 +92,9 @@ class Gateway:
         if path == HEALTH_PATH:
             await self._health(scope, send)
             return
+        if path == METRICS_PATH and self.metrics_public:
+            await self._metrics(scope, send)
+            return
         identities = await self.refresh()
         token = _bearer(scope)
         digest = token_hash(token) if token else None
@@ -95,6 +104,9 @@ class Gateway:
                    "unknown bearer token" if token else "no bearer token")
             LOG.warning("refused an HTTP request from %s: %s", _peer(scope), why)
             await _unauthorized(send)
+            return
+        if path == METRICS_PATH:
+            await self._metrics(scope, send)
             return
         await self._authorized(scope, receive, send, identity, digest)
 
@@ -228,6 +240,20 @@ class Gateway:
 
         with anyio.move_on_after(10):
             await self.app(scope, receive, send)
+
+    async def _metrics(self, scope: Mapping[str, Any], send: Any) -> None:
+        if self.metrics is None:
+            await _respond(send, 404, {"error": "not_found",
+                                       "error_description": "metrics need toolc[metrics]"})
+            return
+        if scope["method"] not in ("GET", "HEAD"):
+            await _respond(send, 405, {"error": "method_not_allowed"})
+            return
+        body, content_type = self.metrics.render()
+        await send({"type": "http.response.start", "status": 200, "headers": [
+            (b"content-type", content_type.encode()),
+            (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
 
     # -- health -------------------------------------------------------------------------------
     async def _health(self, scope: Mapping[str, Any], send: Any) -> None:

@@ -65,6 +65,7 @@ from .mcp_upstream import (
     match,
     reason,
 )
+from .observe import Observer
 
 LOG: Final = logging.getLogger("toolc.mcp")
 DIALECT: Final = "mcp"
@@ -158,6 +159,7 @@ class Generation:
     raw: dict[str, types.CallToolResult] = field(default_factory=dict)  # by call id
     external: frozenset[str] = frozenset()  # externalContent tools (their text is wrapped)
     agents: tuple[str, ...] = ()
+    decisions: Any = None  # the runtime's DecisionLog (serve.observe), None when not logging
     _views: dict[tuple[tuple[str, Any], ...], View] = field(default_factory=dict)
 
     def view(self, context: Mapping[str, Any]) -> View:
@@ -181,7 +183,7 @@ class Generation:
 
 
 def load_generation(build_dir: Path, impls: ImplSource, hooks: HooksSource,
-                    upstreams: list[Upstream]) -> Generation:
+                    upstreams: list[Upstream], observer: Observer | None = None) -> Generation:
     """Load a build and bind the implementations (and upstream routes) to it."""
     loaded = load_runtime_copy(build_dir)
     rt, catalog = loaded.runtime, loaded.catalog
@@ -211,13 +213,15 @@ def load_generation(build_dir: Path, impls: ImplSource, hooks: HooksSource,
         LOG.warning("not listed, no implementation in this process (--impl/--upstream): %s",
                     ", ".join(unserved))
     generation.hidden = frozenset(missing)
+    if observer is not None:
+        generation.decisions = observer.decision_log_for(rt, loaded.digest)
     return generation
 
 
 class View:
     """One context's tool list (mcp dialect) and wrapped tools, on one build."""
 
-    __slots__ = ("by_wire", "gen", "listing", "runtime", "tools", "unlisted")
+    __slots__ = ("by_wire", "decisions", "gen", "listing", "runtime", "tools", "unlisted")
 
     def __init__(self, gen: Generation, context: Mapping[str, Any]) -> None:
         self.gen = gen
@@ -234,9 +238,11 @@ class View:
         self.unlisted: Final = {str(d["name"]): n for d, n in every if n in gen.hidden}
         call_context = rt.CallContext(**{k: context[k] for k in _CALL_CONTEXT_KEYS
                                          if k in context})
+        self.decisions: Final = (None if gen.decisions is None
+                                 else gen.decisions.request(**context))
         self.tools: Final = rt.wrap(toolset, gen.implementations, context=call_context,
                                     hooks=gen.hooks, dialect=DIALECT,
-                                    approvals=_approvals(rt))
+                                    approvals=_approvals(rt), decisions=self.decisions)
 
     async def call(self, wire: str, arguments: Mapping[str, Any], call_id: str | None) -> Any:
         """The ToolResult of a call by its wire name (an error result when it may not run)."""
@@ -246,6 +252,8 @@ class View:
             if hidden is not None:
                 why = self.gen.refused.get(hidden, f"Tool {hidden} has no implementation on "
                                            "this server")
+                if self.decisions is not None:
+                    self.decisions.refused(hidden, call_id, why)
                 return self.runtime.error_result(hidden, why)
             # unknown, or not in this context's set: the wrapper says which
             return self.tools.call(wire, dict(arguments), tool_call_id=call_id)
@@ -309,6 +317,7 @@ class Options:
     reload_interval: float = 1.0
     limits: Limits = field(default_factory=Limits)
     strict: bool = False  # an unknown agent is an error, not a warning
+    observer: Observer | None = None  # decision logs and metrics (serve.observe)
 
 
 class ServeError(Exception):
@@ -377,6 +386,7 @@ class McpService:
             LOG.info("upstream %s: %d tool(s)", spec.name, len(up.tools))
             self.upstreams.append(up)
         self.generation = await anyio.to_thread.run_sync(self._load)
+        self._observe_serving(self.generation)
         self.check_agents(self.generation)
         LOG.info("serving build %s (%s)", self.options.build_dir.as_posix(),
                  self.generation.digest[:12])
@@ -401,7 +411,7 @@ class McpService:
 
     def _load(self) -> Generation:
         o = self.options
-        return load_generation(o.build_dir, o.impls, o.hooks, self.upstreams)
+        return load_generation(o.build_dir, o.impls, o.hooks, self.upstreams, o.observer)
 
     # -- identity -------------------------------------------------------------------------------
     def context_of(self, ctx: Any) -> Mapping[str, Any]:
@@ -428,7 +438,10 @@ class McpService:
     # -- handlers ---------------------------------------------------------------------------------
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         assert self.generation is not None
-        listing: types.ListToolsResult = self.generation.view(self.context_of(ctx)).listing
+        view = self.generation.view(self.context_of(ctx))
+        if view.decisions is not None:
+            view.decisions.listed(view.by_wire.values())
+        listing: types.ListToolsResult = view.listing
         return listing
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
@@ -521,12 +534,22 @@ class McpService:
             self._refuse(digest, str(exc), stamp)
             return
         self.generation, self.refusal = generation, None
+        self._observe_serving(generation, reload=True)
         LOG.info("serving the new build %s; telling %d client(s)", generation.digest[:12],
                  len(self._sessions))
         await self.announce()
 
+    def _observe_serving(self, gen: Generation, *, reload: bool = False) -> None:
+        observer = self.options.observer
+        if observer is not None:
+            observer.serving(gen.decisions, gen.digest)
+            if reload:
+                observer.reloaded("ok")
+
     def _refuse(self, digest: str, why: str, stamp: tuple[Any, ...]) -> None:
         assert self.generation is not None
+        if self.options.observer is not None:
+            self.options.observer.reloaded("refused")
         last = self.refusal
         self.refusal = Refusal(digest, why, time.time(), stamp)
         if last is not None and (last.digest, last.reason) == (digest, why):
@@ -619,8 +642,11 @@ async def serve_http(options: Options, host: str, port: int) -> None:
         # A call's answer as one JSON body rather than an SSE stream: about half the latency
         # on loopback; notifications still reach clients on their standalone GET stream.
         app = service.server.streamable_http_app(host=host, json_response=True)
-        gateway = service.gateway = Gateway(app, options.identities, options.limits,
-                                            service.health)
+        observer = options.observer
+        gateway = service.gateway = Gateway(
+            app, options.identities, options.limits, service.health,
+            metrics=observer.metrics if observer is not None else None,
+            metrics_public=observer is not None and observer.metrics_public)
         config = uvicorn.Config(gateway, log_level="warning", lifespan="on", access_log=False)
         server = uvicorn.Server(config)
         async with anyio.create_task_group() as tg:
