@@ -50,6 +50,7 @@ from ..locks import LockTimeoutError
 from ..pipeline.render import DEFAULT_PACKAGE
 from ..pipeline.writer import OutputDirError
 from ..review.diff import DiffInputError, DiffResult, render_diff
+from ..review.report import Report
 from ..semantics.reference import ReferenceInterpreter, Resolution
 from ..serve.mcp_identity import IdentitiesError, add_identity
 from .project import InitResult, import_openclaw_config, init
@@ -73,7 +74,7 @@ from .query import (
     resolve_source,
     schema,
 )
-from .review import diff
+from .review import diff, report
 from .serve import (
     EXTRAS,
     ImportedTools,
@@ -111,6 +112,7 @@ __all__ = [
     "OutputDirError",
     "ProjectWriteError",
     "ReferenceInterpreter",
+    "Report",
     "Resolution",
     "ResolveResult",
     "Schemas",
@@ -142,6 +144,7 @@ __all__ = [
     "read_tables",
     "reference_resolve",
     "render_diff",
+    "report",
     "resolve",
     "resolve_build",
     "resolve_definitions",

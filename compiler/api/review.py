@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..review.diff import DiffResult, compute_diff, load_side, side_from_revision
+from ..review.report import Report, build_report
 
 
 def diff(base: str | None = None, head: str | None = None, *, base_rev: str | None = None,
@@ -22,3 +23,16 @@ def diff(base: str | None = None, head: str | None = None, *, base_rev: str | No
         first = load_side(base, definitions=definitions)
     second = load_side(head if head is not None else str(definitions), definitions=definitions)
     return compute_diff(first, second)
+
+
+def report(build: str, base: str | None = None, *, definitions: Path = Path("definitions"),
+           title: str | None = None) -> Report:
+    """The access report of ``build`` (``toolc report``): one self-contained HTML page, the
+    agents x tools matrix with filters, and with ``base`` the exact delta from it marked. Each
+    side is what ``diff`` takes (a build directory, a definitions directory or a revision)."""
+    head = load_side(build, definitions=definitions)
+    if base is None:
+        return build_report(head.tables, title=title or f"toolc access report: {head.label}")
+    first = load_side(base, definitions=definitions)
+    return build_report(head.tables, first.tables, title=title or (
+        f"toolc access report: {head.label} (against {first.label})"))

@@ -68,3 +68,36 @@ def diff(sides: tuple[str, ...], base_rev: str | None, defs: Path, fmt: str,
     if fail_on == "widen" and result.widened:
         sys.exit(EXIT_WIDENED)
     sys.exit(EXIT_CHANGED if result.access_changed else EXIT_OK)
+
+
+@main.command()
+@click.argument("build_side", metavar="BUILD")
+@click.option("--base", "base", metavar="OTHER_BUILD", default=None,
+              help="Mark what changed from OTHER_BUILD (a build, definitions or revision): "
+              "the exact gains and losses toolc diff reports.")
+@click.option("-o", "--out", type=click.Path(path_type=Path), default=Path("access.html"),
+              show_default=True, help="The HTML file to write.")
+@click.option("--definitions", "defs", default="definitions", show_default=True,
+              type=click.Path(path_type=Path),
+              help="Where the definitions live inside the repository (for revisions).")
+@click.option("--title", default=None, help="The page's title (default: names the builds).")
+@guard
+def report(build_side: str, base: str | None, out: Path, defs: Path,
+           title: str | None) -> None:
+    """Write an access report: one self-contained HTML file (no network).
+
+    The matrix of agents x tools, each cell coloured always / only for some providers,
+    channels, groups or senders / never (hover for the condition), with filters for the
+    request kind, provider, channel, group and sender; with --base, every gained and lost
+    cell is marked. BUILD is a build directory, a definitions directory or a revision.
+
+    \b
+    Examples:
+      toolc report build -o access.html
+      toolc report build --base build-old -o access.html
+    """
+    result = api.report(build_side, base, definitions=defs, title=title)
+    out.write_text(result.html, encoding="utf-8")
+    changes = f"; {result.gained} gained and {result.lost} lost cell(s)" if base else ""
+    echo(f"wrote {out.as_posix()}: {result.agents} agents x {result.tools} tools, "
+         f"{len(result.html.encode()):,} bytes{changes}", err=True)

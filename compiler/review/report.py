@@ -1,0 +1,181 @@
+"""``toolc report``: one self-contained HTML file to look at access (agents x tools).
+
+Each cell says whether an agent's requests see a tool always, only for some providers,
+channels, groups or senders, or never; the page's filters (request kind, provider, channel,
+group, sender) narrow the classes a cell is computed over, and hovering a cell names the
+classes that see it. With a base build the exact access delta (``review.delta``, the one
+``toolc diff`` prints) marks every gained and lost cell.
+
+The data is computed here, exactly, on the factored tables (``audit.access_md.access_sets``:
+per agent class and request kind, every distinct tool set with the (provider, channel) class
+cubes that see it); the page only intersects those cubes with the filters. Bitsets travel as
+runs (``start.length...`` in base 36), which keeps "every channel class" one token long.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..audit.access_md import access_sets
+from ..audit.words import Words
+from ..pipeline.render import environment
+from ..semantics.access import ClassSpace, Klass, TablesView
+from ..semantics.factored import bit_indices
+from .delta import compute_delta
+
+REPORT_FORMAT = 1
+OTHER_GROUP = "toolc-other"  # the group id access classes use for "any other group"
+SENDER_KEYS = ("sender_id", "sender_e164", "sender_username", "sender_name")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Report:
+    """The page and what it shows (for the CLI's summary line)."""
+
+    html: str
+    agents: int
+    tools: int
+    classes: int
+    gained: int  # cells with a gain (0 without a base)
+    lost: int
+
+
+def _b36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if not n:
+            return out
+
+
+def runs(bits: int) -> str:
+    """A bitset as ``start.length`` runs in base 36 (the page decodes them to BigInts)."""
+    out: list[str] = []
+    digits = bin(bits)[:1:-1]
+    start = digits.find("1")
+    while start >= 0:
+        end = digits.find("0", start)
+        end = len(digits) if end < 0 else end
+        out += [_b36(start), _b36(end - start)]
+        start = digits.find("1", end)
+    return ".".join(out)
+
+
+def _channel_fields(k: Klass) -> dict[str, str]:
+    """A channel class's filter values: channel, group and sender (``-`` for none)."""
+    flags = dict(k.flags)
+    group = flags.get("group_id")
+    sender = next((f"{key.removeprefix('sender_')}:{flags[key]}" for key in SENDER_KEYS
+                   if key in flags), None)
+    return {"label": k.label,
+            "channel": str(flags.get("message_provider") or "-"),
+            "group": "-" if group is None else "any other group" if group == OTHER_GROUP
+            else str(group),
+            "sender": sender or ("any other sender" if group is not None else "-")}
+
+
+def _variants(space: ClassSpace) -> list[tuple[tuple[int, int, int], str]]:
+    out = [((0, 0, 0), "default request (not the owner, not sandboxed, not a subagent)"),
+           ((1, 0, 0), "owner"), ((0, 1, 0), "sandboxed")]
+    out += [((0, 0, k), klass.label) for k, klass in enumerate(space.subagent) if k]
+    return out
+
+
+def _agent_sets(space: ClassSpace) -> list[dict[str, list[Any]]]:
+    """Per agent class, per request kind: [[tool runs, [[provider runs, channel runs]...]]]."""
+    acc = access_sets(space)
+    out = []
+    for a in range(len(space.agents)):
+        per: dict[str, list[Any]] = {}
+        for key, _ in _variants(space):
+            sets = acc[a].get(key, {}) if a in acc else {}
+            per[".".join(map(str, key))] = [
+                [runs(bits), [[runs(p), runs(c)] for p, c in _merged(cubes)]]
+                for bits, cubes in sorted(sets.items())]
+        out.append(per)
+    return out
+
+
+def _merged(cubes: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Fewer (provider, channel) cubes over the same pairs: same channels merge providers,
+    then same providers merge channels."""
+    by_c: dict[int, int] = {}
+    for p, c in cubes:
+        by_c[c] = by_c.get(c, 0) | p
+    by_p: dict[int, int] = {}
+    for c, p in by_c.items():
+        by_p[p] = by_p.get(p, 0) | c
+    return sorted(by_p.items())
+
+
+def _diff(base: Mapping[str, Any], head: Mapping[str, Any], tools: list[str],
+          agents: list[str]) -> tuple[list[list[Any]], list[str]]:
+    """The exact delta as [agent row, tool index, "+" or "-", words]; agents that only the
+    base has are appended to ``agents`` (returned: the rows added)."""
+    space = ClassSpace([TablesView(base, tools), TablesView(head, tools)], tools)
+    words = Words(space)
+    rows = {label: i for i, label in enumerate(agents)}
+    extra: list[str] = []
+    index = {t: i for i, t in enumerate(tools)}
+    cells: dict[tuple[int, int, str], list[str]] = {}
+    for change in compute_delta(space):
+        for sign, lines in (("+", change.gained), ("-", change.lost)):
+            for cube, _count in lines:
+                where = words.cube(cube)
+                for a in bit_indices(cube[0]):
+                    label = space.agents[a].label
+                    if label not in rows:
+                        rows[label] = len(agents) + len(extra)
+                        extra.append(label)
+                    cells.setdefault((rows[label], index[change.tool], sign), []).append(where)
+    return [[a, t, sign, "; ".join(w)] for (a, t, sign), w in sorted(cells.items())], extra
+
+
+def report_data(head: Mapping[str, Any], base: Mapping[str, Any] | None = None, *,
+                title: str = "toolc access report") -> dict[str, Any]:
+    """Everything the page shows, JSON-ready (``head`` and ``base``: tables.json data)."""
+    tools = list(head["tools"])
+    if base is not None:
+        tools += [t for t in base["tools"] if t not in set(tools)]
+    view = TablesView(head, tools)
+    space = ClassSpace([view], tools)
+    agents = [k.label for k in space.agents]
+    data: dict[str, Any] = {
+        "format": REPORT_FORMAT, "title": title, "tools": tools,
+        "providers": [{"label": k.label, "provider": k.group[0] if k.group else k.label}
+                      for k in space.providers],
+        "channels": [_channel_fields(k) for k in space.channels],
+        "variants": [{"key": ".".join(map(str, key)), "label": label}
+                     for key, label in _variants(space)],
+        "agents": agents, "sets": _agent_sets(space), "diff": None,
+        "classes": space.size(),
+    }
+    if base is not None:
+        cells, extra = _diff(base, head, tools, agents)
+        data["agents"] = agents + extra
+        data["sets"] += [{v["key"]: [] for v in data["variants"]} for _ in extra]
+        data["diff"] = cells
+    return data
+
+
+def render_report(data: Mapping[str, Any]) -> str:
+    """The page: the template with the data embedded as JSON (``</`` escaped)."""
+    payload = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    payload = payload.replace("</", "<\\/")
+    return environment().get_template("report.html.jinja").render(
+        title=data["title"], payload=payload)
+
+
+def build_report(head: Mapping[str, Any], base: Mapping[str, Any] | None = None, *,
+                 title: str = "toolc access report") -> Report:
+    data = report_data(head, base, title=title)
+    diff = data["diff"] or []
+    return Report(html=render_report(data), agents=len(data["agents"]), tools=len(data["tools"]),
+                  classes=int(data["classes"]),
+                  gained=sum(1 for d in diff if d[2] == "+"),
+                  lost=sum(1 for d in diff if d[2] == "-"))

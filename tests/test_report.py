@@ -1,0 +1,108 @@
+"""``toolc report``: the data behind the page is exact (every class's tool set as the generated
+runtime resolves it), the diff marks exactly what ``toolc diff`` reports, and the page is one
+self-contained file (no URL a browser would fetch). The page in a browser:
+tests/test_report_browser.py (make test-ship)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from toolc.api import build, diff, report
+from toolc.cli import main
+from toolc.review.report import render_report, report_data, runs
+from toolc.semantics.access import ClassSpace, TablesView
+
+from tests.helpers import ROOT, import_runtime
+
+
+def _bits(text: str) -> int:
+    value = 0
+    parts = text.split(".") if text else []
+    for k in range(0, len(parts), 2):
+        value |= ((1 << int(parts[k + 1], 36)) - 1) << int(parts[k], 36)
+    return value
+
+
+def test_runs_round_trip() -> None:
+    for bits in (0, 1, 0b1011, (1 << 300) - 1, 1 << 70 | 0b110):
+        assert _bits(runs(bits)) == bits
+    assert runs((1 << 43814) - 1) == "0.xt2"  # every class: one run
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("report")
+    build(ROOT / "definitions", root / "build", package_name="toolc_report_rt")
+    tables = json.loads((root / "build" / "toolc_report_rt" / "tables.json").read_text())
+    return {"root": root, "tables": tables,
+            "rt": import_runtime(root / "build", "toolc_report_rt")}
+
+
+def test_every_class_gets_the_tools_the_runtime_resolves(shipped: dict[str, Any]) -> None:
+    tables, rt = shipped["tables"], shipped["rt"]
+    data = report_data(tables)
+    space = ClassSpace([TablesView(tables, list(tables["tools"]))])
+    tools = data["tools"]
+    for v in data["variants"]:
+        o, s, k = (int(x) for x in v["key"].split("."))
+        for a, p, c in product(range(len(space.agents)), range(len(space.providers)),
+                               range(0, len(space.channels), 3)):
+            found = [bits for bits, cubes in data["sets"][a][v["key"]]
+                     if any(_bits(pr) >> p & 1 and _bits(ch) >> c & 1 for pr, ch in cubes)]
+            assert len(found) == 1, (a, p, c, v)
+            names = [tools[i] for i in range(len(tools)) if _bits(found[0]) >> i & 1]
+            flags = space.flags((a, p, c, o, s, k))
+            assert names == list(rt.resolve(**flags).names), flags
+
+
+def test_the_diff_marks_what_toolc_diff_reports(shipped: dict[str, Any], tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    shutil.copytree(ROOT / "definitions", base)
+    agents = base / "deployment" / "agents.yaml"
+    agents.write_text(agents.read_text().replace("deny: [canvas]", "deny: [cron]")
+                      .replace("whatsapp_login]\n        deny", "whatsapp_login, canvas]\n"
+                               "        deny"))
+    data = report_data(shipped["tables"], json.loads(_tables(base, tmp_path)))
+    marked = {(data["agents"][a], data["tools"][t], sign) for a, t, sign, _ in data["diff"]}
+    assert marked == {("agent main", "cron", "+"), ("agent main", "canvas", "-")}
+    reported = diff(str(base), str(ROOT / "definitions"))
+    assert {(c.tool, "+" if c.gained else "-") for c in reported.changes} == {
+        (t, sign) for _, t, sign in marked}
+    words = {d[1]: d[3] for d in data["diff"]}
+    assert all(w.startswith("agent main") for w in words.values())
+
+
+def _tables(defs: Path, tmp: Path) -> str:
+    build(defs, tmp / "base-build")
+    return (tmp / "base-build" / "toolc_runtime" / "tables.json").read_text()
+
+
+def test_the_page_is_self_contained(shipped: dict[str, Any]) -> None:
+    html = report(str(shipped["root"] / "build")).html
+    assert html.startswith("<!DOCTYPE html>")
+    assert not re.search(r"""(src|href)\s*=|https?://|@import|url\(""", html)
+    payload = re.search(r'<script id="data" type="application/json">(.*?)</script>', html, re.S)
+    assert payload is not None and json.loads(payload.group(1))["format"] == 1
+
+
+def test_hostile_names_stay_data() -> None:
+    html = render_report({"title": "<b>x</b>", "format": 1, "tools": ["</script><img onerror=x>"],
+                          "agents": [], "sets": [], "providers": [], "channels": [],
+                          "variants": [], "diff": None, "classes": 0})
+    assert "</script><img" not in html and "<b>x</b>" not in html
+
+
+def test_cli_report(tmp_path: Path) -> None:
+    out = tmp_path / "access.html"
+    result = CliRunner().invoke(main, ["report", str(ROOT / "definitions"), "-o", str(out),
+                                       "--title", "Access"])
+    assert result.exit_code == 0, result.output
+    assert "6 agents x 30 tools" in result.output
+    assert "<title>Access</title>" in out.read_text()

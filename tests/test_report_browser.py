@@ -1,0 +1,136 @@
+"""The access report in a real browser (``make test-ship``): Debian's ``chromium`` driven by
+selenium through Debian's ``chromedriver`` (given by path: selenium never downloads one).
+The page is loaded from a file:// URL with no network; the test reads the DOM, changes a
+filter by clicking it, and takes the screenshot the docs show (``TOOLC_SCREENSHOT=PATH`` also
+writes it there; docs/images/access-report.png was made that way)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from toolc.api import build, report
+
+from tests.helpers import ROOT
+
+pytestmark = pytest.mark.ship
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+
+
+def _require_browser() -> None:
+    missing = [p for p in (CHROMIUM, DRIVER) if not os.access(p, os.X_OK)]
+    if not missing:
+        return
+    why = (f"{', '.join(missing)} missing: Debian's chromium and chromium-driver "
+           "(.ci/setup-ship installs them as root)")
+    if os.environ.get("CI") == "true":
+        pytest.fail(why)
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    _require_browser()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1280,820", "--force-device-scale-factor=1"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped build's report against a base where main may see canvas but not cron:
+    the shipped head gains cron for main and loses canvas."""
+    root = tmp_path_factory.mktemp("report")
+    base_defs = root / "base-defs"
+    shutil.copytree(ROOT / "definitions", base_defs)
+    agents = base_defs / "deployment" / "agents.yaml"
+    text = agents.read_text()
+    main = ("alsoAllow: [message, web_search, web_fetch, cron, gateway, whatsapp_login]\n"
+            "        deny: [canvas]")
+    assert main in text
+    agents.write_text(text.replace(main, main.replace("whatsapp_login]", "whatsapp_login, canvas]")
+                                   .replace("deny: [canvas]", "deny: [cron]")))
+    head_defs = ROOT / "definitions"
+    build(base_defs, root / "base")
+    build(head_defs, root / "head")
+    out = root / "access.html"
+    out.write_text(report(str(root / "head"), str(root / "base")).html, encoding="utf-8")
+    return out
+
+
+def _cells(driver: Any) -> list[Any]:
+    from selenium.webdriver.common.by import By
+
+    return driver.find_elements(By.CSS_SELECTOR, "td.cell")
+
+
+def _statuses(driver: Any) -> dict[tuple[str, str], str]:
+    rows = driver.execute_script(
+        "return [...document.querySelectorAll('td.cell')].map(td => "
+        "[D.agents[td.dataset.a], D.tools[td.dataset.t], td.dataset.status, td.className, "
+        "td.title])")
+    return {(a, t): status for a, t, status, _cls, _title in rows}
+
+
+def test_the_report_in_chromium(browser: Any, page: Path, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(page.as_uri())
+    WebDriverWait(browser, 20).until(
+        lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+    agents = browser.execute_script("return D.agents.length")
+    tools = browser.execute_script("return D.tools.length")
+    assert (agents, tools) == (6, 30)
+    assert len(_cells(browser)) == agents * tools  # every cell fits the window
+    before = _statuses(browser)
+    assert set(Counter(before.values())) <= {"always", "some", "never"}
+    assert before[("agent viewer", "exec")] == "never"
+    # the diff: main gained cron (a green cell) and lost canvas (a red one)
+    gained = browser.find_elements(By.CSS_SELECTOR, "td.gain")
+    lost = browser.find_elements(By.CSS_SELECTOR, "td.loss")
+    assert [browser.execute_script("return D.tools[arguments[0].dataset.t]", c)
+            for c in gained] == ["cron"]
+    assert [browser.execute_script("return D.tools[arguments[0].dataset.t]", c)
+            for c in lost] == ["canvas"]
+    assert "gained by" in gained[0].get_attribute("title")
+    assert "agent main" in gained[0].get_attribute("title")
+    # a filter, by a click: requests from no channel at all
+    browser.find_element(By.ID, "f-channel").click()
+    browser.find_element(By.CSS_SELECTOR, "#f-channel option[value='-']").click()
+    after = _statuses(browser)
+    assert after != before
+    # fewer classes, fewer conditions: cells that were "some" become "always" or "never"
+    changed = {k for k in before if before[k] != after[k]}
+    assert changed and all(before[k] == "some" for k in changed)
+    assert Counter(after.values())["always"] > Counter(before.values())["always"]
+    hover = browser.find_element(By.CSS_SELECTOR, "td.some")
+    assert "seen with providers" in hover.get_attribute("title")
+    # "changes only": the one changed row (main) and its two changed columns
+    browser.find_element(By.ID, "f-changes").click()
+    assert len(_cells(browser)) == 2
+    browser.find_element(By.ID, "f-changes").click()
+    browser.find_element(By.CSS_SELECTOR, "#f-channel option[value='*']").click()
+    shot = tmp_path / "access-report.png"
+    assert browser.save_screenshot(str(shot))
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+    target = os.environ.get("TOOLC_SCREENSHOT")
+    if target:
+        shutil.copyfile(shot, target)
