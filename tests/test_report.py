@@ -45,19 +45,40 @@ def shipped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "rt": import_runtime(root / "build", "toolc_report_rt")}
 
 
+def _content_bits(content: list[Any], present: int) -> int:
+    bits = _bits(content[1])
+    for w, a, d in content[2]:
+        bits &= _bits(a) if _bits(w) & present else _bits(d)
+    return bits
+
+
+def class_tools(data: dict[str, Any], a: int, p: int, c: int, variant: list[int]) -> int:
+    """A class's tools from the page's factored data, as the page computes them."""
+    found = []
+    for gate in data["gates"]:
+        groups = [g for g, cr in gate["groups"] if _bits(cr) >> c & 1]
+        if not groups:
+            continue
+        for present, full, part, members in gate["states"]:
+            if any(_bits(ar) >> a & 1 and _bits(pr) >> p & 1 and [o, s, k] == variant
+                   for ar, pr, o, s, k in members):
+                e = _content_bits(groups[0], _bits(present))
+                found.append(e & (_bits(full) | _bits(part) & _bits(groups[0][0])))
+    assert len(found) == 1, (a, p, c, variant)
+    return found[0]
+
+
 def test_every_class_gets_the_tools_the_runtime_resolves(shipped: dict[str, Any]) -> None:
     tables, rt = shipped["tables"], shipped["rt"]
     data = report_data(tables)
     space = ClassSpace([TablesView(tables, list(tables["tools"]))])
     tools = data["tools"]
     for v in data["variants"]:
-        o, s, k = (int(x) for x in v["key"].split("."))
-        for a, p, c in product(range(len(space.agents)), range(len(space.providers)),
-                               range(0, len(space.channels), 3)):
-            found = [bits for bits, cubes in data["sets"][a][v["key"]]
-                     if any(_bits(pr) >> p & 1 and _bits(ch) >> c & 1 for pr, ch in cubes)]
-            assert len(found) == 1, (a, p, c, v)
-            names = [tools[i] for i in range(len(tools)) if _bits(found[0]) >> i & 1]
+        o, s, k = v["key"]
+        for a, p, c in product(range(len(space.agents)), range(0, len(space.providers), 2),
+                               range(0, len(space.channels), 5)):
+            bits = class_tools(data, a, p, c, v["key"])
+            names = [tools[i] for i in range(len(tools)) if bits >> i & 1]
             flags = space.flags((a, p, c, o, s, k))
             assert names == list(rt.resolve(**flags).names), flags
 

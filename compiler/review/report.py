@@ -6,24 +6,28 @@ group, sender) narrow the classes a cell is computed over, and hovering a cell n
 classes that see it. With a base build the exact access delta (``review.delta``, the one
 ``toolc diff`` prints) marks every gained and lost cell.
 
-The data is computed here, exactly, on the factored tables (``audit.access_md.access_sets``:
-per agent class and request kind, every distinct tool set with the (provider, channel) class
-cubes that see it); the page only intersects those cubes with the filters. Bitsets travel as
-runs (``start.length...`` in base 36), which keeps "every channel class" one token long.
+The page gets the factored form of every class's tool set (``semantics.factored``), never
+the product: per availability gate, the agent-side states (their classes as cubes, and the
+values ``present, full, part``) and the channel classes grouped by their group layer's
+content. A class's tools are ``e(present) & (full | part & mention)``, so for the classes a
+filter keeps the page needs per state only ``AND`` and ``OR`` of the group contents (they
+meet the state only through these): ``always = AND_e & (full | part & AND_m)`` and ``ever =
+full & OR_e | part & OR_em``, evaluated per distinct witness-relevant present set. That
+stays small at 500 agents x 2,000 tools x ~44,000 channel classes. Bitsets travel as runs
+(``start.length...`` in base 36), which keeps "every channel class" one token long.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..audit.access_md import access_sets
 from ..audit.words import Words
 from ..pipeline.render import environment
 from ..semantics.access import ClassSpace, Klass, TablesView
-from ..semantics.factored import bit_indices
+from ..semantics.factored import Content, Evaluator, bit_indices, gate_channels
 from .delta import compute_delta
 
 REPORT_FORMAT = 1
@@ -86,31 +90,32 @@ def _variants(space: ClassSpace) -> list[tuple[tuple[int, int, int], str]]:
     return out
 
 
-def _agent_sets(space: ClassSpace) -> list[dict[str, list[Any]]]:
-    """Per agent class, per request kind: [[tool runs, [[provider runs, channel runs]...]]]."""
-    acc = access_sets(space)
+def _content(c: Content, everything: int) -> list[Any]:
+    """A group layer's content: [mention, fixed, [[witness, allow pass, deny pass]...]]
+    (``fixed`` is -1, every tool, for no group layer: written as every tool's bits)."""
+    mention, fixed, layers = c
+    return [runs(mention), runs(fixed & everything),
+            [[runs(w & everything), runs(a), runs(d)] for w, a, d in layers]]
+
+
+def _gates(space: ClassSpace) -> list[dict[str, Any]]:
+    """Per gate: the agent-side states ``[present, full, part, [[agents, providers, o, s,
+    k]...]]`` and the channel groups ``[content, channel classes]`` (see the docstring)."""
+    everything = (1 << len(space.tool_names)) - 1
+    ev = Evaluator(space, everything)
+    states = ev.ap_states()
     out = []
-    for a in range(len(space.agents)):
-        per: dict[str, list[Any]] = {}
-        for key, _ in _variants(space):
-            sets = acc[a].get(key, {}) if a in acc else {}
-            per[".".join(map(str, key))] = [
-                [runs(bits), [[runs(p), runs(c)] for p, c in _merged(cubes)]]
-                for bits, cubes in sorted(sets.items())]
-        out.append(per)
+    for gi, channels in sorted(gate_channels(space).items()):
+        xs_out = []
+        for xs in ev.x_states(gi, states):
+            (present, full, part), = xs.values
+            members = [[runs(abits), runs(pbits), bit_indices(ob)[0], bit_indices(sb)[0],
+                        bit_indices(kb)[0]] for abits, pbits, _, ob, sb, kb in xs.cubes(0)]
+            xs_out.append([runs(present), runs(full), runs(part), members])
+        groups = [[_content(contents[0], everything), runs(cbits)]
+                  for contents, cbits in ev.channel_groups(channels)]
+        out.append({"states": xs_out, "groups": groups})
     return out
-
-
-def _merged(cubes: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Fewer (provider, channel) cubes over the same pairs: same channels merge providers,
-    then same providers merge channels."""
-    by_c: dict[int, int] = {}
-    for p, c in cubes:
-        by_c[c] = by_c.get(c, 0) | p
-    by_p: dict[int, int] = {}
-    for c, p in by_c.items():
-        by_p[p] = by_p.get(p, 0) | c
-    return sorted(by_p.items())
 
 
 def _diff(base: Mapping[str, Any], head: Mapping[str, Any], tools: list[str],
@@ -150,15 +155,13 @@ def report_data(head: Mapping[str, Any], base: Mapping[str, Any] | None = None, 
         "providers": [{"label": k.label, "provider": k.group[0] if k.group else k.label}
                       for k in space.providers],
         "channels": [_channel_fields(k) for k in space.channels],
-        "variants": [{"key": ".".join(map(str, key)), "label": label}
-                     for key, label in _variants(space)],
-        "agents": agents, "sets": _agent_sets(space), "diff": None,
+        "variants": [{"key": list(key), "label": label} for key, label in _variants(space)],
+        "agents": agents, "gates": _gates(space), "diff": None,
         "classes": space.size(),
     }
     if base is not None:
         cells, extra = _diff(base, head, tools, agents)
-        data["agents"] = agents + extra
-        data["sets"] += [{v["key"]: [] for v in data["variants"]} for _ in extra]
+        data["agents"] = agents + extra  # rows only the base has: never, and the losses
         data["diff"] = cells
     return data
 
