@@ -21,6 +21,9 @@ TARGETS = {
     "import_ms_max": 50.0,
     # issue 9: a wrapped call of a no-op sync tool, no hooks (validation on, as by default)
     "wrap_sync_ns_max": 10_000.0,
+    # issue 23: decision logs add at most 0.2 us per wrapped call when off, 10 us to a file
+    "decisions_off_added_ns_max": 200.0,
+    "decisions_file_added_ns_max": 10_000.0,
     # issue 8: `toolc diff` of two large deployments (one agent, one group's senders changed)
     "diff_s_max": 5.0,
     # "grows linearly when a dimension doubles": at most 2x, with 10% allowance for noise
@@ -64,6 +67,10 @@ def targets(result: dict[str, Any]) -> dict[str, Any]:
         get("wrapping", "sync_validated_plain", "median_ns"),
         TARGETS["wrap_sync_ns_max"],
     )
+    check("decisions_off_added_ns", get("wrapping", "decisions_off_added_ns"),
+          TARGETS["decisions_off_added_ns_max"])
+    check("decisions_file_added_ns", get("wrapping", "decisions_file_added_ns"),
+          TARGETS["decisions_file_added_ns_max"])
     check("diff_s", get("diff", "wall_s"), TARGETS["diff_s_max"])
     scaling = result.get("scaling") or {}
     for dim in SCALING_DIMENSIONS:
@@ -142,6 +149,8 @@ _WRAP_ROWS = (
     ("wrap async, hooks", "async_validated_hooks"),
     ("wrap sync, no validation", "sync_unvalidated_plain"),
     ("wrap async, no validation", "async_unvalidated_plain"),
+    ("wrap sync, decision log off", "sync_decisions_off"),
+    ("wrap sync, decision log to a file", "sync_decisions_file"),
 )
 
 
@@ -157,6 +166,8 @@ def _wrap_rows(w: dict[str, Any]) -> list[tuple[str, str]]:
         else:
             v = w.get(key) or {}
             rows.append((name, f"{_fmt(_us(v.get('median_ns')))} us ({_fmt(v.get('ratio'))}x)"))
+    rows.append(("decision log off adds", f"{_fmt(_us(w.get('decisions_off_added_ns')))} us"))
+    rows.append(("decision log file adds", f"{_fmt(_us(w.get('decisions_file_added_ns')))} us"))
     return rows
 
 

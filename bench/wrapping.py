@@ -1,6 +1,7 @@
 """Wrapping overhead: a call through ``toolc_runtime.wrap`` against calling the implementation
 directly, for a no-op sync and a no-op async tool, hooks off and on, with and without the
-argument validation (pydantic) that ``wrap`` does by default.
+argument validation (pydantic) that ``wrap`` does by default; and decision logs: a call with
+logging off and with the file sink, and what logging off adds to a call (``decision_logs``).
 
 Run as a worker of ``bench.run`` in its own interpreter: ``python -m bench.run --worker
 wrapping OUT CALLS SAMPLES``. It prints one JSON line: per variant the median and best time
@@ -15,6 +16,7 @@ import gc
 import json
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -100,7 +102,49 @@ def measure(rt: Any, calls: int, samples: int) -> dict[str, Any]:
             if hooks is not None:
                 hooks.wait_idle(60)
                 hooks.close()
+    out.update(decision_logs(rt, toolset, ctx, calls, samples, direct))
     return out
+
+
+def _guard_ns(tools: Any, calls: int, samples: int) -> float:
+    """What logging off adds to a call: the statements the call path runs for it (a local
+    set to None and one ``is None`` test of the wrapped set's ``decisions``), against the same
+    loop without them, in this process."""
+    def guarded() -> None:
+        for _ in range(calls):
+            failure = None
+            if tools.decisions is not None:
+                raise AssertionError(failure)
+
+    def bare() -> None:
+        for _ in range(calls):
+            pass
+
+    with_guard = statistics.median(_time_sync(guarded, 1, samples)) / calls
+    without = statistics.median(_time_sync(bare, 1, samples)) / calls
+    return max(0.0, with_guard - without)
+
+
+def decision_logs(rt: Any, toolset: Any, ctx: Any, calls: int, samples: int,
+                  direct: float) -> dict[str, Any]:
+    """Decision logs: the unvalidated sync call with logging off, with the file sink (one
+    JSON line written and flushed per call, rotated), and the differences."""
+    with tempfile.TemporaryDirectory() as tmp:
+        sink = rt.FileSink(Path(tmp) / "decisions.jsonl", max_bytes=16 << 20, backups=1)
+        log = rt.DecisionLog([sink], sender_key=b"bench-sender-key-0123456789")
+        request = log.request(agent_id="bench", sender_id="42")
+        off = rt.wrap(toolset, {TOOL: _noop}, context=ctx, validate=False)
+        on = rt.wrap(toolset, {TOOL: _noop}, context=ctx, validate=False, decisions=request)
+        on[TOOL].call(ARGS)
+        gc.collect()
+        timed_off = _stats(_time_sync(lambda: off[TOOL].call(ARGS, tool_call_id="c"),
+                                      calls, samples), direct)
+        timed_on = _stats(_time_sync(lambda: on[TOOL].call(ARGS, tool_call_id="c"),
+                                     calls, samples), direct)
+        sink.close()
+    return {"sync_decisions_off": timed_off, "sync_decisions_file": timed_on,
+            "decisions_file_added_ns": round(timed_on["median_ns"] - timed_off["median_ns"], 1),
+            "decisions_off_added_ns": round(_guard_ns(off, calls * 10, samples), 1)}
 
 
 def worker(out: Path, calls: int, samples: int) -> None:

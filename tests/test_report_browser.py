@@ -74,7 +74,9 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     build(base_defs, root / "base")
     build(head_defs, root / "head", package_name="toolc_report_head")
     out = root / "access.html"
-    out.write_text(report(str(root / "head"), str(root / "base")).html, encoding="utf-8")
+    title = "toolc access report: build (against build-old)"
+    out.write_text(report(str(root / "head"), str(root / "base"), title=title).html,
+                   encoding="utf-8")
     return out
 
 

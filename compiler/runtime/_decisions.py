@@ -87,33 +87,43 @@ def _line(record: Mapping[str, Any]) -> str:
 
 
 class FileSink:
-    """One JSON line per record, appended to ``path``; at ``max_bytes`` the file is rotated
-    (``path.1`` ... ``path.<backups>``) by ``RotatingFileHandler.doRollover``. Each line is
-    flushed before ``emit`` returns. Thread-safe."""
+    """One JSON line per record, appended to ``path`` with one ``write`` system call (the
+    file is opened ``O_APPEND``: no buffer to flush, and lines of several processes do not
+    interleave); at ``max_bytes`` the file is rotated (``path.1`` ... ``path.<backups>``) by
+    ``logging.handlers.RotatingFileHandler.doRollover``. Thread-safe."""
 
     def __init__(
         self, path: str | os.PathLike[str], *, max_bytes: int = 64 << 20, backups: int = 5
     ) -> None:
         self.path: Final = os.fspath(path)
-        self._handler = logging.handlers.RotatingFileHandler(
-            self.path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
+        # the stdlib's rotation (file names, renames); it never writes here (delay=True)
+        self._rotator = logging.handlers.RotatingFileHandler(
+            self.path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8", delay=True
         )
         self._max = max_bytes
         self._lock = threading.Lock()
+        self._fd = self._open()
+        self._size = os.fstat(self._fd).st_size
+
+    def _open(self) -> int:
+        return os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
 
     def emit(self, record: Mapping[str, Any]) -> None:
-        line = _line(record)
+        data = _line(record).encode("utf-8")
         with self._lock:
-            stream = self._handler.stream or self._handler._open()
-            if self._max > 0 and stream.tell() + len(line) > self._max and stream.tell():
-                self._handler.doRollover()
-                stream = self._handler.stream or self._handler._open()
-            stream.write(line)
-            stream.flush()
+            if self._max > 0 and self._size and self._size + len(data) > self._max:
+                os.close(self._fd)
+                self._rotator.doRollover()
+                self._fd = self._open()
+                self._size = 0
+            os.write(self._fd, data)
+            self._size += len(data)
 
     def close(self) -> None:
         with self._lock:
-            self._handler.close()
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
 
 
 class StdoutSink:
