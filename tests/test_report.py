@@ -45,25 +45,28 @@ def shipped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "rt": import_runtime(root / "build", "toolc_report_rt")}
 
 
-def _content_bits(content: list[Any], present: int) -> int:
-    bits = _bits(content[1])
+def _content_bits(content: list[Any], present: int, b: Any) -> int:
+    bits = b(content[1])
     for w, a, d in content[2]:
-        bits &= _bits(a) if _bits(w) & present else _bits(d)
+        bits &= b(a) if b(w) & present else b(d)
     return bits
 
 
 def class_tools(data: dict[str, Any], a: int, p: int, c: int, variant: list[int]) -> int:
     """A class's tools from the page's factored data, as the page computes them."""
+    def b(i: int) -> int:
+        return _bits(data["bits"][i])
+
     found = []
     for gate in data["gates"]:
-        groups = [g for g, cr in gate["groups"] if _bits(cr) >> c & 1]
+        groups = [g for g, cr in gate["groups"] if b(cr) >> c & 1]
         if not groups:
             continue
         for present, full, part, members in gate["states"]:
-            if any(_bits(ar) >> a & 1 and _bits(pr) >> p & 1 and [o, s, k] == variant
+            if any(b(ar) >> a & 1 and b(pr) >> p & 1 and [o, s, k] == variant
                    for ar, pr, o, s, k in members):
-                e = _content_bits(groups[0], _bits(present))
-                found.append(e & (_bits(full) | _bits(part) & _bits(groups[0][0])))
+                e = _content_bits(groups[0], b(present), b)
+                found.append(e & (b(full) | b(part) & b(groups[0][0])))
     assert len(found) == 1, (a, p, c, variant)
     return found[0]
 
@@ -115,8 +118,8 @@ def test_the_page_is_self_contained(shipped: dict[str, Any]) -> None:
 
 def test_hostile_names_stay_data() -> None:
     html = render_report({"title": "<b>x</b>", "format": 1, "tools": ["</script><img onerror=x>"],
-                          "agents": [], "sets": [], "providers": [], "channels": [],
-                          "variants": [], "diff": None, "classes": 0})
+                          "agents": [], "gates": [], "bits": [], "providers": [],
+                          "channels": [], "variants": [], "diff": None, "classes": 0})
     assert "</script><img" not in html and "<b>x</b>" not in html
 
 

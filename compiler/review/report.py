@@ -14,7 +14,8 @@ filter keeps the page needs per state only ``AND`` and ``OR`` of the group conte
 meet the state only through these): ``always = AND_e & (full | part & AND_m)`` and ``ever =
 full & OR_e | part & OR_em``, evaluated per distinct witness-relevant present set. That
 stays small at 500 agents x 2,000 tools x ~44,000 channel classes. Bitsets travel as runs
-(``start.length...`` in base 36), which keeps "every channel class" one token long.
+(``start.length...`` in base 36), which keeps "every channel class" one token long, each
+distinct one once (``bits``; the structures hold indices).
 """
 
 from __future__ import annotations
@@ -90,15 +91,32 @@ def _variants(space: ClassSpace) -> list[tuple[tuple[int, int, int], str]]:
     return out
 
 
-def _content(c: Content, everything: int) -> list[Any]:
+class _Pool:
+    """Bitsets as runs, each distinct one stored once (``bits`` in the data; states and
+    groups hold indices into it)."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self._ids: dict[str, int] = {}
+
+    def ref(self, bits: int) -> int:
+        text = runs(bits)
+        found = self._ids.get(text)
+        if found is None:
+            found = self._ids[text] = len(self.items)
+            self.items.append(text)
+        return found
+
+
+def _content(c: Content, everything: int, pool: _Pool) -> list[Any]:
     """A group layer's content: [mention, fixed, [[witness, allow pass, deny pass]...]]
     (``fixed`` is -1, every tool, for no group layer: written as every tool's bits)."""
     mention, fixed, layers = c
-    return [runs(mention), runs(fixed & everything),
-            [[runs(w & everything), runs(a), runs(d)] for w, a, d in layers]]
+    return [pool.ref(mention), pool.ref(fixed & everything),
+            [[pool.ref(w & everything), pool.ref(a), pool.ref(d)] for w, a, d in layers]]
 
 
-def _gates(space: ClassSpace) -> list[dict[str, Any]]:
+def _gates(space: ClassSpace, pool: _Pool) -> list[dict[str, Any]]:
     """Per gate: the agent-side states ``[present, full, part, [[agents, providers, o, s,
     k]...]]`` and the channel groups ``[content, channel classes]`` (see the docstring)."""
     everything = (1 << len(space.tool_names)) - 1
@@ -109,10 +127,11 @@ def _gates(space: ClassSpace) -> list[dict[str, Any]]:
         xs_out = []
         for xs in ev.x_states(gi, states):
             (present, full, part), = xs.values
-            members = [[runs(abits), runs(pbits), bit_indices(ob)[0], bit_indices(sb)[0],
-                        bit_indices(kb)[0]] for abits, pbits, _, ob, sb, kb in xs.cubes(0)]
-            xs_out.append([runs(present), runs(full), runs(part), members])
-        groups = [[_content(contents[0], everything), runs(cbits)]
+            members = [[pool.ref(abits), pool.ref(pbits), bit_indices(ob)[0],
+                        bit_indices(sb)[0], bit_indices(kb)[0]]
+                       for abits, pbits, _, ob, sb, kb in xs.cubes(0)]
+            xs_out.append([pool.ref(present), pool.ref(full), pool.ref(part), members])
+        groups = [[_content(contents[0], everything, pool), pool.ref(cbits)]
                   for contents, cbits in ev.channel_groups(channels)]
         out.append({"states": xs_out, "groups": groups})
     return out
@@ -149,6 +168,7 @@ def report_data(head: Mapping[str, Any], base: Mapping[str, Any] | None = None, 
         tools += [t for t in base["tools"] if t not in set(tools)]
     view = TablesView(head, tools)
     space = ClassSpace([view], tools)
+    pool = _Pool()
     agents = [k.label for k in space.agents]
     data: dict[str, Any] = {
         "format": REPORT_FORMAT, "title": title, "tools": tools,
@@ -156,7 +176,7 @@ def report_data(head: Mapping[str, Any], base: Mapping[str, Any] | None = None, 
                       for k in space.providers],
         "channels": [_channel_fields(k) for k in space.channels],
         "variants": [{"key": list(key), "label": label} for key, label in _variants(space)],
-        "agents": agents, "gates": _gates(space), "diff": None,
+        "agents": agents, "gates": _gates(space, pool), "bits": pool.items, "diff": None,
         "classes": space.size(),
     }
     if base is not None:
