@@ -57,16 +57,26 @@ def class_tools(data: dict[str, Any], a: int, p: int, c: int, variant: list[int]
     def b(i: int) -> int:
         return _bits(data["bits"][i])
 
+    def mine(members: list[list[int]]) -> bool:
+        return any(b(ar) >> a & 1 and b(pr) >> p & 1 and [o, s, k] == variant
+                   for ar, pr, o, s, k in members)
+
+    wmask = b(data["wmask"])
     found = []
-    for gate in data["gates"]:
-        groups = [g for g, cr in gate["groups"] if b(cr) >> c & 1]
+    for g, gate in enumerate(data["gates"]):
+        groups = [x for x, cr in gate["groups"] if b(cr) >> c & 1]
         if not groups:
             continue
-        for present, full, part, members in gate["states"]:
-            if any(b(ar) >> a & 1 and b(pr) >> p & 1 and [o, s, k] == variant
-                   for ar, pr, o, s, k in members):
-                e = _content_bits(groups[0], b(present), b)
-                found.append(e & (b(full) | b(part) & b(groups[0][0])))
+        group = groups[0]
+        for full, part, index, members in data["states"]:
+            if mine(members):
+                present = b(data["presents"][index][g])
+                e = _content_bits(group, present & wmask, b)
+                found.append(e & present & (b(full) | b(part) & b(group[0])))
+        for present, full, part, members in gate["fallback"]:
+            if mine(members):
+                e = _content_bits(group, b(present), b)
+                found.append(e & (b(full) | b(part) & b(group[0])))
     assert len(found) == 1, (a, p, c, variant)
     return found[0]
 

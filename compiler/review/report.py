@@ -28,7 +28,7 @@ from typing import Any
 from ..audit.words import Words
 from ..pipeline.render import environment
 from ..semantics.access import ClassSpace, Klass, TablesView
-from ..semantics.factored import Content, Evaluator, bit_indices, gate_channels
+from ..semantics.factored import Content, Evaluator, bit_indices, eval_content, gate_channels
 from .delta import compute_delta
 
 REPORT_FORMAT = 1
@@ -116,25 +116,88 @@ def _content(c: Content, everything: int, pool: _Pool) -> list[Any]:
             [[pool.ref(w & everything), pool.ref(a), pool.ref(d)] for w, a, d in layers]]
 
 
-def _gates(space: ClassSpace, pool: _Pool) -> list[dict[str, Any]]:
-    """Per gate: the agent-side states ``[present, full, part, [[agents, providers, o, s,
-    k]...]]`` and the channel groups ``[content, channel classes]`` (see the docstring)."""
+def _gates(space: ClassSpace, pool: _Pool) -> dict[str, Any]:
+    """The factored access sets (see the module docstring) as the page reads them.
+
+    A message channel's availability gate changes an agent-side state only through its
+    present set, unless a stripping layer of the agent side tests a tool whose presence
+    varies between gates. So each state is written once, its tools before the gate's
+    present set is applied (``full``, ``part``), with the key of its present sets per gate
+    (``presents``); the few whose layers do test such a tool are written per gate
+    (``fallback``), evaluated there as ``semantics.factored`` does.
+
+    ``{"gates": [{"groups": [[content, channel classes]...], "fallback": [state...]}],
+    "states": [[full, part, presents key, [[agents, providers, o, s, k]...]]...],
+    "presents": [[present per gate]...], "wmask": bits}``; a fallback state is ``[present,
+    full, part, members]``."""
     everything = (1 << len(space.tool_names)) - 1
     ev = Evaluator(space, everything)
-    states = ev.ap_states()
-    out = []
-    for gi, channels in sorted(gate_channels(space).items()):
-        xs_out = []
-        for xs in ev.x_states(gi, states):
-            (present, full, part), = xs.values
-            members = [[pool.ref(abits), pool.ref(pbits), bit_indices(ob)[0],
-                        bit_indices(sb)[0], bit_indices(kb)[0]]
-                       for abits, pbits, _, ob, sb, kb in xs.cubes(0)]
-            xs_out.append([pool.ref(present), pool.ref(full), pool.ref(part), members])
-        groups = [[_content(contents[0], everything, pool), pool.ref(cbits)]
-                  for contents, cbits in ev.channel_groups(channels)]
-        out.append({"states": xs_out, "groups": groups})
-    return out
+    view = space.views[0]
+    nonopt = view.non_optional & everything
+    gates = sorted(gate_channels(space).items())
+    out_gates: list[dict[str, Any]] = [
+        {"groups": [[_content(contents[0], everything, pool), pool.ref(cbits)]
+                    for contents, cbits in ev.channel_groups(channels)], "fallback": []}
+        for _, channels in gates]
+    presents: dict[tuple[Any, ...], tuple[int, list[int]]] = {}
+    shared: dict[tuple[int, int, int], list[Any]] = {}
+    fallback: list[dict[tuple[int, int, int], list[Any]]] = [{} for _ in gates]
+    for aps in ev.ap_states():
+        main, sandbox, ap_ok, gate_verdicts = aps.inputs[0]
+        agents: dict[int, int] = {}
+        for a, pbits in aps.members:
+            agents[a] = agents.get(a, 0) | pbits
+        cubes = _agent_cubes(agents)
+        for o in (0, 1):
+            pkey = (gate_verdicts, ap_ok, o)
+            if pkey not in presents:
+                ps = [ev.present(0, gi, gate_verdicts, ap_ok, o) for gi, _ in gates]
+                presents[pkey] = (len(presents), ps)
+            index, ps = presents[pkey]
+            varying = 0
+            for p in ps:
+                varying |= p ^ ps[0]
+            for s, sb in enumerate(space.sandbox):
+                for k in range(len(space.subagent)):
+                    parts = [c for c in (main, sandbox if sb.key[0] else None, ev.subs[0][k])
+                             if c is not None]
+                    members = [[ab, pb, o, s, k] for ab, pb in cubes]
+                    if any(w & varying for c in parts for w, _, _ in c[2]):
+                        for g, p in enumerate(ps):
+                            values = ev._values(p, main, sandbox if sb.key[0] else None,
+                                                ev.subs[0][k], nonopt)
+                            fallback[g].setdefault(values, []).extend(members)
+                        continue
+                    bits, mention = everything, 0
+                    for c in parts:
+                        bits &= eval_content(c, ps[0])
+                        mention |= c[0]
+                    visible = nonopt | mention
+                    key = (bits & visible, bits & ~visible, index)
+                    shared.setdefault(key, []).extend(members)
+    for g, states in enumerate(fallback):
+        out_gates[g]["fallback"] = [
+            [pool.ref(present), pool.ref(full), pool.ref(part), _members(m, pool)]
+            for (present, full, part), m in states.items()]
+    return {
+        "gates": out_gates,
+        "states": [[pool.ref(full), pool.ref(part), index, _members(m, pool)]
+                   for (full, part, index), m in shared.items()],
+        "presents": [[pool.ref(p) for p in ps] for _, ps in sorted(presents.values())],
+        "wmask": pool.ref(ev.wmask & everything),
+    }
+
+
+def _agent_cubes(agents: Mapping[int, int]) -> list[tuple[int, int]]:
+    """Agent -> provider bits, as (agents bits, provider bits) cubes."""
+    by_p: dict[int, int] = {}
+    for a, pbits in agents.items():
+        by_p[pbits] = by_p.get(pbits, 0) | 1 << a
+    return [(abits, pbits) for pbits, abits in by_p.items()]
+
+
+def _members(members: list[list[int]], pool: _Pool) -> list[list[int]]:
+    return [[pool.ref(ab), pool.ref(pb), o, s, k] for ab, pb, o, s, k in members]
 
 
 def _diff(base: Mapping[str, Any], head: Mapping[str, Any], tools: list[str],
@@ -176,7 +239,7 @@ def report_data(head: Mapping[str, Any], base: Mapping[str, Any] | None = None, 
                       for k in space.providers],
         "channels": [_channel_fields(k) for k in space.channels],
         "variants": [{"key": list(key), "label": label} for key, label in _variants(space)],
-        "agents": agents, "gates": _gates(space, pool), "bits": pool.items, "diff": None,
+        "agents": agents, **_gates(space, pool), "bits": pool.items, "diff": None,
         "classes": space.size(),
     }
     if base is not None:
