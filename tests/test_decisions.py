@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import importlib.util
 import json
 import threading
 import time
@@ -16,6 +15,10 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
 from toolc.api import compile_files, resolve_definitions
 from toolc.audit.explain import explain
 from toolc.diagnostics import BUILTIN, Pos
@@ -215,14 +218,7 @@ def test_approvals_asked_granted_denied(rt: ModuleType, tmp_path: Path) -> None:
 
 
 # -- OpenTelemetry --------------------------------------------------------------------------------
-@pytest.mark.skipif(importlib.util.find_spec("opentelemetry.sdk") is None,
-                    reason="opentelemetry-sdk (toolc[otel]) is not installed")
 def test_otel_spans_follow_the_genai_conventions(shipped: ModuleType) -> None:
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    from opentelemetry.trace import StatusCode
-
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))

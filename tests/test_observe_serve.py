@@ -20,7 +20,7 @@ from toolc.api import build
 from toolc.serve.mcp_identity import add_identity
 
 from tests.helpers import ROOT, write_definitions
-from tests.test_mcp import TOOLC, free_port, http_session, run, text, _wait_for_port
+from tests.test_mcp import TOOLC, _wait_for_port, free_port, http_session, run, text
 
 pytest.importorskip("prometheus_client")
 

@@ -15,6 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 from toolc.api import build, report
 from toolc.review.report import report_data
 from toolc.semantics.access import ClassSpace, TablesView
@@ -41,9 +46,6 @@ def _require_browser() -> None:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     _require_browser()
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -91,7 +93,7 @@ def _expected(head: Path, channel: str | None) -> dict[tuple[str, str], str]:
     for a, agent in enumerate(space.agents):
         sets = [set(rt.resolve(**space.flags((a, p, c, 0, 0, 0))).names)
                 for p in range(len(space.providers)) for c in range(len(space.channels))
-                if channel is None or fields[c]["channel"] == channel]
+                if channel is None or fields[c][1] == channel]
         for tool in tables["tools"]:
             seen = sum(tool in s for s in sets)
             out[(agent.label, tool)] = ("always" if seen == len(sets) else
@@ -100,8 +102,6 @@ def _expected(head: Path, channel: str | None) -> dict[tuple[str, str], str]:
 
 
 def _cells(driver: Any) -> list[Any]:
-    from selenium.webdriver.common.by import By
-
     return driver.find_elements(By.CSS_SELECTOR, "td.cell")
 
 
@@ -114,10 +114,6 @@ def _statuses(driver: Any) -> dict[tuple[str, str], str]:
 
 
 def test_the_report_in_chromium(browser: Any, page: Path, tmp_path: Path) -> None:
-    from selenium.webdriver.common.action_chains import ActionChains
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
-
     browser.get(page.as_uri())
     WebDriverWait(browser, 20).until(
         lambda d: d.execute_script("return document.body.dataset.ready") == "1")

@@ -71,17 +71,16 @@ def runs(bits: int) -> str:
     return ".".join(out)
 
 
-def _channel_fields(k: Klass) -> dict[str, str]:
-    """A channel class's filter values: channel, group and sender (``-`` for none)."""
+def _channel_fields(k: Klass) -> list[str]:
+    """A channel class: [label, channel, group, sender] (the filter values; ``-`` for
+    none)."""
     flags = dict(k.flags)
     group = flags.get("group_id")
     sender = next((f"{key.removeprefix('sender_')}:{flags[key]}" for key in SENDER_KEYS
                    if key in flags), None)
-    return {"label": k.label,
-            "channel": str(flags.get("message_provider") or "-"),
-            "group": "-" if group is None else "any other group" if group == OTHER_GROUP
-            else str(group),
-            "sender": sender or ("any other sender" if group is not None else "-")}
+    return [k.label, str(flags.get("message_provider") or "-"),
+            "-" if group is None else "any other group" if group == OTHER_GROUP else str(group),
+            sender or ("any other sender" if group is not None else "-")]
 
 
 def _variants(space: ClassSpace) -> list[tuple[tuple[int, int, int], str]]:
@@ -139,6 +138,7 @@ def _gates(space: ClassSpace, pool: _Pool) -> dict[str, Any]:
         {"groups": [[_content(contents[0], everything, pool), pool.ref(cbits)]
                     for contents, cbits in ev.channel_groups(channels)], "fallback": []}
         for _, channels in gates]
+    wanted = {key for key, _ in _variants(space)}  # the request kinds the page offers
     presents: dict[tuple[Any, ...], tuple[int, list[int]]] = {}
     shared: dict[tuple[int, int, int], list[Any]] = {}
     fallback: list[dict[tuple[int, int, int], list[Any]]] = [{} for _ in gates]
@@ -159,6 +159,8 @@ def _gates(space: ClassSpace, pool: _Pool) -> dict[str, Any]:
                 varying |= p ^ ps[0]
             for s, sb in enumerate(space.sandbox):
                 for k in range(len(space.subagent)):
+                    if (o, s, k) not in wanted:
+                        continue
                     parts = [c for c in (main, sandbox if sb.key[0] else None, ev.subs[0][k])
                              if c is not None]
                     members = [[ab, pb, o, s, k] for ab, pb in cubes]
@@ -235,8 +237,7 @@ def report_data(head: Mapping[str, Any], base: Mapping[str, Any] | None = None, 
     agents = [k.label for k in space.agents]
     data: dict[str, Any] = {
         "format": REPORT_FORMAT, "title": title, "tools": tools,
-        "providers": [{"label": k.label, "provider": k.group[0] if k.group else k.label}
-                      for k in space.providers],
+        "providers": [[k.label, k.group[0] if k.group else k.label] for k in space.providers],
         "channels": [_channel_fields(k) for k in space.channels],
         "variants": [{"key": list(key), "label": label} for key, label in _variants(space)],
         "agents": agents, **_gates(space, pool), "bits": pool.items, "diff": None,
