@@ -82,8 +82,14 @@ class Sink(Protocol):
     def emit(self, record: Mapping[str, Any]) -> None: ...
 
 
+# JSON string literals (ensure_ascii=False), as the encoder below writes them
+_STRING: Final = json.encoder.encode_basestring
+# one encoder for every line: json.dumps with options would build a new one per call
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str)
+
+
 def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _ENCODER.encode(value)
 
 
 class DecisionRecord(dict[str, Any]):
@@ -104,6 +110,8 @@ class FileSink:
     file is opened ``O_APPEND``: no buffer to flush, and lines of several processes do not
     interleave); at ``max_bytes`` the file is rotated (``path.1`` ... ``path.<backups>``) by
     ``logging.handlers.RotatingFileHandler.doRollover``. Thread-safe."""
+
+    LINES: Final = True  # emit() reads only the record's JSON line
 
     def __init__(
         self, path: str | os.PathLike[str], *, max_bytes: int = 64 << 20, backups: int = 5
@@ -141,6 +149,8 @@ class FileSink:
 
 class StdoutSink:
     """One JSON line per record on standard output (the stream as it is at each record)."""
+
+    LINES: Final = True
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -441,6 +451,9 @@ class DecisionLog:
         self.log_arguments: Final = log_arguments
         self.layers: Final = layers
         self.build_digest, self.target = _build_identity(build_digest, target)
+        self._sinks = self.sinks
+        # only line sinks (file, stdout): the records they get need no dict of their own
+        self.lines_only: Final = all(getattr(s, "LINES", False) for s in self.sinks)
 
     def sender_hash(self, sender: str) -> str:
         """The keyed hash a line carries for ``sender``."""
@@ -452,7 +465,7 @@ class DecisionLog:
 
     def emit(self, record: Record) -> None:
         """Send one record to every sink (a failing sink is reported, never raised)."""
-        for sink in self.sinks:
+        for sink in self._sinks:
             try:
                 sink.emit(record)
             except Exception as exc:
@@ -510,14 +523,21 @@ class RequestLog:
         }
         self._base_json: Final = _json(self._base)[1:-1]
 
-    def _emit(self, event: str, fields: Record) -> None:
+    def _emit(self, event: str, fields: Record, encoded: str | None = None) -> None:
+        """One record; ``encoded``: ``fields`` as JSON object members, when the caller has
+        them (the allowed call's fast path)."""
         stamp, ns = _now()
-        record = DecisionRecord(time=stamp, epoch_ns=ns, event=event, **self._base, **fields)
-        record.line = (
-            f'{{"time":"{stamp}","epoch_ns":{ns},"event":"{event}",{self._base_json},'
-            f"{_json(fields)[1:]}\n"
+        log = self.log
+        record = (
+            DecisionRecord()
+            if log.lines_only
+            else DecisionRecord(time=stamp, epoch_ns=ns, event=event, **self._base, **fields)
         )
-        self.log.emit(record)
+        body = encoded if encoded is not None else _json(fields)[1:-1]
+        record.line = (
+            f'{{"time":"{stamp}","epoch_ns":{ns},"event":"{event}",{self._base_json},{body}}}\n'
+        )
+        log.emit(record)
 
     def resolve(self) -> ToolSet:
         """``resolve(**context)``, logged as one ``list`` line (the tools it holds)."""
@@ -563,6 +583,18 @@ class RequestLog:
     ) -> None:
         """One call of a tool in the set: allowed (it ran, ``outcome`` ok or error) or
         refused by the owner guard, the arguments, a hook or the exec policy."""
+        log = self.log
+        if failure is None and not log.log_arguments and log.lines_only:
+            duration = round((time.perf_counter() - started) * 1000, 3)
+            call_id = "null" if tool_call_id is None else _STRING(tool_call_id)
+            self._emit(
+                "call",
+                {},
+                f'"tool":{_STRING(tool)},"tool_call_id":{call_id},"verdict":"allow",'
+                '"outcome":"ok","layer":null,"rule":null,"source":null,"reason":null,'
+                f'"duration_ms":{duration!r},"arguments":"{REDACTED}"',
+            )
+            return
         verdict, outcome, layer, rule = "allow", "ok", None, None
         source = None
         if isinstance(failure, AbortError):
