@@ -121,6 +121,14 @@ def _is_sha256(digest: str) -> bool:
         c in "0123456789abcdef" for c in value)
 
 
+_NO_CREDENTIALS: Final = ("unauthorized: set TOOLC_REGISTRY_USERNAME and "
+                          "TOOLC_REGISTRY_PASSWORD, or docker login")
+
+
+class _Unauthorized(ValueError):
+    """The registry asks for credentials and none were given."""
+
+
 class _Auth(oras.auth.token.TokenAuth):  # type: ignore[misc]
     """oras' token auth (bearer tokens from the registry's realm), which also answers a
     ``Basic`` challenge (the CNCF registry with an htpasswd file) with the credentials."""
@@ -131,7 +139,7 @@ class _Auth(oras.auth.token.TokenAuth):  # type: ignore[misc]
         if challenge.lower().startswith("basic"):
             basic = getattr(self, "_basic_auth", None)
             if not basic:
-                return headers, False
+                raise _Unauthorized(f"HTTP {original.status_code} ({_NO_CREDENTIALS})")
             return {**(headers or {}), "Authorization": f"Basic {basic}"}, True
         result: tuple[dict[str, str], bool] = super().authenticate_request(
             original, headers, refresh)
@@ -175,10 +183,18 @@ def _failed(response: Any, what: str) -> RegistryError:
     except (ValueError, AttributeError):
         pass
     if response.status_code in (401, 403):
-        detail = (detail or "unauthorized") + (" (set TOOLC_REGISTRY_USERNAME and "
-                                                "TOOLC_REGISTRY_PASSWORD, or docker login)")
+        detail = f"{detail or 'unauthorized'}; {_NO_CREDENTIALS.removeprefix('unauthorized: ')}"
     return RegistryError(f"{what}: HTTP {response.status_code}"
                          f"{f' ({detail})' if detail else ''}")
+
+
+def _check_access(client: Any, ref: Reference, what: str) -> None:
+    """One request before the uploads, so refused credentials say so (oras' upload would
+    report a missing upload session instead)."""
+    response = _request(client, "HEAD", _url(client, ref, "manifests", ref.tag), what,
+                        headers={"Accept": MANIFEST_MEDIA})
+    if response.status_code in (401, 403):
+        raise _failed(response, what)
 
 
 def _url(client: Any, ref: Reference, kind: str, name: str) -> str:
@@ -210,6 +226,7 @@ def push(build_dir: Path, reference: str) -> Pushed:
             files[SIGNATURES] = signature.read_bytes()
     annotations = _annotations(files)
     client = _client(ref)
+    _check_access(client, ref, f"push {ref}")
     config = dump_json({k.removeprefix("dev.toolc."): v for k, v in annotations.items()}
                        | {"toolc": __version__}).encode("utf-8")
     layers = []
