@@ -368,3 +368,28 @@ def test_basic_auth(world: dict[str, Any], tmp_path: Path) -> None:
         assert "HTTP 401" in toolc("pull", ref, "-o", str(out), ok=False).stderr
         toolc("pull", ref, "-o", str(out), "--key", str(world["public"]), env=right)
         toolc("verify", str(out), "--key", str(world["public"]))
+
+
+def test_a_crafted_artifact_cannot_write_outside_or_add_files(world: dict[str, Any],
+                                                              tmp_path: Path) -> None:
+    """A manifest written by hand (not by toolc push): a layer titled with a path that
+    escapes the output, and one adding a file the build's manifest does not list."""
+    build = signed_build(world, 1, tmp_path / "build")
+    ref = oci.Reference.parse(f"{world['reg']}/toolc/crafted:1")
+    client = oci._client(ref)
+    files = {rel: (build / rel).read_bytes() for rel in ("manifest.json", "sources.json")}
+    out = tmp_path / "out"
+    for title, why in (("../escape.py", "plain relative file name"),
+                       ("toolc_runtime/evil.py", "files the build's manifest does not list")):
+        layers = [{**oci._upload(client, ref, tmp_path, str(i), data, oci.FILE_MEDIA),
+                   "annotations": {oci.TITLE: name}}
+                  for i, (name, data) in enumerate([*files.items(), (title, b"import os\n")])]
+        config = oci._upload(client, ref, tmp_path, "config", b"{}", oci.CONFIG_MEDIA)
+        body = json.dumps({"schemaVersion": 2, "mediaType": oci.MANIFEST_MEDIA,
+                           "config": config, "layers": layers}).encode()
+        put = oci._request(client, "PUT", oci._url(client, ref, "manifests", ref.tag), "put",
+                           data=body, headers={"Content-Type": oci.MANIFEST_MEDIA})
+        assert put.status_code == 201
+        with pytest.raises(oci.RegistryError, match=why):
+            oci.pull(str(ref), out)
+        assert not out.exists() and not (tmp_path / "escape.py").exists()
