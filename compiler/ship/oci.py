@@ -333,7 +333,9 @@ def pull(reference: str, out: Path, *, key: Path | signing.PublicKey | None = No
     client = _client(ref)
     raw, digest = _manifest(client, ref)
     manifest = _toolc_manifest(raw, ref)
-    files = {name: _blob(client, ref, layer, name) for name, layer in _layers(manifest, ref)}
+    local = _installed(out) or {}  # files already there are not fetched again
+    files = {name: _local(local.get(name), layer) or _blob(client, ref, layer, name)
+             for name, layer in _layers(manifest, ref)}
     _check_names(files, ref)
     annotations = manifest.get("annotations") or {}
     check_output_dir(out, None)
@@ -413,6 +415,13 @@ def _layers(manifest: dict[str, Any], ref: Reference) -> list[tuple[str, dict[st
             raise RegistryError(f"pull {ref}: layer {title}: not a toolc build file, or twice")
         out[title] = layer
     return sorted(out.items())
+
+
+def _local(data: bytes | None, layer: dict[str, Any]) -> bytes | None:
+    """The installed file's bytes when they are the layer's (same sha256), else None."""
+    if data is None or f"sha256:{hashlib.sha256(data).hexdigest()}" != layer.get("digest"):
+        return None
+    return data
 
 
 def _blob(client: Any, ref: Reference, layer: dict[str, Any], name: str) -> bytes:
