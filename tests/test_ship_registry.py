@@ -321,6 +321,17 @@ def test_serve_mcp_watch_swaps_signed_builds_and_keeps_the_last_good_one(
 
         await wait_for(refused, "the unsigned build is refused")
         got["kept"] = await tool_names(session)
+        # the refused pull left the last good build on disk
+        got["disk"] = (await anyio.to_thread.run_sync(
+            lambda: signing.verify(served, world["public"]))).signature.revision
+        # an unsigned build put straight into the directory: refused at reload, logged
+        await anyio.to_thread.run_sync(lambda: api.build(world["defs"][3], served))
+
+        async def reload_refused() -> bool:
+            return "refused the new build" in errlog.read_text()
+
+        await wait_for(reload_refused, "the unsigned build in the directory is refused")
+        got["still"] = await tool_names(session)
         got["call"] = await session.call_tool("fresh", {"text": "x"})
         got["notified"] = len(changed)
         return got
@@ -329,11 +340,10 @@ def test_serve_mcp_watch_swaps_signed_builds_and_keeps_the_last_good_one(
                  str(world["public"]), "--watch", f"oci://{ref}", "--watch-interval", "0.2",
                  "--reload-interval", "0.1"], errlog, script)
     assert got["v1"] == ["echo"]
-    assert got["v2"] == got["kept"] == ["echo", "fresh"]
-    assert not got["call"].is_error and got["notified"] == 1
+    assert got["v2"] == got["kept"] == got["still"] == ["echo", "fresh"]
+    assert not got["call"].is_error and got["notified"] == 1 and got["disk"] == "rev-2"
     log = errlog.read_text()
     assert "not signed" in log and "still serving build" in log
-    toolc("verify", str(served), "--key", str(world["public"]))  # the last good build, on disk
 
 
 def test_workers_sharing_a_build_directory_share_one_poller(world: dict[str, Any]) -> None:
