@@ -195,7 +195,9 @@ def test_build_keeps_the_signature_while_the_build_is_the_same_and_drops_it_afte
 
 
 def test_sign_defaults_the_revision_to_the_checkout_head(made: dict[str, Path],
-                                                         tmp_path: Path) -> None:
+                                                         tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
     out = tmp_path / "build"
     shutil.copytree(made["build"], out)
     repo = tmp_path / "repo"
@@ -206,11 +208,10 @@ def test_sign_defaults_the_revision_to_the_checkout_head(made: dict[str, Path],
     subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], cwd=repo, check=True)
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True,
                           capture_output=True, text=True).stdout.strip()
-    done = subprocess.run([sys.executable, "-m", "toolc.cli", "sign", str(out), "--key",
-                           str(made["private"])], cwd=repo, capture_output=True, text=True,
-                          check=False)
-    assert done.returncode == 0, done.stderr
-    assert _claims(out)[1]["revision"] == head and f"revision {head}" in done.stderr
+    monkeypatch.chdir(repo)
+    result = CliRunner().invoke(main, ["sign", str(out), "--key", str(made["private"])])
+    assert result.exit_code == 0, result.output
+    assert _claims(out)[1]["revision"] == head and f"revision {head}" in result.output
 
 
 def test_a_bad_key_file_is_refused(made: dict[str, Path], tmp_path: Path) -> None:
