@@ -60,7 +60,7 @@ test: install-test
 ## they skip, saying why). The OCI registry tests: tests/test_ship_registry.py.
 test-ship: install-test
 	bash .ci/setup-ship
-	$(PY) -m pytest -m ship -n $(TEST_WORKERS)
+	$(PY) -m pytest -m ship -rs -n $(TEST_WORKERS)
 
 ## Regenerate the golden case directories under tests/cases/ after an intended change.
 golden: install-test

@@ -17,6 +17,11 @@ lists, then writes the build through the one writer under the output lock; the c
 temporary directory is verified (``verify_build``, and with a key the signature) before it is
 swapped in, so the old build stays until the new one is complete and verified.
 
+oras is pinned to 0.2.x (pyproject): what is used of it (``provider.Registry`` with its
+``upload_blob`` and ``do_request``, ``auth.token.TokenAuth``, ``container.Container``) was read
+in 0.2.43; manifests and blobs are fetched here, not by its ``pull``, so that every byte is
+checked against its digest before it is kept.
+
 A registry on loopback (127.0.0.0/8, ``localhost``, ``::1``) is spoken to over plain HTTP,
 any other over HTTPS. Credentials: ``TOOLC_REGISTRY_USERNAME`` and
 ``TOOLC_REGISTRY_PASSWORD``, else the Docker config (``~/.docker/config.json``, as ``docker
