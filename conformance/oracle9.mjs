@@ -81,7 +81,7 @@ const DEEPER = ["createPluginToolAllowlist", "normalizeDenylist", "denylistBlock
   "DEFAULT_TOOL_ALLOW", "DEFAULT_TOOL_DENY", "resolveStoredSubagentCapabilities",
   "DEFAULT_GATEWAY_HTTP_TOOL_DENY", "expandToolGroups"];
 // The config loader is not on the tool path: found by content anywhere in dist/.
-const ANYWHERE = ["createConfigIO"];
+const ANYWHERE = ["createConfigIO", "DEFAULT_SLOT_BY_KEY"];
 const WANTED = {};
 const place = (file, name) => { (WANTED[file] ??= []).push(name); };
 const rootText = source(root);
@@ -181,7 +181,7 @@ function pluginEnabled(config, plugin) {
   if (entry?.enabled === false) return false;
   const allow = plugins.allow ?? [];
   if (allow.length > 0 && !allow.includes(id)) return false;
-  if ((plugins.slots?.memory ?? "memory-core") === id) return true;
+  if ((plugins.slots?.memory ?? oc.DEFAULT_SLOT_BY_KEY.memory) === id) return true;
   if (entry?.enabled === true) return true;
   if (plugin.bundled) return plugin.enabledByDefault === true;
   return true;
@@ -357,6 +357,7 @@ function catalog() {
     messageProviderAllow: oc.TOOL_ALLOW_BY_MESSAGE_PROVIDER,
     gatewayHttpDeny: [...oc.DEFAULT_GATEWAY_HTTP_TOOL_DENY],
     plugins: BUNDLED,
+    memorySlotDefault: oc.DEFAULT_SLOT_BY_KEY.memory,
     harness: { chunks: CHUNKS, root, coding: CODING, shell: SHELL, openclawTools: OPENCLAW_TOOLS,
       runModeOnly: [...RUN_MODE_ONLY], hostOnly: [...HOST_ONLY], assumed: ASSUMED,
       defaultPlugins: DEFAULT_PLUGINS.map((p) => p.id) },
