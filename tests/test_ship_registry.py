@@ -204,8 +204,11 @@ def test_keygen_build_sign_push_pull_verify_serve(world: dict[str, Any]) -> None
                                oci.MANIFEST_MEDIA))
     assert manifest["config"]["mediaType"] == oci.CONFIG_MEDIA
     digest = hashlib.sha256((build / "manifest.json").read_bytes()).hexdigest()
-    assert manifest["annotations"] == {oci.BUILD_DIGEST: f"sha256:{digest}",
-                                       oci.REVISION: "rev-1"}
+    target = json.loads((build / "manifest.json").read_text())["target"]
+    assert manifest["annotations"] == {
+        oci.BUILD_DIGEST: f"sha256:{digest}", oci.REVISION: "rev-1",
+        oci.TARGET: json.dumps(target, sort_keys=True, separators=(",", ":"))}
+    assert f"target openclaw {target['openclaw']}" in verified.stdout
     assert {layer["mediaType"] for layer in manifest["layers"]} == {oci.FILE_MEDIA}
 
     async def script(session: ClientSession, changed: list[str]) -> Any:

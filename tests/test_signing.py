@@ -89,6 +89,7 @@ def test_the_signature_has_opas_shape_and_signs_every_file_and_the_revision(
     assert names == sorted([*manifest["files"], "manifest.json"])
     assert all(f["algorithm"] == "SHA-256" and len(f["hash"]) == 64 for f in claims["files"])
     assert claims["revision"] == "rev-1" and claims["iss"] == "toolc"
+    assert claims["target"] == manifest["target"] and manifest["target"]["openclaw"]
     assert "revision" not in (signed / "manifest.json").read_text()  # builds stay identical
 
 

@@ -86,7 +86,16 @@ from .serve import (
     import_mcp,
     serve_mcp,
 )
-from .ship import RegistryError, SignatureError, keygen, pull, push, sign, verify
+from .ship import (
+    RegistryError,
+    SignatureError,
+    keygen,
+    pull,
+    push,
+    sign,
+    target_text,
+    verify,
+)
 
 __all__ = [
     "BUILD_SOURCES_ROOT",
@@ -162,6 +171,7 @@ __all__ = [
     "serve_mcp",
     "sign",
     "stamped_files",
+    "target_text",
     "validate",
     "verify",
     "verify_build",

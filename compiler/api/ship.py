@@ -7,10 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from ..ship import RegistryError, SignatureError
+from ..ship import RegistryError, SignatureError, target_text
 from .serve import extra_module
 
-__all__ = ["RegistryError", "SignatureError", "keygen", "pull", "push", "sign", "verify"]
+__all__ = ["RegistryError", "SignatureError", "keygen", "pull", "push", "sign", "target_text",
+           "verify"]
 
 
 def keygen(out: Path, algorithm: Literal["ed25519", "p256"] = "ed25519") -> Any:

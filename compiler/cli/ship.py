@@ -15,7 +15,7 @@ from ._app import echo, fail, guard, main
 def _signed(sig: Any) -> str:
     parts = [f"signed by key {sig.key_id}", f"revision {sig.revision or '(none)'}"]
     if sig.target is not None:
-        parts.append(f"target {sig.target}")
+        parts.append(f"target {api.target_text(sig.target)}")
     return ", ".join([*parts, f"manifest sha256 {sig.digest}"])
 
 

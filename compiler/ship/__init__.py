@@ -10,6 +10,8 @@ the errors without them.
 
 from __future__ import annotations
 
+import json
+
 from ..builds import BuildError
 
 
@@ -21,3 +23,13 @@ class SignatureError(BuildError):
 class RegistryError(Exception):
     """A registry could not be reached, refused us, or served something that is not a toolc
     build, or whose bytes do not match their digests (the message says which)."""
+
+
+def target_text(target: object) -> str | None:
+    """A manifest's ``target`` in words: ``openclaw 2026.9 (openclaw@2026.9.6)`` for the
+    ``{"openclaw", "release"}`` toolc writes, the JSON text of anything else."""
+    if target is None:
+        return None
+    if isinstance(target, dict) and set(target) == {"openclaw", "release"}:
+        return f"openclaw {target['openclaw']} (openclaw@{target['release']})"
+    return target if isinstance(target, str) else json.dumps(target, sort_keys=True)

@@ -259,8 +259,10 @@ def push(build_dir: Path, reference: str) -> Pushed:
 def _annotations(files: dict[str, bytes]) -> dict[str, str]:
     manifest = json.loads(files["manifest.json"])
     out = {BUILD_DIGEST: f"sha256:{hashlib.sha256(files['manifest.json']).hexdigest()}"}
-    if isinstance(manifest.get("target"), str):
-        out[TARGET] = manifest["target"]
+    target = manifest.get("target")
+    if target is not None:  # annotations are strings: a JSON object as its compact text
+        out[TARGET] = target if isinstance(target, str) else json.dumps(
+            target, sort_keys=True, separators=(",", ":"))
     revision = _signed_revision(files.get(SIGNATURES))
     if revision is not None:
         out[REVISION] = revision

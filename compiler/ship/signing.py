@@ -133,7 +133,7 @@ class Signature:
     build: Path
     key_id: str
     revision: str | None
-    target: str | None
+    target: Any  # the manifest's target, as it holds it (None when it has none)
     digest: str
 
 
@@ -158,9 +158,10 @@ def payload_of(files: dict[str, bytes], revision: str | None) -> dict[str, Any]:
     }
     if revision is not None:
         payload["revision"] = revision
-    if isinstance(manifest.get("target"), str):
+    if "target" in manifest:  # whatever the manifest holds ({"openclaw", "release"} today)
         payload["target"] = manifest["target"]
     return payload
+
 
 
 def git_revision(cwd: Path | None = None) -> str | None:
