@@ -235,3 +235,15 @@ def test_serve_mcp_with_verify_key_refuses_an_unsigned_build_at_start(
     assert done.returncode == 1, done.stderr
     assert "error:" in done.stderr and "not signed" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_without_the_extra_the_command_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The core needs neither pyjwt nor oras: a command that does says which extra (exit 2)."""
+    monkeypatch.setitem(sys.modules, "jwt", None)  # as if pyjwt were not installed
+    for module in ("toolc.ship.signing", "toolc.ship.oci"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    for args, extra in ((["verify", "build", "--key", "public.pem"], "toolc[sign]"),
+                        (["pull", "127.0.0.1:5000/a:1", "-o", "out"], "toolc[oci]")):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2 and extra in result.output
+        assert "module 'jwt' is missing" in result.output
