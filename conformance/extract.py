@@ -17,7 +17,14 @@ Fields (both releases unless marked):
     section id (``group:<section>`` is its group), ``profiles`` the built-in profiles that list it,
     ``openclawGroup`` whether ``group:openclaw`` includes it (``includeInOpenClawGroup``). In
     2026.9 some catalog entries are built by bundled plugins (``browser``, ``canvas``,
-    ``memory_*``, ``code_execution``, ``x_search``): see ``plugins`` and ``coreBuilt``.
+    ``memory_*``, ``code_execution``, ``x_search``): see ``plugins`` and ``localModelLeanDeny``
+    (2026.9) The tools ``experimental.localModelLean`` (per agent or ``agents.defaults``) removes
+    unless an explicit allow entry names them (``LOCAL_MODEL_LEAN_DENY_TOOL_NAMES``).
+``groupResolvers``
+    (2026.9) The bundled channel plugins with their own group tool-policy resolver
+    (``groups.resolveToolPolicy``): only ``telegram``; every other channel's ``groups`` map goes
+    through the generic ``resolveChannelGroupToolsPolicy``.
+``coreBuilt``.
 ``sections``
     (2026.9) Section id -> label, in order (``CORE_TOOL_SECTION_ORDER``).
 ``groups``
@@ -47,6 +54,13 @@ Fields (both releases unless marked):
     (2026.9) Message provider -> the only tools it keeps (``TOOL_ALLOW_BY_MESSAGE_PROVIDER``).
 ``gatewayHttpDeny``
     (2026.9) ``DEFAULT_GATEWAY_HTTP_TOOL_DENY``, the tools ``POST /tools/invoke`` denies by default.
+``localModelLeanDeny``
+    (2026.9) The tools ``experimental.localModelLean`` (per agent or ``agents.defaults``) removes
+    unless an explicit allow entry names them (``LOCAL_MODEL_LEAN_DENY_TOOL_NAMES``).
+``groupResolvers``
+    (2026.9) The bundled channel plugins with their own group tool-policy resolver
+    (``groups.resolveToolPolicy``): only ``telegram``; every other channel's ``groups`` map goes
+    through the generic ``resolveChannelGroupToolsPolicy``.
 ``coreBuilt``
     (2026.9) The catalog tools OpenClaw's core builds (the catalog minus the bundled plugins'
     tools), in catalog order; ``runModeOnly`` those of them built only for kinds of runs a policy
@@ -142,6 +156,8 @@ def data_2026_9(cat: Mapping[str, Any]) -> dict[str, Any]:
         "messageProviderDeny": cat["messageProviderDeny"],
         "messageProviderAllow": cat["messageProviderAllow"],
         "gatewayHttpDeny": cat["gatewayHttpDeny"],
+        "localModelLeanDeny": cat["localModelLeanDeny"],
+        "groupResolvers": cat["harness"]["groupResolvers"],
         "coreBuilt": [t["name"] for t in cat["tools"] if t["name"] not in plugin_owned],
         "runModeOnly": sorted(harness["runModeOnly"]),
         "hostOnly": sorted(harness["hostOnly"]),

@@ -19,6 +19,11 @@ import readline from "node:readline";
 import { register } from "node:module";
 import { pathToFileURL } from "node:url";
 
+// OpenClaw logs to stdout (console.log) on some paths: stdout carries only the protocol's
+// answers, everything else goes to stderr.
+const answerOut = process.stdout.write.bind(process.stdout);
+process.stdout.write = process.stderr.write.bind(process.stderr);
+
 const pkg = process.argv[2];
 const dist = path.join(pkg, "dist");
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "toolc-oracle9-"));
@@ -73,15 +78,16 @@ const FROM_ROOT = ["createOpenClawCodingTools", "createOpenClawCodingToolsIntern
   "resolveConversationToolPolicies", "buildConversationToolPolicyPipelineSteps",
   "applyToolPolicyPipeline", "applyDelegationCapability", "filterRequesterYieldTools",
   "buildDeclaredToolAllowlistContext", "normalizeToolPolicyName", "TOOL_DENY_BY_MESSAGE_PROVIDER",
-  "TOOL_ALLOW_BY_MESSAGE_PROVIDER"];
+  "TOOL_ALLOW_BY_MESSAGE_PROVIDER", "resolveLocalModelLeanPreserveToolNames"];
 const DEEPER = ["createPluginToolAllowlist", "normalizeDenylist", "denylistBlocksName",
   "denylistBlocksPlugin", "resolveSandboxRuntimeStatus", "resolveSandboxToolPolicyForAgent",
   "CORE_TOOL_DEFINITIONS", "CORE_TOOL_SECTION_ORDER", "CORE_TOOL_GROUPS",
   "resolveCoreToolProfilePolicy", "SUBAGENT_TOOL_DENY_ALWAYS", "SUBAGENT_TOOL_DENY_LEAF",
   "DEFAULT_TOOL_ALLOW", "DEFAULT_TOOL_DENY", "resolveStoredSubagentCapabilities",
-  "DEFAULT_GATEWAY_HTTP_TOOL_DENY", "expandToolGroups"];
+  "DEFAULT_GATEWAY_HTTP_TOOL_DENY", "expandToolGroups", "LOCAL_MODEL_LEAN_DENY_TOOL_NAMES"];
 // The config loader is not on the tool path: found by content anywhere in dist/.
-const ANYWHERE = ["createConfigIO", "DEFAULT_SLOT_BY_KEY"];
+const ANYWHERE = ["createConfigIO", "DEFAULT_SLOT_BY_KEY", "listBundledChannelPlugins",
+  "setActivePluginRegistry", "createEmptyPluginRegistry"];
 const WANTED = {};
 const place = (file, name) => { (WANTED[file] ??= []).push(name); };
 const rootText = source(root);
@@ -187,6 +193,26 @@ function pluginEnabled(config, plugin) {
   return true;
 }
 
+// The channel plugins a running gateway has loaded: the bundled channel plugins (2026.9.6 bundles
+// only Telegram) of the channels the config declares. Their `groups.resolveToolPolicy` and
+// session-conversation parsing are what resolveGroupToolPolicyOutcome reaches; every other
+// channel gets OpenClaw's generic resolveChannelGroupToolsPolicy.
+const BUNDLED_CHANNELS = new Map(oc.listBundledChannelPlugins().map((p) => [p.id, p]));
+let activeChannels = null;
+function activateChannels(config) {
+  const ids = Object.keys(config.channels ?? {}).filter((id) => BUNDLED_CHANNELS.has(id)
+    && config.channels[id]?.enabled !== false).sort();
+  const key = ids.join(",");
+  if (key === activeChannels) return;
+  const registry = oc.createEmptyPluginRegistry();
+  for (const id of ids) {
+    registry.channels.push({ pluginId: id, plugin: BUNDLED_CHANNELS.get(id), origin: "bundled",
+      source: "toolc-oracle9" });
+  }
+  oc.setActivePluginRegistry(registry, `toolc-oracle9:${key}`);
+  activeChannels = key;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The config as a 2026.9 gateway holds it: the release's own loader ($include, agents.list ->
 // agents.entries, validation, defaults). Some projections are non-enumerable: keep the object.
@@ -224,6 +250,7 @@ function errorKind(err) {
 // One context, in the order of createOpenClawCodingToolsInternal.
 function resolveOne(config, plugins, ctx) {
   try {
+    activateChannels(config);
     return resolveChecked(config, plugins, ctx);
   } catch (err) {
     if (err?.name === "AgentSelectionRequiredError" || err?.code === "AGENT_SELECTION_REQUIRED") {
@@ -271,8 +298,11 @@ function resolveChecked(config, plugins, ctx, opts = {}) {
       pluginToolAllowlist, pluginToolDenylist));
   }
   const forProvider = oc.filterToolsByMessageProvider(tools, ctx.message_provider);
+  const localModelLeanPreserveToolNames = oc.resolveLocalModelLeanPreserveToolNames({
+    toolNames: capabilityProfile.policy.explicitToolOverrideAllowlist });
   const forModel = oc.applyModelProviderToolPolicy(forProvider, { config, agentId,
-    sessionKey: ctx.session_key, modelProvider: ctx.model_provider, modelId: ctx.model_id });
+    sessionKey: ctx.session_key, modelProvider: ctx.model_provider, modelId: ctx.model_id,
+    localModelLeanPreserveToolNames });
   // createEmbeddedMessageInvocationPolicy's filter: the conversation policies and pipeline steps,
   // the owner-only deny as a step after the sandbox one, the runtime allowlist step included.
   const policies = oc.resolveConversationToolPolicies({ capabilityProfile,
@@ -356,11 +386,16 @@ function catalog() {
     messageProviderDeny: oc.TOOL_DENY_BY_MESSAGE_PROVIDER,
     messageProviderAllow: oc.TOOL_ALLOW_BY_MESSAGE_PROVIDER,
     gatewayHttpDeny: [...oc.DEFAULT_GATEWAY_HTTP_TOOL_DENY],
+    localModelLeanDeny: [...oc.LOCAL_MODEL_LEAN_DENY_TOOL_NAMES],
     plugins: BUNDLED,
     memorySlotDefault: oc.DEFAULT_SLOT_BY_KEY.memory,
     harness: { chunks: CHUNKS, root, coding: CODING, shell: SHELL, openclawTools: OPENCLAW_TOOLS,
       runModeOnly: [...RUN_MODE_ONLY], hostOnly: [...HOST_ONLY], assumed: ASSUMED,
-      defaultPlugins: DEFAULT_PLUGINS.map((p) => p.id) },
+      defaultPlugins: DEFAULT_PLUGINS.map((p) => p.id),
+      bundledChannels: [...BUNDLED_CHANNELS.keys()].sort(),
+      // bundled channel plugins with their own group tool-policy resolver
+      groupResolvers: [...BUNDLED_CHANNELS.values()]
+        .filter((p) => typeof p.groups?.resolveToolPolicy === "function").map((p) => p.id).sort() },
   };
 }
 
@@ -381,8 +416,11 @@ function selfcheck(rawConfig, contexts, withPlugins) {
   const raw = withPlugins ? rawConfig
     : { ...rawConfig, plugins: { ...(rawConfig.plugins ?? {}), enabled: false } };
   const loaded = loadConfig(raw);
-  if (loaded.failure) return contexts.map(() => ({ mine: loaded.failure, real: loaded.failure }));
+  if (loaded.failure) {
+    return contexts.map(() => ({ mine: loaded.failure, real: null, skipped: "InvalidConfig" }));
+  }
   const config = loaded.config;
+  activateChannels(config);
   return contexts.map((ctx) => {
     let mine;
     try {
@@ -390,7 +428,16 @@ function selfcheck(rawConfig, contexts, withPlugins) {
     } catch (err) {
       mine = { error_kind: errorKind(err) };
     }
-    if (sandboxFor(config, ctx)) return { mine, real: null, skipped: "sandboxed" };
+    // createOpenClawCodingTools takes the sandbox context the runner resolved before it (a
+    // provisioned container): those contexts, and the ones whose sandbox status the runner
+    // already refuses, are not compared here.
+    let sandbox;
+    try {
+      sandbox = sandboxFor(config, ctx);
+    } catch (err) {
+      return { mine, real: null, skipped: `sandbox status: ${errorKind(err)}` };
+    }
+    if (sandbox) return { mine, real: null, skipped: "sandboxed" };
     const dir = fs.mkdtempSync(path.join(scratch, "agent-"));
     let real;
     try {
@@ -449,5 +496,5 @@ for await (const line of rl) {
   } catch (err) {
     answer = { error: String(err?.stack ?? err) };
   }
-  process.stdout.write(JSON.stringify(answer) + "\n");
+  answerOut(JSON.stringify(answer) + "\n");
 }
