@@ -87,7 +87,8 @@ const DEEPER = ["createPluginToolAllowlist", "normalizeDenylist", "denylistBlock
   "DEFAULT_GATEWAY_HTTP_TOOL_DENY", "expandToolGroups", "LOCAL_MODEL_LEAN_DENY_TOOL_NAMES"];
 // The config loader is not on the tool path: found by content anywhere in dist/.
 const ANYWHERE = ["createConfigIO", "DEFAULT_SLOT_BY_KEY", "listBundledChannelPlugins",
-  "setActivePluginRegistry", "createEmptyPluginRegistry"];
+  "setActivePluginRegistry", "createEmptyPluginRegistry", "normalizePluginsConfig",
+  "resolveEffectivePluginActivationState", "resolveMemorySlotDecision"];
 const WANTED = {};
 const place = (file, name) => { (WANTED[file] ??= []).push(name); };
 const rootText = source(root);
@@ -174,23 +175,20 @@ const OPENCLAW_TOOLS = CORE_IDS.filter((n) => !PLUGIN_OWNED.has(n) && !RUN_MODE_
 // The bundled plugins the oracle stands in for by default: those whose tools need no credentials
 // or plugin config to exist.
 const DEFAULT_PLUGINS = BUNDLED.filter((p) => p.tools.every((t) => t.requires.length === 0))
-  .map((p) => ({ id: p.id, bundled: true, enabledByDefault: p.enabledByDefault,
+  .map((p) => ({ id: p.id, bundled: true, enabledByDefault: p.enabledByDefault, kind: p.kind,
     tools: p.tools.map((t) => ({ name: t.name, optional: t.optional })) }));
 
-// plugins.* enablement (OpenClaw's normalizePluginsConfig / enable state) for the stand-ins.
+// plugins.* enablement for the stand-ins, by the release's own activation rules
+// (resolveEffectivePluginActivationState over normalizePluginsConfig: enabled, deny, entries,
+// the memory slot, allow, bundled defaults) and memory-slot exclusivity (resolveMemorySlotDecision).
 function pluginEnabled(config, plugin) {
-  const plugins = config.plugins ?? {};
-  const id = plugin.id;
-  if (plugins.enabled === false) return false;
-  if ((plugins.deny ?? []).includes(id)) return false;
-  const entry = plugins.entries?.[id];
-  if (entry?.enabled === false) return false;
-  const allow = plugins.allow ?? [];
-  if (allow.length > 0 && !allow.includes(id)) return false;
-  if ((plugins.slots?.memory ?? oc.DEFAULT_SLOT_BY_KEY.memory) === id) return true;
-  if (entry?.enabled === true) return true;
-  if (plugin.bundled) return plugin.enabledByDefault === true;
-  return true;
+  const normalized = oc.normalizePluginsConfig(config.plugins);
+  const state = oc.resolveEffectivePluginActivationState({ id: plugin.id,
+    origin: plugin.bundled ? "bundled" : "global", config: normalized, rootConfig: config,
+    enabledByDefault: plugin.enabledByDefault === true });
+  if (!state.enabled) return false;
+  return oc.resolveMemorySlotDecision({ id: plugin.id, kind: plugin.kind ?? undefined,
+    slot: normalized.slots.memory }).enabled;
 }
 
 // The channel plugins a running gateway has loaded: the bundled channel plugins (2026.9.6 bundles

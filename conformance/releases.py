@@ -48,15 +48,17 @@ def legacy_roster(cfg: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class Comparison:
-    def __init__(self, new: Oracle, old: Oracle, common: set[str], selfcheck_target: int
+    def __init__(self, new: Oracle, old: Oracle, common: set[str], targets: Mapping[str, int]
                  ) -> None:
         self.new, self.old, self.common = new, old, common
         self.counts: Counter[str] = Counter()
         self.kinds: Counter[str] = Counter()
         self.examples: dict[str, Any] = {}
-        self.selfcheck_target = selfcheck_target
-        self.selfcheck: Counter[str] = Counter()
+        # self-check kind ("plugin-free", "bundled plugins") -> contexts to check
+        self.targets = dict(targets)
+        self.selfcheck: dict[str, Counter[str]] = {k: Counter() for k in targets}
         self.selfcheck_failures: list[Any] = []
+        self.selfcheck_assumed: list[str] = []
 
     def deployment(self, cfg: dict[str, Any], plugins: list[dict[str, Any]],
                    ctxs: list[dict[str, Any]]) -> None:
@@ -72,8 +74,9 @@ class Comparison:
                                      {"config": cfg, "answer": new[0]})
         for ctx, theirs9, theirs3 in zip(ctxs, new, old, strict=True):
             self.context(cfg, plugins, ctx, theirs9, theirs3)
-        if self.selfcheck["checked"] < self.selfcheck_target:
-            self.check_self(cfg, ctxs)
+        for kind in self.targets:
+            if self.selfcheck[kind]["checked"] < self.targets[kind]:
+                self.check_self(kind, cfg, ctxs)
 
     def context(self, cfg: dict[str, Any], plugins: Any, ctx: dict[str, Any],
                 new: Mapping[str, Any], old: Mapping[str, Any]) -> None:
@@ -98,15 +101,21 @@ class Comparison:
                                         "2026.9.6": sorted(tools9),
                                         "2026.3.2": sorted(old["tools"])})
 
-    def check_self(self, cfg: dict[str, Any], ctxs: list[dict[str, Any]]) -> None:
-        answer = self.new.ask({"op": "selfcheck", "config": cfg, "contexts": ctxs})
+    def check_self(self, kind: str, cfg: dict[str, Any], ctxs: list[dict[str, Any]]) -> None:
+        answer = self.new.ask({"op": "selfcheck", "config": cfg, "contexts": ctxs,
+                               "plugins": kind == "bundled plugins"})
+        counts = self.selfcheck[kind]
         for ctx, r in zip(ctxs, answer["results"], strict=True):
-            if r.get("skipped") or self.selfcheck["checked"] >= self.selfcheck_target:
+            if r.get("skipped"):
+                counts[f"skipped: {r['skipped']}"] += 1
                 continue
-            self.selfcheck["checked"] += 1
-            self.selfcheck["agree" if r["agree"] else "differ"] += 1
+            if counts["checked"] >= self.targets[kind]:
+                continue
+            counts["checked"] += 1
+            counts["agree" if r["agree"] else "differ"] += 1
             if not r["agree"] and len(self.selfcheck_failures) < 20:
-                self.selfcheck_failures.append({"config": cfg, "context": ctx, **r})
+                self.selfcheck_failures.append({"kind": kind, "config": cfg, "context": ctx,
+                                                **r})
         self.selfcheck_assumed = answer["assumed"]
 
 
@@ -124,7 +133,9 @@ def main() -> int:
     parser.add_argument("--examples", type=int, default=120, help="random configs")
     parser.add_argument("--contexts", type=int, default=20, help="contexts per config")
     parser.add_argument("--selfcheck", type=int, default=400,
-                        help="non-sandboxed contexts to check against createOpenClawCodingTools")
+                        help="plugin-free contexts to check against createOpenClawCodingTools")
+    parser.add_argument("--selfcheck-plugins", type=int, default=200,
+                        help="contexts to check with the bundled plugins loaded for real")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     started = time.monotonic()
@@ -134,7 +145,9 @@ def main() -> int:
     old = Oracle(package3, node=node3, script=RELEASES["2026.3"][1])
     try:
         new_catalog, old_catalog = new.ask({"op": "catalog"}), old.ask({"op": "catalog"})
-        run = Comparison(new, old, common_tools(new_catalog, old_catalog), args.selfcheck)
+        run = Comparison(new, old, common_tools(new_catalog, old_catalog),
+                         {"plugin-free": args.selfcheck,
+                          "bundled plugins": args.selfcheck_plugins})
 
         @seed(args.seed)
         @settings(max_examples=args.examples, deadline=None, database=None,
@@ -170,18 +183,21 @@ def report(run: Comparison, args: argparse.Namespace, cache: Path, seconds: floa
     print(f"  configs 2026.9.6 refuses:       {pct(c['configs 2026.9.6 refuses'], c['configs'])}")
     for kind, count in run.kinds.most_common(12):
         print(f"    x{count}: {kind}")
-    s = run.selfcheck
-    print(f"  oracle9 self-check against createOpenClawCodingTools: {s['agree']}/{s['checked']} "
-          "agree (plugin-free, non-sandboxed contexts; runtime-state tools left out: "
-          f"{', '.join(getattr(run, 'selfcheck_assumed', []))})")
+    print("  oracle9 self-check against createOpenClawCodingTools (non-sandboxed contexts; "
+          f"runtime-state tools left out: {', '.join(run.selfcheck_assumed)}):")
+    for kind, s in run.selfcheck.items():
+        skipped = sum(v for k, v in s.items() if k.startswith("skipped"))
+        print(f"    {kind + ':':<17} {s['agree']}/{s['checked']} agree ({skipped} contexts "
+              "skipped: sandboxed, refused config or sandbox status)")
     out = cache / "results" / f"releases-seed{args.seed}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({
         "seed": args.seed, "counts": dict(c), "kinds": dict(run.kinds),
-        "selfcheck": dict(s), "selfcheckFailures": run.selfcheck_failures,
+        "selfcheck": {k: dict(v) for k, v in run.selfcheck.items()},
+        "selfcheckFailures": run.selfcheck_failures,
         "harness": harness, "examples": run.examples}, indent=2, sort_keys=True) + "\n")
     print(f"  details: {out}")
-    return 1 if s["differ"] or s["checked"] < min(args.selfcheck, 1) else 0
+    return 1 if any(s["differ"] for s in run.selfcheck.values()) else 0
 
 
 if __name__ == "__main__":
