@@ -78,7 +78,8 @@ const FROM_ROOT = ["createOpenClawCodingTools", "createOpenClawCodingToolsIntern
   "resolveConversationToolPolicies", "buildConversationToolPolicyPipelineSteps",
   "applyToolPolicyPipeline", "applyDelegationCapability", "filterRequesterYieldTools",
   "buildDeclaredToolAllowlistContext", "normalizeToolPolicyName", "TOOL_DENY_BY_MESSAGE_PROVIDER",
-  "TOOL_ALLOW_BY_MESSAGE_PROVIDER", "resolveLocalModelLeanPreserveToolNames"];
+  "TOOL_ALLOW_BY_MESSAGE_PROVIDER", "resolveLocalModelLeanPreserveToolNames",
+  "resolveGatewayMessageChannel"];
 const DEEPER = ["createPluginToolAllowlist", "normalizeDenylist", "denylistBlocksName",
   "denylistBlocksPlugin", "resolveSandboxRuntimeStatus", "resolveSandboxToolPolicyForAgent",
   "CORE_TOOL_DEFINITIONS", "CORE_TOOL_SECTION_ORDER", "CORE_TOOL_GROUPS",
@@ -289,7 +290,8 @@ function resolveChecked(config, plugins, ctx, opts = {}) {
     capabilityProfile.policy.explicitToolAllowlist, undefined);
   const pluginToolDenylist = [...capabilityProfile.policy.explicitToolDenylist, ...ownerOnlyDeny];
   const tools = [...CODING, ...(applyPatch.applyPatchEnabled ? ["apply_patch"] : []), ...SHELL,
-    ...OPENCLAW_TOOLS.filter((n) => !(sandbox && HOST_ONLY.has(n)))].map((name) => ({ name }));
+    ...OPENCLAW_TOOLS.filter((n) => !(sandbox && HOST_ONLY.has(n))),
+    ...(transcriptsBuilt(config, ctx) ? ["transcripts"] : [])].map((name) => ({ name }));
   const meta = new Map();
   if (!opts.noPlugins) {
     tools.push(...pluginTools(config, [...DEFAULT_PLUGINS, ...plugins], tools, meta,
@@ -318,6 +320,15 @@ function resolveChecked(config, plugins, ctx, opts = {}) {
   const delegated = oc.applyDelegationCapability(filtered, undefined);
   const final = oc.filterRequesterYieldTools(delegated, ctx.session_key);
   return { tools: final.map((t) => t.name), warnings, agentId: agentId ?? null };
+}
+
+// `transcripts`, a core tool outside the catalog (no section, group or profile): createOpenClawTools
+// builds it for a channel caller (resolveTranscriptCaller: a gateway message channel and a
+// sender id) unless `transcripts.enabled` is false.
+function transcriptsBuilt(config, ctx) {
+  if (config.transcripts?.enabled === false) return false;
+  const channel = oc.resolveGatewayMessageChannel(ctx.message_provider)?.trim().toLowerCase();
+  return Boolean(channel && ctx.sender_id?.trim());
 }
 
 // resolveOpenClawPluginToolsForOptions -> resolvePluginToolsFromRegistry, for stand-ins: each
@@ -389,6 +400,7 @@ function catalog() {
     memorySlotDefault: oc.DEFAULT_SLOT_BY_KEY.memory,
     harness: { chunks: CHUNKS, root, coding: CODING, shell: SHELL, openclawTools: OPENCLAW_TOOLS,
       runModeOnly: [...RUN_MODE_ONLY], hostOnly: [...HOST_ONLY], assumed: ASSUMED,
+      outsideCatalog: ["transcripts"],
       defaultPlugins: DEFAULT_PLUGINS.map((p) => p.id),
       bundledChannels: [...BUNDLED_CHANNELS.keys()].sort(),
       // bundled channel plugins with their own group tool-policy resolver

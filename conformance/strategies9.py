@@ -54,6 +54,10 @@ BP_KEYS = ["openai", "anthropic", "google", "openai-codex", "openai/gpt-5", "gpt
 # channels whose 2026.9.6 config schema accepts `groups.<id>.tools` (telegram has its own
 # resolver; the others go through the generic resolveChannelGroupToolsPolicy)
 GROUP_CHANNELS = ["telegram", "whatsapp", "irc", "signal", "imessage", "feishu", "matrix"]
+# what each channel's 2026.9.6 schema refuses inside `groups.<id>` (probed with the release's
+# loader: `loadconfig`); googlechat, mattermost and line take no `tools` there at all
+NO_GROUP_SENDERS = {"feishu", "matrix"}
+NO_GROUP_ALSO_ALLOW = {"feishu"}
 KEYED_CHANNELS = ["slack", "discord"]
 GROUP_IDS = ["-100", "-100:topic:7", "g1", "G1", "*", "-100:topic:7:sender:42"]
 MODELS = ["gpt-5", "GPT-5", "openai/gpt-5", "o3", "claude-x", "anthropic/claude-x",
@@ -158,7 +162,9 @@ def agents(draw: st.DrawFn) -> dict[str, Any]:
             roster[ids[0]]["default"] = draw(st.booleans())
     defaults: dict[str, Any] = {}
     if draw(st.integers(0, 3)) > 0:
-        defaults["subagents"] = {"maxSpawnDepth": draw(st.integers(1, 6))}
+        # 2026.9.6 accepts 1..5; 1 draw in 30 tries 6 (refused)
+        depth = 6 if draw(st.integers(0, 29)) == 0 else draw(st.integers(1, 5))
+        defaults["subagents"] = {"maxSpawnDepth": depth}
     if draw(st.booleans()):
         defaults["sandbox"] = draw(SANDBOX_MODES)
     if draw(st.integers(0, 5)) == 0:
@@ -176,13 +182,15 @@ def agents(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
-def group_map(draw: st.DrawFn) -> dict[str, Any]:
+def group_map(draw: st.DrawFn, channel: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for gid in draw(st.lists(st.sampled_from(GROUP_IDS), max_size=3, unique=True)):
         node: dict[str, Any] = {}
         if draw(st.integers(0, 3)) > 0:
             node["tools"] = draw(policy_block(invalid=False))
-        if draw(st.integers(0, 3)) == 0:
+            if channel in NO_GROUP_ALSO_ALLOW:
+                node["tools"].pop("alsoAllow", None)
+        if channel not in NO_GROUP_SENDERS and draw(st.integers(0, 3)) == 0:
             node["toolsBySender"] = draw(senders())
         out[gid] = node
     return out
@@ -194,9 +202,9 @@ def channels(draw: st.DrawFn) -> dict[str, Any]:
     for ch in draw(st.lists(st.sampled_from(GROUP_CHANNELS), max_size=3, unique=True)):
         c: dict[str, Any] = {}
         if draw(st.integers(0, 3)) > 0:
-            c["groups"] = draw(group_map())
+            c["groups"] = draw(group_map(ch))
         if draw(st.integers(0, 2)) == 0:
-            c["accounts"] = {acc: ({"groups": draw(group_map())} if draw(st.booleans()) else {})
+            c["accounts"] = {acc: ({"groups": draw(group_map(ch))} if draw(st.booleans()) else {})
                              for acc in draw(st.lists(st.sampled_from(["work", "home"]),
                                                       min_size=1, max_size=2, unique=True))}
         out[ch] = c
