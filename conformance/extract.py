@@ -66,6 +66,10 @@ Fields (both releases unless marked):
     tools), in catalog order; ``runModeOnly`` those of them built only for kinds of runs a policy
     context does not describe (heartbeat, GitHub publication, task suggestions), ``hostOnly``
     those not built in a sandboxed run (``terminal``, ``portal``).
+``outsideCatalog``
+    (2026.9) Core tools OpenClaw builds that its catalog does not list (no section, group or
+    profile; only ``*``-style entries reach them): ``transcripts``, built for a channel caller
+    (a message channel and a sender id) unless ``transcripts.enabled`` is false.
 ``memorySlotDefault``
     (2026.9) The plugin the memory slot selects when ``plugins.slots.memory`` is unset
     (``DEFAULT_SLOT_BY_KEY.memory``): it is enabled although its manifest is not
@@ -161,6 +165,7 @@ def data_2026_9(cat: Mapping[str, Any]) -> dict[str, Any]:
         "coreBuilt": [t["name"] for t in cat["tools"] if t["name"] not in plugin_owned],
         "runModeOnly": sorted(harness["runModeOnly"]),
         "hostOnly": sorted(harness["hostOnly"]),
+        "outsideCatalog": sorted(harness["outsideCatalog"]),
         "plugins": plugins,
         "memorySlotDefault": cat["memorySlotDefault"],
     }
