@@ -59,6 +59,7 @@ class Comparison:
         self.selfcheck: dict[str, Counter[str]] = {k: Counter() for k in targets}
         self.selfcheck_failures: list[Any] = []
         self.selfcheck_assumed: list[str] = []
+        self.refused: Counter[str] = Counter()  # loader issue path -> refused configs
 
     def deployment(self, cfg: dict[str, Any], plugins: list[dict[str, Any]],
                    ctxs: list[dict[str, Any]]) -> None:
@@ -69,6 +70,8 @@ class Comparison:
         self.counts["configs"] += 1
         if new and new[0].get("error_kind") == "InvalidConfig":
             self.counts["configs 2026.9.6 refuses"] += 1
+            for issue in {i["path"] for i in new[0].get("issues", [])}:
+                self.refused[issue] += 1
             self.examples.setdefault("InvalidConfig: " + new[0]["issues"][0]["path"]
                                      if new[0].get("issues") else "InvalidConfig",
                                      {"config": cfg, "answer": new[0]})
@@ -180,7 +183,8 @@ def report(run: Comparison, args: argparse.Namespace, cache: Path, seconds: floa
     print(f"  identical on common tools:      {pct(c['identical on common tools'])}")
     for name, count in sorted(refusals.items()):
         print(f"  {name + ':':<32}{pct(count)}")
-    print(f"  configs 2026.9.6 refuses:       {pct(c['configs 2026.9.6 refuses'], c['configs'])}")
+    print(f"  configs 2026.9.6 refuses:       {pct(c['configs 2026.9.6 refuses'], c['configs'])}"
+          f" ({', '.join(f'{p}: {n}' for p, n in sorted(run.refused.items()))})")
     for kind, count in run.kinds.most_common(12):
         print(f"    x{count}: {kind}")
     print("  oracle9 self-check against createOpenClawCodingTools (non-sandboxed contexts; "
@@ -193,6 +197,7 @@ def report(run: Comparison, args: argparse.Namespace, cache: Path, seconds: floa
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({
         "seed": args.seed, "counts": dict(c), "kinds": dict(run.kinds),
+        "refusedConfigs": dict(run.refused),
         "selfcheck": {k: dict(v) for k, v in run.selfcheck.items()},
         "selfcheckFailures": run.selfcheck_failures,
         "harness": harness, "examples": run.examples}, indent=2, sort_keys=True) + "\n")
