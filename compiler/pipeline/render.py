@@ -13,7 +13,7 @@ import jinja2
 
 from .._version import __version__
 from ..diagnostics import Diagnostic
-from ..runtime import EAGER_THROUGH, EXPORTS, MODULES
+from ..runtime import EAGER_THROUGH, EXPORTS, INTEGRATIONS, MODULES
 from ..schema.models import model_class_name
 from .analyze import Resolved
 from .bundles import Bundles
@@ -75,9 +75,15 @@ def sha256(text: str) -> str:
 
 
 def static_modules() -> dict[str, str]:
-    """The runtime's static modules (``toolc.runtime``), copied into every build verbatim."""
+    """The runtime's static modules (``toolc.runtime``) and its framework integrations
+    (``toolc.runtime.integrations``), copied into every build verbatim."""
     root = resources.files("toolc.runtime")
-    return {f"{name}.py": root.joinpath(f"{name}.py").read_text("utf-8") for name in MODULES}
+    extras = root.joinpath("integrations")
+    return {
+        **{f"{name}.py": root.joinpath(f"{name}.py").read_text("utf-8") for name in MODULES},
+        **{f"integrations/{name}.py": extras.joinpath(f"{name}.py").read_text("utf-8")
+           for name in INTEGRATIONS},
+    }
 
 
 BODY_MARKER = "# -- BODY:"
