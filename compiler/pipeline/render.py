@@ -20,6 +20,7 @@ from .bundles import Bundles
 from .tables import Tables
 
 DEFAULT_PACKAGE = "toolc_runtime"
+LINE_LENGTH = 100  # the generated Python's, as ruff checks it
 SOURCES = "sources.json"  # {relative path: text} of the definitions compiled
 
 
@@ -111,8 +112,10 @@ def render_init(package: str, hashes: list[tuple[str, str]]) -> str:
     lazy = sorted((name, m) for m, names in lazy_imports for name in names)
     public = _import_order(["DataMismatchError", "PACKAGE_NAME", "TOOLC_VERSION",
                             *(n for names in EXPORTS.values() for n in names)])
+    # an entry longer than a line (ruff's 100) is written as ruff format writes it
+    entries = [(n, d, len(f"    {pystr(n)}: {pystr(d)},") > LINE_LENGTH) for n, d in hashes]
     return environment().get_template("__init__.py.jinja").render(
-        package_name=package, toolc_version=__version__, hashes=hashes, modules=MODULES,
+        package_name=package, toolc_version=__version__, hashes=entries, modules=MODULES,
         lazy=lazy, bootstrap=bootstrap_body(), eager_through=EAGER_THROUGH, eager=eager,
         lazy_imports=lazy_imports, public=public)
 

@@ -3,16 +3,16 @@ tools its request may call, every call through ``wrap`` (``pip install
 'toolc[openai-agents]'``; the SDK is imported with this module, never with the runtime).
 
     agent = Agent(name="ops", model=model, tools=function_tools(impls, context=lambda c: c.context))
-    Runner.run(agent, text, context=request,
-               run_config=RunConfig(tool_not_found_behavior="return_error_to_model"))
+    Runner.run(agent, text, context=request, run_config=run_config())
 
 The tools carry the build's names, descriptions and parameter schemas for ``provider``
 (default OpenAI; the Responses form). ``is_enabled(ctx, agent)`` asks ``context(ctx)`` for
 ``resolve``'s keywords on every run, so one agent serves every sender, channel and group;
-``on_invoke_tool`` resolves again and refuses a tool outside the set with toolc's message
-(the SDK already refuses a disabled tool; with ``tool_not_found_behavior=
-"return_error_to_model"`` the run goes on). Error results reach the model as the SDK's error
-shape for function tools, the error text as the output.
+``on_invoke_tool`` resolves again and refuses a tool outside the set with toolc's message.
+The SDK itself refuses a call to a disabled tool before it reaches the tool: ``run_config()``
+is a ``RunConfig`` whose ``tool_not_found_behavior="return_error_to_model"`` lets the run go
+on and whose ``tool_error_formatter`` gives such a refusal toolc's message. Error results
+reach the model as the SDK's error shape for function tools, the error text as the output.
 
 Exec approvals: ``needs_approval(ctx, params, call_id)`` runs the call's path up to the
 policy (its before_tool_call hooks included, once: the call that follows reuses what was
@@ -29,13 +29,17 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from agents import RunContextWrapper, RunState, ToolApprovalItem
-from agents.tool import FunctionTool
+from agents import RunConfig, RunContextWrapper, RunState, ToolApprovalItem
+from agents.run_config import ToolErrorFormatterArgs
+from agents.tool import FunctionTool, Tool
 from agents.tool_context import ToolContext
 
 from .._abort import AbortSignal
 from .._approvals import DECISIONS, ApprovalManager, ApprovalRecord, Decision
+from .._bundles import tool_name_for
+from .._errors import UnknownToolError
 from .._hooks import HookRunner
+from .._results import error_result
 from .._wrap import Implementation
 from . import Binding, ContextFn, ToolSpec, approval_payload, provider_dialect
 
@@ -55,7 +59,7 @@ def function_tools(  # noqa: PLR0913 - wrap()'s keywords
     validate: bool = True,
     provider: str = "openai",
     model: str | None = None,
-) -> list[FunctionTool]:
+) -> list[Tool]:
     """One ``FunctionTool`` per tool of ``implementations`` (tool name -> ``fn(args, call)``,
     as for ``wrap``), shown as the build defines it for ``provider`` / ``model``.
     ``context`` maps the SDK's ``RunContextWrapper`` to ``resolve``'s keywords; the other
@@ -84,6 +88,27 @@ def function_tools(  # noqa: PLR0913 - wrap()'s keywords
         )
         for spec in binding.every_spec(dialect, api=api)
     ]
+
+
+def run_config(**options: Any) -> RunConfig:
+    """A ``RunConfig`` for agents with toolc's tools: a call to a tool the request may not
+    use goes back to the model with toolc's message and the run goes on (``options``: any
+    other ``RunConfig`` field)."""
+    options.setdefault("tool_not_found_behavior", "return_error_to_model")
+    options.setdefault("tool_error_formatter", tool_error_formatter)
+    return RunConfig(**options)
+
+
+def tool_error_formatter(args: ToolErrorFormatterArgs[Any]) -> str | None:
+    """``RunConfig.tool_error_formatter``: toolc's standard error for a call to a tool of
+    the build that the run did not enable; the SDK's own message for anything else."""
+    if args.kind != "tool_not_found":
+        return None
+    try:
+        name = tool_name_for(args.tool_name, provider_dialect("openai"))
+    except UnknownToolError:
+        return None
+    return error_result(name, f"Tool {name} is not available to this request").text
 
 
 def approval_request(item: ToolApprovalItem, approvals: ApprovalManager) -> dict[str, Any] | None:
