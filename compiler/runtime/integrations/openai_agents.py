@@ -129,14 +129,18 @@ def decide(
 ) -> None:
     """Decide one interruption: the decision goes to ``approvals`` bound to the request
     (``digest``: the one shown, default the one toolc holds for the call), then the item is
-    approved (``allow-once``, ``allow-always``) or rejected (``deny``) in ``state``."""
+    approved (``allow-once``, ``allow-always``) or rejected (``deny``) in ``state``.
+    ValueError, and nothing decided, when toolc holds the call's approval for another
+    request or no longer holds it pending."""
     if decision not in DECISIONS:
         raise ValueError(f"decision must be one of {', '.join(DECISIONS)}, got {decision!r}")
     call_id = _call_id(item)
     record = approvals.snapshot(call_id) if call_id else None
     bound = digest if digest is not None else (record.digest if record else "")
-    if call_id:
-        approvals.submit(call_id, decision, digest=bound, resolved_by="openai-agents")
+    if record is not None and not approvals.submit(
+        call_id, decision, digest=bound, resolved_by="openai-agents"
+    ):
+        raise ValueError(f"approval {call_id}: no pending approval of this request")
     if decision == "deny":
         command = record.request.command if record else ""
         state.reject(item, rejection_message=f"Exec denied (user-denied): {command}")

@@ -72,7 +72,9 @@ def results(
     """The next run's ``DeferredToolResults`` for the approvals a run paused on: each
     ``decisions[call_id]`` (``allow-once``, ``allow-always``, ``deny``) is handed to
     ``approvals`` bound to the digest toolc's request carried, and pydantic-ai is told to run
-    or deny the call. A call without a decision is left out (it stays paused)."""
+    or deny the call. A call without a decision is left out (it stays paused). ValueError
+    when toolc holds no pending approval of that request (its digest differs, it was
+    decided or it expired)."""
     out = DeferredToolResults()
     for part in requests.approvals:
         call_id = part.tool_call_id
@@ -83,7 +85,8 @@ def results(
         if decision not in DECISIONS:
             raise ValueError(f"decision must be one of {', '.join(DECISIONS)}, got {decision!r}")
         digest = str(meta.get("digest", ""))
-        approvals.submit(call_id, decision, digest=digest, resolved_by="pydantic-ai")
+        if not approvals.submit(call_id, decision, digest=digest, resolved_by="pydantic-ai"):
+            raise ValueError(f"approval {call_id}: no pending approval of this request")
         out.metadata[call_id] = {METADATA_KEY: {"digest": digest, "decision": decision}}
         if decision == "deny":
             command = meta.get("command", "")
