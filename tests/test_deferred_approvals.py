@@ -36,6 +36,16 @@ def test_a_decision_is_bound_to_the_call_and_the_request(rt: ModuleType) -> None
         approvals.defer(request, call_id="c1", digest=digest)
 
 
+def test_a_decision_waits_for_its_call(rt: ModuleType) -> None:
+    # decided now, resumed later: kept past the grace period until claimed or expired
+    approvals = rt.ApprovalManager(grace_s=0)
+    request = rt.ExecApprovalRequest(**REQUEST)
+    approvals.defer(request, call_id="c1", digest="a" * 64)
+    assert approvals.submit("c1", "allow-once", digest="a" * 64)
+    assert approvals.snapshot("c1") is not None
+    assert approvals.claim("c1", digest="a" * 64) == "allow-once"
+
+
 def test_a_changed_request_voids_the_pending_approval(rt: ModuleType) -> None:
     approvals = rt.ApprovalManager()
     request = rt.ExecApprovalRequest(**REQUEST)

@@ -328,6 +328,7 @@ class _Entry:
     waiter: ApprovalWaiter
     purge_at: float | None = None  # monotonic time after which a resolved record goes
     claimed: bool = False  # a deferred approval's decision was used by its call (once)
+    deferred: bool = False  # decided outside: kept until its call claims it or it expires
 
 
 def _now_ms() -> int:
@@ -482,7 +483,7 @@ class ApprovalManager:
             )
             timeout = max(0.0, (record.expires_at_ms - record.created_at_ms) / 1000)
             waiter = ApprovalWaiter(self, record.id, time.monotonic() + timeout)
-            self._entries[record.id] = _Entry(record, waiter)
+            self._entries[record.id] = _Entry(record, waiter, deferred=True)
             return record, True
 
     def resumable(self, call_id: str, *, arguments: str) -> ApprovalRecord | None:
@@ -523,6 +524,7 @@ class ApprovalManager:
             if entry.record.decision is None:
                 return None
             entry.claimed = True
+            entry.purge_at = time.monotonic() + self.grace_s
             return entry.record.decision
 
     def expire(self, record_id: str, resolved_by: str | None = None) -> bool:
@@ -572,7 +574,10 @@ class ApprovalManager:
         entry.record = dataclasses.replace(
             entry.record, resolved_at_ms=_now_ms(), decision=decision, resolved_by=resolved_by
         )
-        entry.purge_at = time.monotonic() + self.grace_s
+        now = time.monotonic()
+        entry.purge_at = now + self.grace_s
+        if entry.deferred and decision is not None:  # the resumed call may come later
+            entry.purge_at = max(entry.purge_at, entry.waiter.deadline)
         entry.waiter.settle(decision)
 
     def _sweep(self) -> None:
