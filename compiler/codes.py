@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Severity = Literal["error", "warning"]
+Severity = Literal["error", "warning", "note"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -23,6 +23,10 @@ def _e(code: str, meaning: str) -> Code:
 
 def _w(code: str, meaning: str) -> Code:
     return Code(code=code, severity="warning", meaning=meaning)
+
+
+def _n(code: str, meaning: str) -> Code:
+    return Code(code=code, severity="note", meaning=meaning)
 
 
 # In the order the reference lists them: loading, structure, names, semantics, dialects,
@@ -45,6 +49,8 @@ CODES: tuple[Code, ...] = (
     _e("TC103", "top-level key defined in two files (`catalog` and `plugins` may repeat; a "
                 "plugin id or `plugins.enabled` may not)"),
     _e("TC104", 'unknown profile (with "did you mean")'),
+    _e("TC105", "two files name different OpenClaw releases in `openclaw`"),
+    _n("TC106", "no `openclaw` key: the definitions follow OpenClaw 2026.3 semantics"),
     _e("TC110", "structure: unknown key (with \"did you mean\" or the known keys; also "
                 "`channels.slack.groups`, `channels.discord.groups` and "
                 "`channels.discord.accounts`)"),

@@ -80,9 +80,11 @@ def print_diagnostics(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) ->
             text += f"\n  {paint('hint', bold=True)}: {d.hint}"
         echo(text, err=True)
     errors = sum(d.severity == "error" for d in diagnostics)
-    warnings = len(diagnostics) - errors
+    warnings = sum(d.severity == "warning" for d in diagnostics)
+    notes = len(diagnostics) - errors - warnings
     if diagnostics:
-        echo(f"{errors} error(s), {warnings} warning(s)", err=True)
+        echo(f"{errors} error(s), {warnings} warning(s)"
+             + (f", {notes} note(s)" if notes else ""), err=True)
 
 
 # -- errors and exit codes -------------------------------------------------------------------

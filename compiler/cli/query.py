@@ -82,7 +82,8 @@ def _print_explanation(ex: api.Explanation) -> None:
     verdict = paint("visible", err=False, fg="green") if ex.visible else paint(
         "not visible", err=False, fg="red")
     decided = f" (removed by: {ex.decided_by})" if ex.decided_by else ""
-    echo(f"{paint(ex.tool, err=False, bold=True)}: {verdict}{decided}")
+    echo(f"{paint(ex.tool, err=False, bold=True)}: {verdict}{decided} "
+         f"[OpenClaw {ex.target}]")
     for row in ex.rows:
         result = paint(row.result, err=False, fg=result_color.get(row.result))
         if row.result in ("skipped", "not reached") and not row.details:

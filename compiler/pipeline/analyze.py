@@ -13,11 +13,11 @@ import jsonschema
 
 from ..diagnostics import Diagnostics, Pos, did_you_mean
 from ..runtime._shell import pattern_breadth, pattern_can_match
+from ..targets import DEFAULT_KEY, NEWEST_KEY, Target, target
 from .model import Definitions, Entry, EntryList, Policy, ToolDef, ToolsConfig
 
 DIALECTS = ("openai", "openai-strict", "anthropic", "gemini", "gemini-json", "mcp")
 PLUGINS_GROUP = "group:plugins"
-DEFAULT_MAX_SPAWN_DEPTH = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -30,6 +30,7 @@ class Resolved:
     plugin_tools: Mapping[str, tuple[str, ...]]
     known_names: frozenset[str]
     max_spawn_depth: int
+    target: Target
 
     @property
     def channels(self) -> frozenset[str]:
@@ -351,10 +352,26 @@ def analyze(defs: Definitions, diags: Diagnostics) -> Resolved | None:
     for tool in tools:
         if tool.plugin:
             plugin_tools.setdefault(tool.plugin, []).append(tool.name)
+    target = target_of(defs, diags)
     if diags.has_errors():
         return None
     return Resolved(defs=defs, tools=tools, groups=groups,
                     plugin_tools={k: tuple(v) for k, v in plugin_tools.items()},
                     known_names=frozenset(all_names),
-                    max_spawn_depth=defs.max_spawn_depth or DEFAULT_MAX_SPAWN_DEPTH)
+                    max_spawn_depth=defs.max_spawn_depth or target.default_max_spawn_depth,
+                    target=target)
+
+
+def target_of(defs: Definitions, diags: Diagnostics) -> Target:
+    """The release the definitions follow; without ``openclaw:`` a note (TC106, never an
+    error, not even under ``--strict``) says which one that is and how to choose."""
+    if defs.openclaw is None and defs.openclaw_pos is not None:
+        diags.note(defs.openclaw_pos, "TC106",
+                   f"no `openclaw` key: these definitions follow OpenClaw {DEFAULT_KEY} "
+                   "semantics",
+                   hint=f'add `openclaw: "{NEWEST_KEY}"` to a definitions file to follow '
+                        f"OpenClaw {NEWEST_KEY} (`toolc migrate --openclaw {NEWEST_KEY}` "
+                        f'rewrites the project), or `openclaw: "{DEFAULT_KEY}"` to keep these '
+                        "semantics without this note")
+    return target(defs.openclaw)
 

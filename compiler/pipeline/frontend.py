@@ -276,6 +276,8 @@ def _shaped_channel(path: JsonPath) -> str | None:
 # concatenated; `plugins` entries are merged (a plugin file declares its own entry beside its
 # tools), each plugin id and `plugins.enabled` in one file only.
 REPEATABLE = frozenset({"catalog", "assertions", "plugins"})
+# `openclaw` may be said in every file, as long as the files agree (TC105).
+AGREEING = frozenset({"openclaw"})
 
 
 def merge_sections(sources: list[SourceFile],
@@ -287,6 +289,15 @@ def merge_sections(sources: list[SourceFile],
     for src in sources:
         for key, value in src.data.items():
             if key == "version":
+                continue
+            if key in AGREEING and key in sections:
+                first_src, first_value = sections[key][0]
+                if value != first_value:
+                    diags.error(src.pos((key,)), "TC105",
+                                f"{key}: {value!r} here but {first_value!r} at "
+                                f"{first_src.pos((key,))}",
+                                hint="every definitions file that names the OpenClaw release "
+                                     "must name the same one")
                 continue
             if key not in REPEATABLE and key in sections:
                 first = sections[key][0][0].kpos((key,))
@@ -627,7 +638,10 @@ def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[Source
         agents=tuple(agents), max_spawn_depth=max_depth, channels=channels,
         sandbox_mode=sandbox_mode,
         session_scope=next((b.src.data["session"].get("scope") for b in _one(sections, "session")),
-                           None))
+                           None),
+        openclaw=next((b.src.data["openclaw"] for b in _one(sections, "openclaw")), None),
+        openclaw_pos=next((b.src.pos(("openclaw",)) for b in _one(sections, "openclaw")),
+                          Pos(file=sources[0].path, line=1, col=1) if sources else None))
 
 
 def load_definitions(root: Path, diags: Diagnostics) -> Definitions | None:

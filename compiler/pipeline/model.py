@@ -232,3 +232,7 @@ class Definitions:
     # ``{relative path: text}`` exactly as read (shipped as build/sources.json for explain)
     texts: Mapping[str, str] = field(default_factory=dict)
     assertions: tuple[AssertionDef, ...] = ()
+    # ``openclaw:``: the release these definitions follow (None: unset, 2026.3) and where the
+    # first file says it (without the key: the start of the first file, for note TC106)
+    openclaw: str | None = None
+    openclaw_pos: Pos | None = None

@@ -15,17 +15,6 @@ from ..rules.sandbox import SandboxModes
 from .analyze import Resolved
 from .model import Definitions, Entry, EntryList, Policy, ProfileDef, ToolsConfig
 
-# CLASSIC sandbox defaults (section 8), channel ids included as the deny list has them.
-SANDBOX_DEFAULT_ALLOW = ("exec", "process", "read", "write", "edit", "apply_patch", "image",
-                         "sessions_list", "sessions_history", "sessions_send", "sessions_spawn",
-                         "subagents", "session_status")
-SANDBOX_DEFAULT_DENY = ("browser", "canvas", "nodes", "cron", "gateway", "telegram", "whatsapp",
-                        "discord", "irc", "googlechat", "slack", "signal", "imessage")
-# CLASSIC Feb-Mar subagent deny lists (section 9, D7).
-SUBAGENT_ALWAYS_DENY = ("gateway", "agents_list", "whatsapp_login", "session_status", "cron",
-                        "memory_search", "memory_get", "sessions_send")
-SUBAGENT_LEAF_DENY = ("sessions_list", "sessions_history", "sessions_spawn")
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LayerPolicy:
@@ -100,10 +89,11 @@ def sandbox_policy(resolved: Resolved, agent_tools: ToolsConfig | None) -> Layer
         chosen = agent if agent is not None else global_
         return chosen.items if chosen is not None else builtin_entries(default)
 
+    target = resolved.target
     allow = pick(agent_tools.sandbox_allow if agent_tools else None, glob.sandbox_allow,
-                 SANDBOX_DEFAULT_ALLOW)
+                 target.sandbox_default_allow)
     deny = pick(agent_tools.sandbox_deny if agent_tools else None, glob.sandbox_deny,
-                SANDBOX_DEFAULT_DENY)
+                target.sandbox_default_deny)
     expanded_allow = expand_core_groups(resolved, allow)
     expanded_deny = expand_core_groups(resolved, deny)
     if expanded_allow and "image" not in expanded_allow and "image" not in expanded_deny:
@@ -117,7 +107,8 @@ def subagent_policy(resolved: Resolved, *, leaf: bool) -> LayerPolicy:
     allow = _items(config.allow) if config else None
     also = _items(config.also_allow) if config else None
     explicit = {e.name for e in (*(allow or ()), *(also or ()))}
-    defaults = SUBAGENT_ALWAYS_DENY + (SUBAGENT_LEAF_DENY if leaf else ())
+    target = resolved.target
+    defaults = target.subagent_deny_always + (target.subagent_deny_leaf if leaf else ())
     deny = builtin_entries(n for n in defaults if n not in explicit)
     if config and config.deny:
         deny = (*deny, *config.deny.items)

@@ -142,6 +142,8 @@ def render(resolved: Resolved, tables: Tables, bundles: Bundles, models: str | N
         files["ACCESS.md"] = access
     files["manifest.json"] = dump_json({
         "toolc": __version__, "package": package,
+        # the OpenClaw release whose semantics the tables follow
+        "target": {"openclaw": resolved.target.key, "release": resolved.target.release},
         "sources": list(resolved.defs.files),
         "files": {path: sha256(text) for path, text in sorted(files.items())},
         "tables": tables.counts,

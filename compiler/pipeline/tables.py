@@ -418,6 +418,8 @@ class TableBuilder:
             "subagent": {"stacks": subagent, "max_spawn_depth": self.r.max_spawn_depth},
             # which sessions are sandboxed when the caller does not say (rules.sandbox)
             "sandbox": sandbox_modes(defs).to_json(),
+            # the OpenClaw release's request-time rule switches (toolc.targets)
+            "target": self.r.target.runtime_rules(),
         }
         # Dotted strings, not nested lists: the runtime parses them lazily (fast imports).
         data["layers"] = [".".join(map(str, x)) for x in self.intern.layers]

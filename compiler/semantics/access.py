@@ -69,6 +69,7 @@ class TablesView:
     """One build's tables with every bitset mapped into a shared tool index."""
 
     def __init__(self, data: Mapping[str, Any], tools: Sequence[str]) -> None:
+        self.data = data
         own = list(data["tools"])
         self.tools = own
         index = {n: i for i, n in enumerate(tools)}

@@ -1,0 +1,159 @@
+"""Targets: the OpenClaw release whose semantics a project's definitions follow.
+
+A project names its release with a top-level ``openclaw: "2026.9"`` (or ``"2026.3"``) in any
+definitions file; without the key it keeps 2026.3 semantics (note TC106). Everything that
+differs between releases is here, one :class:`Target` per release: the release's own data (read
+from its code by ``python -m conformance.extract`` into ``data/openclaw-<key>.json``: catalog
+names and groups, profiles, owner-only set, subagent deny lists, sandbox defaults) and the
+named rule switches the engines consult. No other module compares release strings.
+
+The runtime's modules are the same static code in every build, so the switches a request needs
+travel in the build as data (:meth:`Target.runtime_rules`, written into ``tables.json``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Literal
+
+ApplyPatchRule = Literal["opt-in-openai", "default-on"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Target:
+    """One OpenClaw release's semantics: data plus named rule switches."""
+
+    key: str  # what definitions write: "2026.3", "2026.9"
+    release: str  # the published npm version the conformance suite checks: "2026.9.6"
+
+    # -- owner-only tools ------------------------------------------------------------------
+    # True: owner-only tools are removed only when the sender is known not to be the owner
+    # (sender_is_owner=False); unknown (None) keeps them. False: only an explicit True keeps
+    # them (2026.3.2 applyOwnerOnlyToolPolicy(tools, senderIsOwner === true)).
+    owner_unknown_keeps: bool
+
+    # -- agent selection -------------------------------------------------------------------
+    # True: a request without an agent uses the sole or the `default: true` agent, and where
+    # the release cannot choose, resolve raises AgentSelectionRequiredError.
+    agent_selection: bool
+
+    # -- apply_patch -----------------------------------------------------------------------
+    # "opt-in-openai": tools.exec.applyPatch.enabled must be true and the provider OpenAI;
+    # "default-on": on unless disabled, for every provider.
+    apply_patch: ApplyPatchRule
+    apply_patch_implied_by: str  # a layer allowing this tool also allows apply_patch
+
+    # -- subagents -------------------------------------------------------------------------
+    subagent_deny_always: tuple[str, ...]
+    subagent_deny_leaf: tuple[str, ...]
+    subagent_allow_lifts_default_deny: bool  # subagents.tools.allow drops default denies
+    default_max_spawn_depth: int
+
+    # -- plugins ---------------------------------------------------------------------------
+    plugin_only_allowlist_restricts: bool  # False: stripped with a warning (2026.3, D3)
+    optional_admitted_by_wildcard: bool  # `*`, globs and the `full` profile admit optional
+
+    # -- groups and senders ----------------------------------------------------------------
+    group_id_needs_session: bool  # a caller's groupId counts only when the session names it
+    global_sender_layer: bool  # tools.toolsBySender, globally and per agent
+    channel_sender_keys: bool  # typed sender keys `channel:<channel>:<id>`
+
+    # -- providers -------------------------------------------------------------------------
+    slash_model_is_prefixed: bool  # a model id with `/` is provider-prefixed in byProvider
+
+    # -- sandbox ---------------------------------------------------------------------------
+    sandbox_default_allow: tuple[str, ...]
+    sandbox_default_deny: tuple[str, ...]
+    sandbox_also_allow: bool  # sandbox.tools.alsoAllow
+    sandbox_allow_lifts_default_deny: bool  # an explicit allow removes it from the default deny
+
+    # -- renames from the previous target (migrate) -----------------------------------------
+    renames: Mapping[str, str]
+
+    @property
+    def label(self) -> str:
+        return f"OpenClaw {self.key} (checked against openclaw@{self.release})"
+
+    @functools.cached_property
+    def data(self) -> Mapping[str, Any]:
+        """The release's own data (``data/openclaw-<key>.json``): catalog, groups, profiles."""
+        text = resources.files(__name__).joinpath(f"data/openclaw-{self.key}.json").read_text(
+            encoding="utf-8")
+        loaded: Mapping[str, Any] = json.loads(text)
+        return loaded
+
+    def runtime_rules(self) -> dict[str, Any]:
+        """What the static runtime needs to follow this target at request time (tables.json)."""
+        return {"openclaw": self.key, "release": self.release,
+                "owner_unknown_keeps": self.owner_unknown_keeps,
+                "agent_selection": self.agent_selection,
+                "group_id_needs_session": self.group_id_needs_session,
+                "global_sender_layer": self.global_sender_layer,
+                "channel_sender_keys": self.channel_sender_keys,
+                "slash_model_is_prefixed": self.slash_model_is_prefixed}
+
+
+# Each release's switches; the lists (subagent deny lists, sandbox defaults, maxSpawnDepth) are
+# the release's own, read from data/openclaw-<key>.json (see _from_data).
+_SWITCHES: dict[str, dict[str, Any]] = {
+    "2026.3": dict(
+        owner_unknown_keeps=False,
+        agent_selection=False,
+        apply_patch="opt-in-openai", apply_patch_implied_by="exec",
+        subagent_allow_lifts_default_deny=True,
+        plugin_only_allowlist_restricts=False,
+        optional_admitted_by_wildcard=False,
+        group_id_needs_session=False,
+        global_sender_layer=False,
+        channel_sender_keys=False,
+        slash_model_is_prefixed=False,
+        sandbox_also_allow=False,
+        sandbox_allow_lifts_default_deny=False,
+        renames={},
+    ),
+    "2026.9": dict(
+        owner_unknown_keeps=True,
+        agent_selection=True,
+        apply_patch="default-on", apply_patch_implied_by="write",
+        subagent_allow_lifts_default_deny=False,
+        plugin_only_allowlist_restricts=True,
+        optional_admitted_by_wildcard=True,
+        group_id_needs_session=True,
+        global_sender_layer=True,
+        channel_sender_keys=True,
+        slash_model_is_prefixed=True,
+        sandbox_also_allow=True,
+        sandbox_allow_lifts_default_deny=True,
+        renames={"cron": "automations", "image": "view_image"},
+    ),
+}
+
+DEFAULT_KEY = "2026.3"  # definitions without `openclaw:`
+NEWEST_KEY = "2026.9"  # what init, import-openclaw and migrate write
+
+
+@functools.cache
+def _from_data(key: str) -> Target:
+    data = json.loads(resources.files(__name__).joinpath(f"data/openclaw-{key}.json")
+                      .read_text(encoding="utf-8"))
+    return Target(key=key, release=str(data["release"]), **_SWITCHES[key],
+                  subagent_deny_always=tuple(data["subagentDeny"]["always"]),
+                  subagent_deny_leaf=tuple(data["subagentDeny"]["leaf"]),
+                  default_max_spawn_depth=int(data["maxSpawnDepth"]),
+                  sandbox_default_allow=tuple(data["sandbox"]["allow"]),
+                  sandbox_default_deny=tuple(data["sandbox"]["deny"]))
+
+
+KEYS = tuple(_SWITCHES)
+
+
+def target(key: str | None) -> Target:
+    """The target a definitions' ``openclaw`` key names (None: the default, 2026.3)."""
+    key = key or DEFAULT_KEY
+    if key not in _SWITCHES:
+        raise KeyError(key)
+    return _from_data(key)
