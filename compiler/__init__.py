@@ -25,7 +25,8 @@ tests/test_layers.py):
   rules/         OpenClaw's vocabulary as data: names, per-channel rules, context classes (a new
                  release target changes these tables and switches, not the stages above).
   schema/        provider schema dialects: JSON Schema in, cleaned provider schemas + models out.
-  runtime/       the stdlib-only generated runtime, copied verbatim into every build.
+  runtime/       the stdlib-only generated runtime, copied verbatim into every build;
+                 runtime/integrations/ plugs it into agent frameworks (each imports its own).
   diagnostics, locks, _version: shared at the bottom (no toolc imports).
 """
 
