@@ -88,13 +88,10 @@ class Target:
     def label(self) -> str:
         return f"OpenClaw {self.key} (checked against openclaw@{self.release})"
 
-    @functools.cached_property
+    @property
     def data(self) -> Mapping[str, Any]:
         """The release's own data (``data/openclaw-<key>.json``): catalog, groups, profiles."""
-        text = resources.files(__name__).joinpath(f"data/openclaw-{self.key}.json").read_text(
-            encoding="utf-8")
-        loaded: Mapping[str, Any] = json.loads(text)
-        return loaded
+        return _data(self.key)
 
     def runtime_rules(self) -> dict[str, Any]:
         """What the static runtime needs to follow this target at request time (tables.json)."""
@@ -134,6 +131,15 @@ OPENCLAW_2026_3 = Target(
     sandbox_allow_lifts_default_deny=False,
     renames={},
 )
+
+@functools.cache
+def _data(key: str) -> Mapping[str, Any]:
+    # a module-level cache: a slotted dataclass has no __dict__ for cached_property
+    text = resources.files(__name__).joinpath(f"data/openclaw-{key}.json").read_text(
+        encoding="utf-8")
+    loaded: Mapping[str, Any] = json.loads(text)
+    return loaded
+
 
 # What 2026.9.6's config schema (zod-schema*.mjs) has that 2026.3.2's has not, as far as tool
 # access goes: the keyed agent roster and its ownership marker, sender policies globally and per
