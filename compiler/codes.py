@@ -54,7 +54,7 @@ CODES: tuple[Code, ...] = (
     _e("TC107", "a key or value only another OpenClaw release reads (`agents.entries`, "
                 "`tools.toolsBySender`, `channel:` sender keys, `sandbox.tools.alsoAllow`, "
                 '`exec.mode` need `openclaw: "2026.9"`)'),
-    _e("TC108", "an agent roster OpenClaw 2026.9 refuses: no agent, several `default: true`, "
+    _e("TC108", "an agent roster OpenClaw 2026.9 refuses: several `default: true`, "
                 "several agents without a default or `agents.ownership: explicit`, or "
                 "`agents.list` beside `agents.entries`"),
     _e("TC109", "`tools.exec.mode` beside `security` or `ask` in one exec object (2026.9)"),

@@ -115,7 +115,6 @@ def test_channel_sender_key_in_a_2026_3_project(tmp_path: Path) -> None:
     ({"list": [{"id": "a"}, {"id": "b"}]}, "several agents needs one default"),
     ({"entries": {"a": {"default": True}, "b": {"default": True}}}, "2 agents have default"),
     ({"ownership": "explicit", "entries": {"a": {"default": True}}}, "cannot be combined"),
-    ({"entries": {}}, "has no agent"),
     ({"entries": {"a": {}}, "list": [{"id": "b"}]}, "agents.list and agents.entries"),
 ])
 def test_rosters_2026_9_refuses(tmp_path: Path, agents: dict[str, Any], message: str) -> None:
@@ -127,6 +126,7 @@ def test_rosters_2026_9_refuses(tmp_path: Path, agents: dict[str, Any], message:
 @pytest.mark.parametrize("agents", [
     {"entries": {"a": {}}}, {"entries": {"a": {}, "b": {"default": True}}},
     {"ownership": "explicit", "entries": {"a": {}, "b": {}}}, {"list": [{"id": "solo"}]},
+    {"entries": {}},
 ])
 def test_rosters_2026_9_accepts(tmp_path: Path, agents: dict[str, Any]) -> None:
     assert _codes(_defs(tmp_path, {"agents": agents})) == []

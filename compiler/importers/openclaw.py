@@ -770,9 +770,8 @@ def _roster_refusals(agents: dict[str, Any], result: ImportResult) -> list[str]:
     marked = [at for at, a in roster if _object(a).get("default") is True]
     explicit = agents.get("ownership") == "explicit"
     why = None
-    if not roster:
-        why = "agents.entries must contain at least one configured agent"
-    elif len(marked) > 1:
+    # (an empty roster is no error: the loader fills in the default `main` agent)
+    if len(marked) > 1:
         why = f"at most one agent may have default: true (found {len(marked)})"
     elif marked and explicit:
         why = "agents.ownership=explicit cannot be combined with a default: true agent"

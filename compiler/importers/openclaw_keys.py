@@ -153,7 +153,9 @@ def _tools_reason(keys: list[str]) -> str | None:
              "sessions": "session visibility rules of the sessions tools",
              "fs": "file tools' workspace restriction",
              "message": "message tool restrictions",
-             "exec": "exec settings that decide what runs"}
+             "exec": "exec settings that decide what runs",
+             "toolsBySender": "OpenClaw 2026.9's sender policies (--openclaw 2026.9 imports "
+                              "them)"}
     return known.get(keys[0], "an unknown tools key")
 
 
@@ -161,6 +163,8 @@ def _agents_reason(config: dict[str, Any], path: Path, keys: list[str],
                    value: Any) -> str | None:
     if not keys:
         return None
+    if keys == ["entries"]:
+        return "OpenClaw 2026.9's agent roster (--openclaw 2026.9 imports it)"
     if "sandbox" in keys[:3 if keys[0] == "entries" else 2]:
         return _sandbox_reason(config, path, keys, value)
     if keys[0] == "defaults":

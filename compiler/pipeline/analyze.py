@@ -297,9 +297,8 @@ class _Analyzer:
                              hint="move the agents of agents.list into agents.entries")
         marked = [a for a in defs.agents if a.default]
         why = None
-        if not defs.agents:
-            why = "the roster has no agent (OpenClaw 2026.9 needs at least one)"
-        elif len(marked) > 1:
+        # (an empty roster is no error: 2026.9's loader fills in the default `main` agent)
+        if len(marked) > 1:
             why = (f"{len(marked)} agents have default: true (OpenClaw 2026.9 allows at most "
                    "one)")
         elif marked and defs.agents_ownership == "explicit":
