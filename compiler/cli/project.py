@@ -1,4 +1,5 @@
-"""``toolc init``, ``toolc import-openclaw`` and ``toolc schema-path``: start a project."""
+"""``toolc init``, ``toolc import-openclaw``, ``toolc migrate`` and ``toolc schema-path``: start
+a project, move it to a newer OpenClaw release."""
 
 from __future__ import annotations
 
@@ -124,6 +125,53 @@ def _print_import_report(result: api.ImportResult, out: Path) -> None:
             echo(f"{title}: {len(lines)}")
             for line in lines:
                 echo(f"  {line}")
+
+
+@main.command("migrate")
+@click.argument("defs", default="definitions", type=click.Path(path_type=Path))
+@click.option("--openclaw", "openclaw", type=_OPENCLAW, default=NEWEST_KEY, show_default=True,
+              help="The OpenClaw release to move the project to.")
+@click.option("--check", is_flag=True,
+              help="Write nothing: print the file diff and the access diff; exit 1 when the "
+              "migration would change something.")
+@guard
+def migrate_cmd(defs: Path, openclaw: str, check: bool) -> None:
+    """Move the definitions DEFS (default: definitions) to a newer OpenClaw release, and
+    print the access diff the upgrade causes.
+
+    Sets `openclaw:`, renames the tools the release renamed (cron -> automations, image ->
+    view_image) in every policy list, group, assertion and catalog entry, replaces starter
+    files you never edited with the release's starter, and gives a roster of several agents
+    without a default `agents.ownership: explicit` (as `openclaw doctor --fix` does). Then
+    it compiles both sides and prints who gains or loses which tool only because of the
+    upgrade (as `toolc diff` prints it), with one explained request per change and the rule
+    behind it. The new files are checked before anything is written, then swapped in at
+    once. Migrating a project that already follows the release changes nothing.
+
+    \b
+    Examples:
+      toolc migrate --check            # what would change, exit 1 if anything
+      toolc migrate --openclaw 2026.9 definitions
+    """
+    try:
+        result = api.migrate(defs, openclaw=openclaw, check=check)
+    except (api.MigrationError, api.ProjectWriteError) as exc:
+        fail(str(exc))
+    if check and result.file_diff:
+        echo(result.file_diff, nl=False)
+    prefix = "migrate --check (not written)" if check else "migrate"
+    for line in result.plan.done:
+        echo(f"{prefix}: {line}", err=True)
+    for line in result.plan.notes:
+        echo(f"{prefix}: note: {line}", err=True)
+    echo(result.diff_text(), nl=False)
+    if not result.changed:
+        echo(f"{defs.as_posix()}: already follows OpenClaw {result.plan.target}", err=True)
+    elif check:
+        sys.exit(EXIT_INPUT)
+    else:
+        echo(f"migrated {defs.as_posix()}/ to OpenClaw {openclaw}; next: toolc build "
+             f"{defs.as_posix()}", err=True)
 
 
 @main.command("schema-path")
