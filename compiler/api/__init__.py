@@ -54,6 +54,8 @@ from ..pipeline.writer import OutputDirError
 from ..review.diff import DiffInputError, DiffResult, render_diff
 from ..semantics.reference import ReferenceInterpreter, Resolution
 from ..serve.mcp_identity import IdentitiesError, add_identity
+from ..targets import KEYS as OPENCLAW_RELEASES
+from ..targets import NEWEST_KEY as NEWEST_OPENCLAW
 from .project import InitResult, MigrateResult, import_openclaw_config, init, migrate
 from .query import (
     ENGINES,
@@ -91,6 +93,8 @@ __all__ = [
     "DEFAULT_PACKAGE",
     "ENGINES",
     "EXTRAS",
+    "NEWEST_OPENCLAW",
+    "OPENCLAW_RELEASES",
     "BuildError",
     "BuildResult",
     "CheckResult",

@@ -9,10 +9,10 @@ from pathlib import Path
 import click
 
 from .. import api
-from ..targets import KEYS, NEWEST_KEY
 from ._app import EXIT_INPUT, echo, fail, guard, main, message, print_diagnostics
 
-_OPENCLAW = click.Choice(KEYS)
+_OPENCLAW = click.Choice(api.OPENCLAW_RELEASES)
+NEWEST_KEY = api.NEWEST_OPENCLAW
 
 
 @main.command()
