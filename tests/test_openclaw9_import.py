@@ -54,7 +54,8 @@ def test_the_2026_9_starter_is_generated_and_current(tmp_path: Path) -> None:
 def test_the_2026_9_starter_has_the_releases_catalog() -> None:
     data = target("2026.9").data
     tools = {t["name"]: t for t in _catalog(generate_2026_9())}
-    assert [n for n in tools if "plugin" not in tools[n]] == data["coreBuilt"]
+    assert [n for n in tools if "plugin" not in tools[n]] \
+        == data["coreBuilt"] + data["outsideCatalog"]
     for plugin in ("browser", "canvas", "memory-core", "xai"):
         assert [n for n, t in tools.items() if t.get("plugin") == plugin] \
             == data["plugins"][plugin]["tools"]
