@@ -11,8 +11,11 @@ Review:   ``diff`` (who gains or loses which tool between two revisions), ``rend
 Project:  ``init`` (the starter), ``import_openclaw_config``, ``migrate`` (to a newer OpenClaw
           release, with the access diff it causes), ``schema_path``.
 MCP:      ``serve_mcp``, ``add_identity``, ``import_mcp`` (need the extra ``toolc[mcp]``).
+Ship:     ``keygen``, ``sign``, ``verify`` (the extra ``toolc[sign]``), ``push``, ``pull``
+          (``toolc[oci]``): signed builds through an OCI registry.
 
-Errors: DefinitionsError (its ``diagnostics``), BuildError (a missing or modified build),
+Errors: DefinitionsError (its ``diagnostics``), BuildError (a missing or modified build;
+SignatureError, an unsigned or wrongly signed one, is one), RegistryError,
 ValueError subclasses for arguments that cannot be used, InternalError (a bug in toolc).
 A request's context is a dict of ``toolc.rules.context.CONTEXT_KEYS`` (``agent_id``,
 ``message_provider``, ``group_id``, ``sender_id``, ...).
@@ -87,6 +90,16 @@ from .serve import (
     import_mcp,
     serve_mcp,
 )
+from .ship import (
+    RegistryError,
+    SignatureError,
+    keygen,
+    pull,
+    push,
+    sign,
+    target_text,
+    verify,
+)
 
 __all__ = [
     "BUILD_SOURCES_ROOT",
@@ -119,10 +132,12 @@ __all__ = [
     "OutputDirError",
     "ProjectWriteError",
     "ReferenceInterpreter",
+    "RegistryError",
     "Resolution",
     "ResolveResult",
     "Schemas",
     "ServeOptionError",
+    "SignatureError",
     "Source",
     "ToolSchema",
     "UnknownToolError",
@@ -142,10 +157,13 @@ __all__ = [
     "import_openclaw_config",
     "init",
     "inputs_digest",
+    "keygen",
     "load_reference",
     "load_runtime",
     "load_schemas",
     "migrate",
+    "pull",
+    "push",
     "read_build_file",
     "read_manifest",
     "read_tables",
@@ -160,7 +178,10 @@ __all__ = [
     "schema",
     "schema_path",
     "serve_mcp",
+    "sign",
     "stamped_files",
+    "target_text",
     "validate",
+    "verify",
     "verify_build",
 ]

@@ -75,7 +75,7 @@ def target_line(tables: Mapping[str, Any]) -> str:
     """Which OpenClaw release's semantics the build follows (builds before targets: 2026.3)."""
     rules = tables.get("target") or {"openclaw": "2026.3", "release": "2026.3.2"}
     return (f"Semantics: OpenClaw {rules['openclaw']} (checked against "
-            f"openclaw@{rules['release']}).")
+            f"{code('openclaw@' + str(rules['release']))}).")
 
 
 def access_markdown(tables: Mapping[str, Any]) -> str:
