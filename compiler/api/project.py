@@ -235,8 +235,9 @@ def _rule(tool: str, renames: dict[str, str], before: tuple[str, str | None],
     if "catalog" in (before[1], after[1]):
         return f"the OpenClaw {to} catalog (compiler/targets/data/openclaw-{to}.json)"
     layer = after[1] or before[1] or ""
-    said = f"{tool} {layer} {before[0]} {after[0]}".lower()
-    for word, switches in _LAYER_SWITCHES:
-        if word in said:
-            return f"layer {layer}: Target switch {' / '.join(switches)}"
+    # the layer's own name first, then the tool, then what explain said on either side
+    for said in (layer, tool, f"{before[0]} {after[0]}"):
+        for word, switches in _LAYER_SWITCHES:
+            if word in said.lower():
+                return f"layer {layer}: Target switch {' / '.join(switches)}"
     return f"layer {layer} decides differently under OpenClaw {to}"
