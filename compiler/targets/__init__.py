@@ -35,6 +35,11 @@ class Target:
     # (sender_is_owner=False); unknown (None) keeps them. False: only an explicit True keeps
     # them (2026.3.2 applyOwnerOnlyToolPolicy(tools, senderIsOwner === true)).
     owner_unknown_keeps: bool
+    # Names removed for a non-owner on top of the catalog's ``ownerOnly`` flags. 2026.9.6
+    # denies GATEWAY_OWNER_ONLY_CORE_TOOLS by name (createOpenClawCodingToolsInternal's
+    # ownerOnlyCoreToolPolicy, a deny step after the sandbox step and in the plugin denylist),
+    # so a plugin tool of such a name goes too; 2026.3.2 reads the tools' own flags only.
+    owner_only_names: tuple[str, ...]
 
     # -- agent selection -------------------------------------------------------------------
     # True: a request without an agent uses the sole or the `default: true` agent, and where
@@ -100,6 +105,7 @@ class Target:
 OPENCLAW_2026_3 = Target(
     key="2026.3", release="2026.3.2",
     owner_unknown_keeps=False,
+    owner_only_names=(),
     agent_selection=False,
     apply_patch="opt-in-openai", apply_patch_implied_by="exec",
     # CLASSIC Feb-Mar subagent deny lists (decision D7)
@@ -152,6 +158,7 @@ def _newest() -> Target:
     data = json.loads(resources.files(__name__).joinpath("data/openclaw-2026.9.json")
                       .read_text(encoding="utf-8"))
     return Target(**_OPENCLAW_2026_9,  # type: ignore[arg-type]
+                  owner_only_names=tuple(data["ownerOnly"]),
                   subagent_deny_always=tuple(data["subagentDeny"]["always"]),
                   subagent_deny_leaf=tuple(data["subagentDeny"]["leaf"]),
                   default_max_spawn_depth=int(data["maxSpawnDepth"]),
