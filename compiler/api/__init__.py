@@ -12,7 +12,9 @@ Project:  ``init`` (the starter), ``import_openclaw_config``, ``schema_path``.
 MCP:      ``serve_mcp``, ``add_identity``, ``import_mcp`` (need the extra ``toolc[mcp]``).
 
 Errors: DefinitionsError (its ``diagnostics``), BuildError (a missing or modified build),
-ValueError subclasses for arguments that cannot be used, InternalError (a bug in toolc).
+ValueError subclasses for arguments that cannot be used, AgentSelectionRequiredError (a
+ValueError: a 2026.9 request without an agent where the definitions cannot choose one),
+InternalError (a bug in toolc).
 A request's context is a dict of ``toolc.rules.context.CONTEXT_KEYS`` (``agent_id``,
 ``message_provider``, ``group_id``, ``sender_id``, ...).
 """
@@ -50,6 +52,7 @@ from ..locks import LockTimeoutError
 from ..pipeline.render import DEFAULT_PACKAGE
 from ..pipeline.writer import OutputDirError
 from ..review.diff import DiffInputError, DiffResult, render_diff
+from ..runtime._errors import AgentSelectionRequiredError
 from ..semantics.reference import ReferenceInterpreter, Resolution
 from ..serve.mcp_identity import IdentitiesError, add_identity
 from .project import InitResult, import_openclaw_config, init
@@ -89,6 +92,7 @@ __all__ = [
     "DEFAULT_PACKAGE",
     "ENGINES",
     "EXTRAS",
+    "AgentSelectionRequiredError",
     "BuildError",
     "BuildResult",
     "CheckResult",
