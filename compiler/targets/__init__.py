@@ -79,6 +79,16 @@ class Target:
     # -- renames from the previous target (migrate) -----------------------------------------
     renames: Mapping[str, str]
 
+    # -- config shapes (definitions format, import-openclaw, migrate) -------------------------
+    # Definitions keys only this release reads, as paths (None: any key or index); in a project
+    # that follows another release they are an error (TC107) naming the `openclaw:` value.
+    config_keys: tuple[tuple[str | None, ...], ...] = ()
+    # Values only this release accepts: (path, value)
+    config_values: tuple[tuple[tuple[str | None, ...], str], ...] = ()
+    # The release's loader checks the agent roster (agents.entries: one agent, or one
+    # `default: true`, or `ownership: explicit`) and refuses `exec.mode` beside security/ask.
+    roster_checked: bool = False
+
     @property
     def label(self) -> str:
         return f"OpenClaw {self.key} (checked against openclaw@{self.release})"
@@ -131,6 +141,20 @@ OPENCLAW_2026_3 = Target(
     renames={},
 )
 
+# What 2026.9.6's config schema (zod-schema*.mjs) has that 2026.3.2's has not, as far as tool
+# access goes: the keyed agent roster and its ownership marker, sender policies globally and per
+# agent (group-level `toolsBySender` is in both), the sandbox layer's alsoAllow, exec's `mode`,
+# and `experimental.localModelLean` (defaults and per agent).
+_AGENT_TOOLS_9: tuple[tuple[str | None, ...], ...] = (
+    ("tools", "toolsBySender"), ("tools", "sandbox", "tools", "alsoAllow"),
+    ("tools", "exec", "mode"), ("experimental",))
+CONFIG_KEYS_2026_9: tuple[tuple[str | None, ...], ...] = (
+    ("tools", "toolsBySender"), ("tools", "sandbox", "tools", "alsoAllow"),
+    ("tools", "exec", "mode"),
+    ("agents", "entries"), ("agents", "ownership"), ("agents", "defaults", "experimental"),
+    *(("agents", "list", None, *p) for p in _AGENT_TOOLS_9),
+)
+
 # The 2026.9 switches; lists are filled from the release's data (see _from_data).
 _OPENCLAW_2026_9 = dict(
     key="2026.9", release="2026.9.6",
@@ -147,6 +171,10 @@ _OPENCLAW_2026_9 = dict(
     sandbox_also_allow=True,
     sandbox_allow_lifts_default_deny=True,
     renames={"cron": "automations", "image": "view_image"},
+    config_keys=CONFIG_KEYS_2026_9,
+    config_values=((("tools", "exec", "host"), "auto"),
+                   (("agents", "list", None, "tools", "exec", "host"), "auto")),
+    roster_checked=True,
 )
 
 DEFAULT_KEY = "2026.3"  # definitions without `openclaw:`
