@@ -237,12 +237,14 @@ def provider_keys(provider: str, model: str | None, *, slash_prefixed: bool) -> 
 def default_agent(defs: Definitions) -> str | None:
     """The agent a request without one runs as (2026.9.6 ``resolveDefaultAgentId``): the one
     entry marked ``default: true`` (``tryResolveRawLegacyDefaultAgentId``: exactly one
-    marked entry), else the sole entry (``tryResolveSoleAgentId``), else ``main`` without a
+    marked entry, unless ``agents.ownership`` is ``explicit``), else the sole entry
+    (``tryResolveSoleAgentId``), else ``main`` without a
     roster; None when several agents leave the choice open (OpenClaw throws
     AgentSelectionRequiredError). An empty roster is read as no roster."""
     if not defs.agents:
         return "main"
-    marked = [a for a in defs.agents if a.default]
+    # agents.ownership "explicit" turns the markers off (tryResolveRawLegacyDefaultAgentId)
+    marked = [a for a in defs.agents if a.default and defs.agents_ownership != "explicit"]
     if len(marked) == 1:
         return marked[0].id
     if len(defs.agents) == 1:
