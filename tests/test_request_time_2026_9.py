@@ -23,16 +23,24 @@ Each test names the release function it follows (openclaw@2026.9.6 ``dist/``):
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from click.testing import CliRunner
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+from toolc.api import build
 from toolc.cli import main
 from toolc.runtime._errors import AgentSelectionRequiredError
 from toolc.semantics.access import ClassSpace, TablesView
 
-from tests.helpers import Engines, engines_for
+from tests.helpers import ROOT, Engines, engines_for, write_definitions
 
 NAMES = ["read", "exec", "message", "gateway", "nodes", "web_search"]
 
@@ -239,3 +247,34 @@ def test_resolve_and_explain_refuse_without_an_agent(tmp_path: Path) -> None:
         assert result.exit_code == 1, result.output
         assert "AgentSelectionRequiredError: agent selection required" in result.stderr
         assert "one of: a1, a2" in result.stderr
+
+
+# -- serve-mcp --------------------------------------------------------------------------------
+def test_serve_mcp_refuses_a_context_without_an_agent(tmp_path: Path) -> None:
+    """A 2026.9 build whose roster needs a chosen agent: serve-mcp without --agent warns at
+    start (--strict refuses), and listing tools is an invalid request, not a crash nor an
+    empty or global list."""
+    defs = write_definitions(tmp_path / "defs", {"d.yaml": {
+        "openclaw": "2026.9", "catalog": _catalog(),
+        "agents": {**AGENTS, "ownership": "explicit"}}})
+    build(defs, tmp_path / "build")
+    cmd = [sys.executable, "-m", "toolc.cli", "serve-mcp", "--build", str(tmp_path / "build")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    strict = subprocess.run([*cmd, "--strict"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=60, stdin=subprocess.DEVNULL, env=env, check=False)
+    assert strict.returncode == 1, strict.stderr
+    assert "every request is refused: agent selection required" in strict.stderr
+    assert "Traceback" not in strict.stderr
+
+    async def listing() -> str:
+        params = StdioServerParameters(command=cmd[0], args=cmd[1:], cwd=str(ROOT), env=env)
+        with (tmp_path / "stdio.log").open("w+") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                with pytest.raises(MCPError) as err:
+                    await session.list_tools()
+                return str(err.value)
+
+    message = anyio.run(listing)
+    assert "refused: agent selection required" in message and "one of: a1, a2" in message
