@@ -35,12 +35,13 @@ from click.testing import CliRunner
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
-from toolc.api import build
+from toolc.api import build, compile_files
 from toolc.cli import main
+from toolc.pipeline.writer import publish
 from toolc.runtime._errors import AgentSelectionRequiredError
 from toolc.semantics.access import ClassSpace, TablesView
 
-from tests.helpers import ROOT, Engines, engines_for, write_definitions
+from tests.helpers import ROOT, Engines, engines_for, import_runtime, write_definitions
 
 NAMES = ["read", "exec", "message", "gateway", "nodes", "web_search"]
 
@@ -278,3 +279,24 @@ def test_serve_mcp_refuses_a_context_without_an_agent(tmp_path: Path) -> None:
 
     message = anyio.run(listing)
     assert "refused: agent selection required" in message and "one of: a1, a2" in message
+
+
+def test_the_wrap_owner_guard_follows_the_target(tmp_path: Path) -> None:
+    """The wrapped call's owner guard refuses whom ``resolve`` leaves out: under 2026.9 only
+    ``sender_is_owner=False``, also for a release owner-only name the catalog does not flag."""
+    defs = write_definitions(tmp_path / "defs", {"d.yaml": {
+        "openclaw": "2026.9", "catalog": _catalog()}})
+    package = "toolc_engA_wrap"
+    files, _, _ = compile_files(defs, package=package, with_models=True)
+    publish(files, tmp_path / "out")
+    rt = import_runtime(tmp_path / "out", package)
+    impls = {"gateway": lambda a, c: "gw", "nodes": lambda a, c: "nodes"}
+    toolset = rt.resolve(sender_is_owner=True)
+    for owner, expected in ((None, "gw"), (True, "gw"), (False, None)):
+        tools = rt.wrap(toolset, impls, context=rt.CallContext(sender_is_owner=owner))
+        for name in ("gateway", "nodes"):
+            result = tools.call(name, {})
+            if expected is None:
+                assert result.details["error"] == "Tool restricted to owner senders.", name
+            else:
+                assert not result.is_error, (name, owner)

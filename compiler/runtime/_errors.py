@@ -56,8 +56,10 @@ class AgentSelectionRequiredError(ValueError):
 
     def __init__(self, reason: str, *, agent_ids: tuple[str, ...] = ()) -> None:
         ids = f" (one of: {', '.join(agent_ids)})" if agent_ids else ""
-        message = (f"agent selection required: {reason}; pass agent_id{ids} or an "
-                   "agent-scoped session key (agent:<id>:...)")
+        message = (
+            f"agent selection required: {reason}; pass agent_id{ids} or an "
+            "agent-scoped session key (agent:<id>:...)"
+        )
         super().__init__(message)
         self.message = message
         self.reason = reason

@@ -920,6 +920,16 @@ _RESULTS: dict[int, ToolSet] = {}
 _INDEX: Final = {name: i for i, name in enumerate(TOOL_NAMES)}
 
 
+def owner_refuses(name: str, sender_is_owner: bool | None) -> bool:
+    """Whether an owner-only tool (its ``ownerOnly`` flag or, 2026.9, a name of the release's
+    owner-only set: what ``resolve`` removes) refuses this caller: 2026.3.2 anyone but an
+    exact True, 2026.9.6 only an explicit False."""
+    index = _INDEX.get(name)
+    if index is None or _NON_OWNER >> index & 1:
+        return False
+    return sender_is_owner is False if _OWNER_UNKNOWN_KEEPS else sender_is_owner is not True
+
+
 def subset(toolset: ToolSet, names: Collection[str]) -> ToolSet:
     """The tools of ``toolset`` that ``names`` holds, as a ToolSet (catalog order)."""
     bits = 0
