@@ -56,7 +56,7 @@ def build_runtime(defs: Path, out: Path) -> ModuleType:
 
 def refused(exc: Exception) -> tuple[str, ...]:
     """A request an engine refused (AgentSelectionRequiredError), as a comparable answer."""
-    return (f"!{type(exc).__name__}", str(exc))
+    return (f"!{type(exc).__name__}", str(exc), str(getattr(exc, "code", "")))
 
 
 class Engines:

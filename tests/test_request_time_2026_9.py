@@ -300,3 +300,55 @@ def test_the_wrap_owner_guard_follows_the_target(tmp_path: Path) -> None:
                 assert result.details["error"] == "Tool restricted to owner senders.", name
             else:
                 assert not result.is_error, (name, owner)
+
+
+# -- 2026.9's generic group resolver ----------------------------------------------------------
+def test_only_the_generic_groups_map_is_read_in_2026_9(tmp_path: Path) -> None:
+    """resolveGroupToolPolicyOutcome: without a loaded channel plugin every channel goes
+    through resolveChannelGroupToolsPolicy on channels.<ch>.groups: Slack's channels map is not
+    read, IRC ids are exact and its e164 sender keys count."""
+    channels = {"slack": {"channels": {"C1": {"tools": {"deny": ["exec"]}}}},
+                "irc": {"groups": {"#Dev": {"tools": {"deny": ["read"]}},
+                                   "*": {"toolsBySender": {"e164:+1555": {"deny": ["message"]}}}}}}
+    e9 = _engines(tmp_path / "9", "2026.9", channels=channels)
+    e3 = _engines(tmp_path / "3", "2026.3", channels=channels)
+    slack = {"session_key": "agent:main:slack:channel:C1"}
+    assert "exec" in e9.both(**slack)
+    assert "exec" not in e3.both(**slack, group_id="C1", message_provider="slack")
+    irc = {"session_key": "agent:main:irc:group:#dev", "sender_e164": "+1555"}
+    assert "read" in e9.both(**irc) and "message" not in e9.both(**irc)
+    assert "read" not in e3.both(**irc) and "message" in e3.both(**irc)
+
+
+def test_an_empty_account_groups_map_inherits_the_channels(tmp_path: Path) -> None:
+    """resolveChannelGroups: with at most one account, an account's empty groups map inherits
+    the channel's groups (2026.3.2 read the empty map)."""
+    channels = {"telegram": {"groups": {"g1": {"tools": {"deny": ["exec"]}}},
+                             "accounts": {"work": {"groups": {}}}}}
+    ctx = {"session_key": "agent:main:telegram:group:g1", "account_id": "work",
+           "message_provider": "telegram", "group_id": "g1"}
+    assert "exec" not in _engines(tmp_path / "9", "2026.9", channels=channels).both(**ctx)
+    assert "exec" in _engines(tmp_path / "3", "2026.3", channels=channels).both(**ctx)
+
+
+def test_request_channel_aliases_of_2026_9(tmp_path: Path) -> None:
+    """normalizeMessageChannel: `teams` is msteams in 2026.9.6."""
+    e = _engines(tmp_path, "2026.9", tools={"toolsBySender": {
+        "channel:msteams:42": {"deny": ["exec"]}}})
+    assert "exec" not in e.both(sender_id="42", message_provider="Teams")
+
+
+def test_refusal_codes(tmp_path: Path) -> None:
+    e = _engines(tmp_path, "2026.9", agents={**AGENTS, "ownership": "explicit"})
+    assert e.both()[2] == "AGENT_SELECTION_REQUIRED"
+    assert e.both(session_key="agent:x")[2] == "MALFORMED_AGENT_SESSION_KEY"
+
+
+def test_a_plugin_named_like_an_owner_only_tool_loses_its_tools(tmp_path: Path) -> None:
+    """The owner-only deny expands plugin ids like any deny (a plugin `screen`)."""
+    catalog = [*_catalog(), {"name": "node_ping", "description": "Ping.", "plugin": "screen",
+                             "parameters": {"type": "object"}}]
+    e = engines_for(tmp_path, {"d.yaml": {"openclaw": "2026.9", "catalog": catalog,
+                                          "plugins": {"entries": {"screen": {"enabled": True}}}}})
+    assert "node_ping" in e.both()
+    assert "node_ping" not in e.both(sender_is_owner=False)

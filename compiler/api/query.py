@@ -172,7 +172,8 @@ def runtime_resolve(runtime: ModuleType, context: dict[str, Any]) -> tuple[str, 
         return tuple(runtime.resolve(**context).names)
     except Exception as exc:
         if refused is not None and isinstance(exc, refused):
-            raise AgentSelectionRequiredError(exc.reason, agent_ids=exc.agent_ids) from exc
+            raise AgentSelectionRequiredError(exc.reason, agent_ids=exc.agent_ids,
+                                              code=exc.code) from exc
         raise
 
 

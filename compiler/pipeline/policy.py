@@ -210,7 +210,10 @@ def mentioned_names(policy: LayerPolicy | None) -> set[str]:
 def is_owner_only(resolved: Resolved, tool: ToolDef) -> bool:
     """Removed for a non-owner: the tool's ``ownerOnly`` flag, or (2026.9) a name of the
     release's owner-only set, which OpenClaw denies by name whatever defines the tool."""
-    return tool.owner_only or tool.name in resolved.target.owner_only_names
+    names = resolved.target.owner_only_names
+    # the deny expands plugin ids too: a plugin named like an owner-only tool loses them all
+    return tool.owner_only or tool.name in names or (tool.plugin is not None
+                                                     and tool.plugin in names)
 
 
 def owner_removes(resolved: Resolved, sender_is_owner: bool | None) -> bool:
@@ -270,7 +273,8 @@ def select_agent(defs: Definitions, agent_id: str | None, session_key: str | Non
     if shape == "malformed_agent":
         raise AgentSelectionRequiredError(
             f"session key {session_key!r} starts with agent: but names no agent "
-            "(OpenClaw: malformed agent session key)", agent_ids=agent_ids(defs))
+            "(OpenClaw: malformed agent session key)",
+            code="MALFORMED_AGENT_SESSION_KEY", agent_ids=agent_ids(defs))
     keyed = normalize_agent_id(raw.lower()) if raw is not None else None
     if keyed is not None and explicit is not None and keyed != explicit:
         raise AgentSelectionRequiredError(

@@ -52,9 +52,20 @@ class AgentSelectionRequiredError(ValueError):
     ``resolveConversationCapabilityProfile`` throws ``AgentSelectionRequiredError`` and
     builds no tools). An input problem of the request, never an empty or a global tool set:
     pass ``agent_id`` (one of ``agent_ids``) or an agent-scoped session key
-    (``agent:<id>:...``). Not a ToolError: it refuses the whole request, not one call."""
+    (``agent:<id>:...``). Not a ToolError: it refuses the whole request, not one call.
 
-    def __init__(self, reason: str, *, agent_ids: tuple[str, ...] = ()) -> None:
+    ``code`` says which refusal: ``AGENT_SELECTION_REQUIRED`` (OpenClaw's own error: no agent
+    chosen among several, or an ``agent_id`` other than the session key's) or
+    ``MALFORMED_AGENT_SESSION_KEY`` (a key starting with ``agent:`` that names none; OpenClaw
+    refuses it with a plain Error)."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        agent_ids: tuple[str, ...] = (),
+        code: str = "AGENT_SELECTION_REQUIRED",
+    ) -> None:
         ids = f" (one of: {', '.join(agent_ids)})" if agent_ids else ""
         message = (
             f"agent selection required: {reason}; pass agent_id{ids} or an "
@@ -64,6 +75,7 @@ class AgentSelectionRequiredError(ValueError):
         self.message = message
         self.reason = reason
         self.agent_ids = agent_ids
+        self.code = code
 
     def __str__(self) -> str:
         return self.message

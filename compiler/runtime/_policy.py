@@ -290,6 +290,8 @@ _TRUSTED_GROUP: Final = bool(_RULES.get("group_id_needs_session", False))
 _SENDER_LAYER: Final = bool(_RULES.get("global_sender_layer", False))
 _CHANNEL_KEYS: Final = bool(_RULES.get("channel_sender_keys", False))
 _SLASH_PREFIXED: Final = bool(_RULES.get("slash_model_is_prefixed", False))
+_GENERIC_GROUPS: Final = bool(_RULES.get("generic_group_resolver", False))
+_REQUEST_ALIASES: Final[dict[str, str]] = dict(_RULES.get("request_channel_aliases") or {})
 _SELECTION: Final[dict[str, Any]] = _T.get("selection") or {"default": "main", "ids": []}
 _DEFAULT_AGENT: Final[str | None] = _SELECTION["default"]
 _AGENT_IDS: Final[tuple[str, ...]] = tuple(_SELECTION["ids"]) or ("main",)
@@ -570,6 +572,7 @@ def _select_agent(agent_id: str | None, session_key: str | None) -> str:
         raise AgentSelectionRequiredError(
             f"session key {session_key!r} starts with agent: but names no agent "
             "(OpenClaw: malformed agent session key)",
+            code="MALFORMED_AGENT_SESSION_KEY",
             agent_ids=_AGENT_IDS,
         )
     if session.agent is not None and explicit is not None and session.agent != explicit:
@@ -645,9 +648,11 @@ def _session(key: str) -> _Session:
 
 
 def channel_of(raw: str | None) -> str | None:
-    """A message channel as OpenClaw normalizes it: trimmed, lowercased, aliases resolved."""
+    """A request channel as the target normalizes it: trimmed, lowercased, aliases resolved
+    (2026.9 adds its own: ``normalizeMessageChannel``)."""
     value = (raw or "").strip().lower()
-    return _CHANNEL_ALIASES.get(value, value) or None
+    value = _CHANNEL_ALIASES.get(value, value)
+    return _REQUEST_ALIASES.get(value, value) or None
 
 
 def _model_in(models: frozenset[str], provider: str | None, model: str | None) -> bool:
@@ -738,6 +743,8 @@ def _group_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it 
     if ch is None:
         return None
     rule: dict[str, Any] = ch["rule"]
+    if _GENERIC_GROUPS:  # 2026.9: channels.<ch>.groups alone (no Slack/Discord maps)
+        return _generic_stack(ch, (group, *(more or ())), account_id, sender, senders, channel)
     if not rule["e164"]:
         sender = (sender[0], None, sender[2], sender[3])
     if rule["kind"] == "nested":
@@ -755,28 +762,35 @@ def _group_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it 
     if rule["kind"] == "pick":
         keys = _keys(rule["keys"], group, where)
         return _entry_stack(next((exact[k] for k in keys if k in exact), exact.get("*")), sender)
-    if more is not None:
-        return _selected_stack(gmap, (group, *more), sender, channel, senders)
     return _groups_stack(gmap, ch["topics"], group, sender)
 
 
-def _selected_stack(
-    gmap: dict[str, Any],
+def _generic_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it reads
+    ch: dict[str, Any],
     ids: tuple[str, ...],
+    account_id: str | None,
     sender: Sender,
-    channel: str,
     senders: bool,
+    channel: str,
 ) -> Stack | None:
-    """2026.9.6 ``resolveChannelGroupToolsPolicy``: the first id with an entry is the
-    selected group; its sender rule > its tools > the ``*`` sender rule > ``*`` tools."""
+    """2026.9.6 ``resolveChannelGroupToolsPolicy`` on ``resolveChannelGroups``: the account's
+    groups replace the channel's (an empty map inherits them with at most one account); the
+    first id with an entry (exact) is the selected group; its sender rule > its tools > the
+    ``*`` sender rule > ``*`` tools."""
+    if ch["rule"]["kind"] != "groups":
+        return None
+    gmap = ch["groups"]
+    account = _account_id(account_id)
+    acc = ch["accounts"].get(account, _MISSING)
+    if acc is _MISSING:
+        acc = ch["accounts_folded"].get(account, _MISSING)
+    if acc is not _MISSING and acc is not None:
+        if acc["exact"] or len(ch["accounts"]) > 1:
+            gmap = acc
+    if gmap is None:
+        return None
     exact: dict[str, list[Any]] = gmap["exact"]
-    specific = None
-    for gid in ids:
-        specific = exact.get(gid)
-        if specific is None and gmap["folded"]:
-            specific = gmap["folded"].get(gid.lower())
-        if specific is not None:
-            break
+    specific = next((exact[gid] for gid in ids if gid in exact), None)
     keyed = channel if _CHANNEL_KEYS else None
     for entry in (specific, exact.get("*")):
         if entry is None:

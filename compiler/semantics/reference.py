@@ -253,7 +253,7 @@ class ReferenceInterpreter:
             # are dropped with it)
             trusted = trusted_group(ctx.session_key, ctx.spawned_by, ctx.group_id,
                                     ctx.message_provider)
-            channel = normalize_channel(trusted.channel)
+            channel = self.request_channel(trusted.channel)
             group_ids = trusted.group_ids
             gctx = (replace(ctx, group_space=None, group_channel=None) if trusted.dropped
                     else ctx)
@@ -405,7 +405,12 @@ class ReferenceInterpreter:
         """2026.9.6 ``isOwnerInternalSession``: the owner on webchat gets no sender policy
         (``senderPolicyMode: "never"``: no tools.toolsBySender, no group toolsBySender)."""
         return (self.r.target.global_sender_layer and ctx.sender_is_owner is True
-                and normalize_channel(ctx.message_provider) == "webchat")
+                and self.request_channel(ctx.message_provider) == "webchat")
+
+    def request_channel(self, raw: str | None) -> str | None:
+        """A request's channel as the target normalizes it (``normalizeMessageChannel``)."""
+        channel = normalize_channel(raw)
+        return self.r.target.request_channel_aliases.get(channel or "", channel)
 
     def sender_step(self, ctx: Context, agent: AgentDef | None) -> _Step:
         """2026.9.6 ``resolveSenderToolPolicy``: the agent's ``tools.toolsBySender`` rule for
@@ -417,7 +422,8 @@ class ReferenceInterpreter:
         if self.owner_on_webchat(ctx):
             return _Step(label=label, layer="sender", policy=None, strips=True,
                          skip="the owner on webchat: sender policies do not apply")
-        channel = (normalize_channel(delivery_channel(ctx.session_key) or ctx.message_provider)
+        channel = (self.request_channel(delivery_channel(ctx.session_key)
+                                        or ctx.message_provider)
                    if self.r.target.channel_sender_keys else None)
         a = agent.tools if agent else None
         scopes = ((a.by_sender if a else (), f"agents.{key_text(agent.id)}.tools.toolsBySender"
@@ -512,11 +518,18 @@ class ReferenceInterpreter:
             return GroupMatch(block=None, skip=f'channel "{channel}" is not declared')
         ch = self.channels[channel]
         row = rule_for(channel)
+        generic = self.r.target.generic_group_resolver
+        if generic and row.kind != "groups":
+            return GroupMatch(block=None, skip=f"OpenClaw {self.r.target.key} reads only "
+                              f"channels.{key_text(channel)}.groups for {channel} (its "
+                              f"{row.map_key} map is not read)")
         if row.kind == "nested":
             return _nested_match(ch, row, ctx, group_id)
         groups, where = ch.groups, f"channels.{key_text(channel)}"
         account = _account(ch, ctx.account_id)
-        if account is not None and account.groups is not None:
+        inherits = (generic and account is not None and account.groups == ()
+                    and len(ch.accounts) <= 1)  # resolveChannelGroups: {} inherits then
+        if account is not None and account.groups is not None and not inherits:
             groups, where = account.groups, f"{where}.accounts.{key_text(account.id)}"
         else:
             account = None
@@ -561,9 +574,11 @@ class ReferenceInterpreter:
         case); then its sender rule > its tools > the ``*`` sender rule > ``*`` tools."""
         specific = None
         gid = ids[0]
+        generic = self.r.target.generic_group_resolver
         for cand in ids:
             specific = next((x for x in groups if x.id == cand), None)
-            if specific is None and channel in CASE_INSENSITIVE_GROUP_CHANNELS:
+            if (specific is None and channel in CASE_INSENSITIVE_GROUP_CHANNELS
+                    and not generic):
                 specific = next((x for x in groups
                                  if x.id != "*" and x.id.lower() == cand.lower()), None)
             if specific is not None:
@@ -572,7 +587,7 @@ class ReferenceInterpreter:
         for cfg in (specific, default):
             if cfg is None:
                 continue
-            rule = _sender_rule(cfg, ctx, e164=channel not in NO_E164_CHANNELS,
+            rule = _sender_rule(cfg, ctx, e164=generic or channel not in NO_E164_CHANNELS,
                                 channel=channel if self.r.target.channel_sender_keys
                                 else None) if senders else None
             if rule is None and cfg.tools is None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal
 
@@ -66,6 +66,12 @@ class Target:
     group_id_needs_session: bool  # a caller's groupId counts only when the session names it
     global_sender_layer: bool  # tools.toolsBySender, globally and per agent
     channel_sender_keys: bool  # typed sender keys `channel:<channel>:<id>`
+    # Only the generic `channels.<ch>.groups` resolver (2026.9.6: no Slack `channels`, Discord
+    # `guilds`, IRC case folding or IRC e164 exception), empty account `groups` inheriting the
+    # channel's with at most one account (resolveChannelGroups); request channel aliases
+    # beyond the definitions' own (normalizeMessageChannel).
+    generic_group_resolver: bool = False
+    request_channel_aliases: Mapping[str, str] = field(default_factory=dict)
 
     # -- providers -------------------------------------------------------------------------
     slash_model_is_prefixed: bool  # a model id with `/` is provider-prefixed in byProvider
@@ -109,7 +115,9 @@ class Target:
                 "group_id_needs_session": self.group_id_needs_session,
                 "global_sender_layer": self.global_sender_layer,
                 "channel_sender_keys": self.channel_sender_keys,
-                "slash_model_is_prefixed": self.slash_model_is_prefixed}
+                "slash_model_is_prefixed": self.slash_model_is_prefixed,
+                "generic_group_resolver": self.generic_group_resolver,
+                "request_channel_aliases": dict(self.request_channel_aliases)}
 
 
 OPENCLAW_2026_3 = Target(
@@ -168,6 +176,10 @@ _OPENCLAW_2026_9 = dict(
     global_sender_layer=True,
     channel_sender_keys=True,
     slash_model_is_prefixed=True,
+    generic_group_resolver=True,
+    request_channel_aliases={"lark": "feishu", "teams": "msteams", "nc": "nextcloud-talk",
+                             "nc-talk": "nextcloud-talk", "twitch-chat": "twitch",
+                             "zl": "zalo", "zlu": "zalouser"},
     sandbox_also_allow=True,
     sandbox_allow_lifts_default_deny=True,
     renames={"cron": "automations", "image": "view_image"},
