@@ -281,7 +281,7 @@ def split_files(data: dict[str, Any], order: list[int]) -> dict[str, Any]:
 # sender layer, byProvider model keys). Kept apart from the build-time shapes' helpers.
 TARGETS = ("2026.3", "2026.9")
 SENDER_KEYS_2026_9 = [*SENDER_KEYS, "channel:telegram:42", "channel:Telegram:@42",
-                      "channel:whatsapp:7", "channel:irc:alice", "channel:bad", "id:@42"]
+                      "channel:whatsapp:7", "channel:irc:alice", "id:@42"]  # "channel:x": TC132
 # provider-prefixed slash model ids (2026.9: openai + openai/gpt-5 is openai/openai/gpt-5)
 BP_KEYS_2026_9 = [*BP_KEYS, "openai/openai/gpt-5", "anthropic/anthropic/claude", "openai/x/y"]
 
