@@ -37,6 +37,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from toolc.api import build, compile_files
 from toolc.cli import main
+from toolc.diagnostics import DefinitionsError
 from toolc.pipeline.writer import publish
 from toolc.runtime._errors import AgentSelectionRequiredError
 from toolc.semantics.access import ClassSpace, TablesView
@@ -352,3 +353,30 @@ def test_a_plugin_named_like_an_owner_only_tool_loses_its_tools(tmp_path: Path) 
                                           "plugins": {"entries": {"screen": {"enabled": True}}}}})
     assert "node_ping" in e.both()
     assert "node_ping" not in e.both(sender_is_owner=False)
+
+
+def test_explain_names_the_2026_9_rules(tmp_path: Path) -> None:
+    """toolc explain shows the sender layer and why a caller's group was ignored."""
+    _engines(tmp_path, "2026.9", tools=SENDERS, channels=CHANNELS)
+    defs = str(tmp_path / "defs")
+    result = CliRunner().invoke(main, ["explain", "--definitions", defs, "--channel", "telegram",
+                                       "--group", "g1", "--sender-id", "42", "exec"])
+    assert result.exit_code == 1, result.output
+    assert "group g1 is ignored: neither the session key nor spawned_by names it" in \
+        result.output
+    assert "tools.toolsBySender" in result.output and "channel:telegram:42" in result.output
+    owner = CliRunner().invoke(main, ["explain", "--definitions", defs, "--owner", "gateway"])
+    assert owner.exit_code == 0, owner.output
+
+
+def test_owner_assertions_have_three_values_in_2026_9(tmp_path: Path) -> None:
+    """`owner: false` is the known non-owner, `owner: unknown` the request that does not say
+    (it keeps owner-only tools under 2026.9, so `never` fails there)."""
+    defs = write_definitions(tmp_path / "defs", {"d.yaml": {
+        "openclaw": "2026.9", "catalog": _catalog(),
+        "assertions": [{"never": {"tools": ["gateway", "nodes"], "owner": False}},
+                       {"never": {"tool": "nodes", "owner": "unknown"}}]}})
+    with pytest.raises(DefinitionsError) as err:
+        compile_files(defs, with_models=False)
+    fails = [d.message for d in err.value.diagnostics if d.code == "TC300"]
+    assert len(fails) == 1 and 'never {tool: "nodes", owner: "unknown"}' in fails[0], fails

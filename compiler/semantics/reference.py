@@ -257,6 +257,7 @@ class ReferenceInterpreter:
             group_ids = trusted.group_ids
             gctx = (replace(ctx, group_space=None, group_channel=None) if trusted.dropped
                     else ctx)
+            dropped = ctx.group_id if trusted.dropped else None
         else:
             spawned_channel, spawned_group = group_context(ctx.spawned_by)
             # The group layer's channel and group: explicit, else the session key's, else
@@ -267,8 +268,9 @@ class ReferenceInterpreter:
             group_id = (ctx.group_id if ctx.group_id is not None
                         else session.group or spawned_group)
             group_ids = () if group_id is None else (group_id,)
-            gctx = ctx
-        steps = self.steps(gctx, agent, provider, model, channel, group_ids, session)
+            gctx, dropped = ctx, None
+        steps = self.steps(gctx, agent, provider, model, channel, group_ids, session,
+                           dropped=dropped)
         explicit: set[str] = set()
         for step in steps:
             explicit |= mentioned_names(step.policy)
@@ -316,7 +318,7 @@ class ReferenceInterpreter:
 
     def steps(self, ctx: Context, agent: AgentDef | None, provider: str | None,
               model: str | None, channel: str | None, group_ids: tuple[str, ...],
-              session: Any) -> list[_Step]:
+              session: Any, *, dropped: str | None = None) -> list[_Step]:
         g = self.r.defs.tools_config
         a = agent.tools if agent else None
         aid = agent.id if agent else None
@@ -357,7 +359,8 @@ class ReferenceInterpreter:
             self.block_step("agent provider", f"agents.{aid}.tools.byProvider.allow" if aid
                             else "agent tools.byProvider.allow", apw, ap.policy if ap else None,
                             no_ap),
-            self.group_step(ctx, channel, group_ids, senders=not self.owner_on_webchat(ctx)),
+            self.group_step(ctx, channel, group_ids, senders=not self.owner_on_webchat(ctx),
+                            dropped=dropped),
             *([self.sender_step(ctx, agent)] if self.r.target.global_sender_layer else []),
             self.sandbox_step(a, at, ctx) if self.sandboxed(ctx) else _Step(
                 label="sandbox tools.allow", layer="sandbox", policy=None, strips=False,
@@ -443,9 +446,14 @@ class ReferenceInterpreter:
                      skip="no tools.toolsBySender rule (agent or global) matches this sender")
 
     def group_step(self, ctx: Context, channel: str | None, group_ids: tuple[str, ...],
-                   *, senders: bool = True) -> _Step:
+                   *, senders: bool = True, dropped: str | None = None) -> _Step:
+        """The group layer; ``dropped``: a caller's group id the target refused (2026.9)."""
         match = self.group_match(ctx, channel, group_ids[0] if group_ids else None,
                                  group_ids[1:], senders=senders)
+        if dropped is not None and not group_ids:
+            match = GroupMatch(block=None, skip=f"group {dropped.strip()} is ignored: neither "
+                               "the session key nor spawned_by names it (OpenClaw "
+                               f"{self.r.target.key} trusts only those)")
         return _Step(label="group tools.allow", layer="group", strips=True,
                      policy=pick_policy(match.block),
                      skip=match.skip or f"{match.where} has no allow, alsoAllow or deny list",
