@@ -262,27 +262,33 @@ def agent_ids(defs: Definitions) -> tuple[str, ...]:
 
 def select_agent(defs: Definitions, agent_id: str | None, session_key: str | None) -> str:
     """The request's agent under 2026.9.6 (``resolveEffectiveToolPolicy`` ->
-    ``resolveSessionAgentIds`` -> ``resolveSelectedSessionAgentId``): the session key's
-    agent, else the explicit one, else :func:`default_agent`. Raises
+    ``resolveSessionAgentIds`` -> ``resolveSelectedSessionAgentId``): :func:`choose_agent`
+    with the definitions' :func:`default_agent`."""
+    return choose_agent(default_agent(defs), agent_ids(defs), agent_id, session_key)
+
+
+def choose_agent(default: str | None, ids: tuple[str, ...], agent_id: str | None,
+                 session_key: str | None) -> str:
+    """The session key's agent, else the explicit one, else ``default``. Raises
     AgentSelectionRequiredError where OpenClaw refuses: an ``agent:`` key that does not
     parse (``classifySessionKeyShape`` "malformed_agent", a plain Error there), an explicit
-    agent other than the session key's, or no agent with several to choose from. Inputs are
-    trimmed, blank ones absent (``Context``)."""
+    agent other than the session key's, or no agent with several to choose from (``default``
+    None). Inputs are trimmed, blank ones absent (``Context``); ``ids`` name the roster in
+    the error."""
     explicit = normalize_agent_id(agent_id) if agent_id is not None else None
     shape, raw = session_agent9(session_key)
     if shape == "malformed_agent":
         raise AgentSelectionRequiredError(
             f"session key {session_key!r} starts with agent: but names no agent "
             "(OpenClaw: malformed agent session key)",
-            code="MALFORMED_AGENT_SESSION_KEY", agent_ids=agent_ids(defs))
+            code="MALFORMED_AGENT_SESSION_KEY", agent_ids=ids)
     keyed = normalize_agent_id(raw.lower()) if raw is not None else None
     if keyed is not None and explicit is not None and keyed != explicit:
         raise AgentSelectionRequiredError(
-            f"the session key belongs to agent {keyed!r}, not {explicit!r}",
-            agent_ids=agent_ids(defs))
-    chosen = keyed or explicit or default_agent(defs)
+            f"the session key belongs to agent {keyed!r}, not {explicit!r}", agent_ids=ids)
+    chosen = keyed or explicit or default
     if chosen is None:
         raise AgentSelectionRequiredError(
             "several agents are declared, none is marked default: true, and the request "
-            "names none", agent_ids=agent_ids(defs))
+            "names none", agent_ids=ids)
     return chosen

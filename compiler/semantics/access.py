@@ -35,9 +35,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from ..pipeline.policy import apply_patch_model_ok
+from ..pipeline.policy import apply_patch_model_ok, choose_agent
 from ..rules.channels import athash_slug, key_candidates
-from ..rules.context import Context, SessionInfo, group_context, parse_session_key
+from ..rules.context import (
+    Context,
+    SessionInfo,
+    group_context,
+    parse_session_key,
+)
 from ..rules.names import (
     group_candidates,
     normalize_account_id,
@@ -88,6 +93,9 @@ class TablesView:
         rules = data.get("target") or {}
         self.owner_unknown_keeps = bool(rules.get("owner_unknown_keeps", False))
         self.agent_selection = bool(rules.get("agent_selection", False))
+        selection = data.get("selection") or {"default": "main", "ids": []}
+        self.default_agent: str | None = selection["default"]
+        self.agent_ids = tuple(selection["ids"]) or ("main",)
         self.always = self.bits(masks["always"])
         self.agents: dict[str, int] = dict(data["agents"])
         self.records = [Record(r["stack"], r["bp"], r["sandbox"], int(r["ap"]))
@@ -110,6 +118,11 @@ class TablesView:
         self._present: dict[tuple[Any, ...], int] = {}
         self._witnesses: int | None = None
         self._bp_index: dict[str, frozenset[int]] | None = None
+
+    def select_agent(self, agent_id: str | None, session_key: str | None) -> str:
+        """2026.9's agent of a request (``toolc.pipeline.policy.choose_agent`` over the
+        tables' ``selection``); raises AgentSelectionRequiredError where OpenClaw refuses."""
+        return choose_agent(self.default_agent, self.agent_ids, agent_id, session_key)
 
     # -- decoding ----------------------------------------------------------------------------
     def map_bits(self, bits: int) -> int:
@@ -490,8 +503,11 @@ class ClassSpace:
         one class, whose representative (``flags``) gets the same tools on every side."""
         ctx = Context.of(**context)
         session = parse_session_key(ctx.session_key)
-        if ctx.agent_id is not None:
-            aid: str | None = normalize_agent_id(ctx.agent_id)
+        chooser = next((v for v in self.views if v.agent_selection), None)
+        if chooser is not None:  # 2026.9 (AgentSelectionRequiredError: the request has none)
+            aid: str | None = chooser.select_agent(ctx.agent_id, ctx.session_key)
+        elif ctx.agent_id is not None:
+            aid = normalize_agent_id(ctx.agent_id)
         elif ctx.session_key is not None:
             aid = normalize_agent_id(session.agent)
         else:
