@@ -380,3 +380,16 @@ def test_owner_assertions_have_three_values_in_2026_9(tmp_path: Path) -> None:
         compile_files(defs, with_models=False)
     fails = [d.message for d in err.value.diagnostics if d.code == "TC300"]
     assert len(fails) == 1 and 'never {tool: "nodes", owner: "unknown"}' in fails[0], fails
+
+
+def test_access_classify_follows_agent_selection(tmp_path: Path) -> None:
+    """A request without an agent falls into its default agent's class (2026.9) and one the
+    release refuses has no class."""
+    roster = {"list": [AGENTS["list"][0], {**AGENTS["list"][1], "default": True}]}
+    _engines(tmp_path / "d", "2026.9", agents=roster)
+    tables = json.loads(next((tmp_path / "d" / "out").glob("*/tables.json")).read_text())
+    space = ClassSpace([TablesView(tables, tables["tools"])])
+    agent = space.classify()[0]
+    assert space.agents[agent].key == ("a2",)
+    with pytest.raises(AgentSelectionRequiredError):
+        space.classify(session_key="agent:a1:main", agent_id="a2")

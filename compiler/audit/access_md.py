@@ -74,8 +74,15 @@ def _capped(view: TablesView, count: int, *, exact: bool) -> str:
 def target_line(tables: Mapping[str, Any]) -> str:
     """Which OpenClaw release's semantics the build follows (builds before targets: 2026.3)."""
     rules = tables.get("target") or {"openclaw": "2026.3", "release": "2026.3.2"}
-    return (f"Semantics: OpenClaw {rules['openclaw']} (checked against "
+    line = (f"Semantics: OpenClaw {rules['openclaw']} (checked against "
             f"{code('openclaw@' + str(rules['release']))}).")
+    if rules.get("group_id_needs_session") or rules.get("global_sender_layer"):
+        # the class space does not model these request-time rules yet: say so, not a guess
+        line += (" Not yet in these classes: the trusted group id (a group counts only when "
+                 "the session key names it), the generic group resolver and the "
+                 f"{code('tools.toolsBySender')} layer; {code('toolc resolve')} and "
+                 f"{code('toolc explain')} apply them.")
+    return line
 
 
 def access_markdown(tables: Mapping[str, Any]) -> str:
