@@ -393,3 +393,18 @@ def test_access_classify_follows_agent_selection(tmp_path: Path) -> None:
     assert space.agents[agent].key == ("a2",)
     with pytest.raises(AgentSelectionRequiredError):
         space.classify(session_key="agent:a1:main", agent_id="a2")
+
+
+def test_subagent_depth_from_the_session_key(tmp_path: Path) -> None:
+    """getSubagentDepth (2026.9.6): `(^|:)subagent:` in an agent key's REST, so
+    `subagent:a:subagent:b` is depth 2 (2026.3.2 counted `:subagent:`: 1)."""
+    defaults = {"defaults": {"subagents": {"maxSpawnDepth": 2}}}
+    catalog = [*_catalog(), {"name": "sessions_spawn", "description": "Spawn.",
+                             "parameters": {"type": "object"}}]
+    data = {"catalog": catalog, "agents": defaults}
+    e9 = engines_for(tmp_path / "9", {"d.yaml": {**data, "openclaw": "2026.9"}})
+    e3 = engines_for(tmp_path / "3", {"d.yaml": {**data, "openclaw": "2026.3"}})
+    key = {"session_key": "subagent:a:subagent:b"}
+    assert "sessions_spawn" not in e9.both(**key)  # depth 2 >= maxSpawnDepth: a leaf
+    assert "sessions_spawn" in e3.both(**key)  # depth 1: not a leaf
+    assert "sessions_spawn" in e9.both(session_key="agent:main:subagent:a")

@@ -234,6 +234,24 @@ def trusted_group(session_key: str | None, spawned_by: str | None, group_id: str
                         dropped=dropped)
 
 
+_SUBAGENT_MARK = re.compile(r"(?:^|:)subagent:")
+
+
+def subagent9(key: str | None) -> tuple[bool, int]:
+    """``isSubagentSessionKey`` and ``getSubagentDepth`` (2026.9.6): whether the key (or an
+    agent key's REST) starts with ``subagent:``, and how many ``(^|:)subagent:`` the REST (or
+    the whole lowercased key) holds."""
+    raw = (key or "").strip()
+    if not raw:
+        return False, 0
+    lower = raw.lower()
+    shape, _ = session_agent9(raw)
+    rest = lower[lower.find(":", 6) + 1:] if shape == "agent" else None
+    is_sub = lower.startswith("subagent:") or (rest is not None
+                                                and rest.startswith("subagent:"))
+    return is_sub, len(_SUBAGENT_MARK.findall(rest if rest is not None else lower))
+
+
 def session_agent9(key: str | None) -> tuple[str, str | None]:
     """``classifySessionKeyShape`` + ``parseAgentSessionKey`` (2026.9.6): ("missing" |
     "agent" | "malformed_agent" | "legacy_or_alias", the raw agent id of an agent key). An

@@ -291,6 +291,7 @@ _SENDER_LAYER: Final = bool(_RULES.get("global_sender_layer", False))
 _CHANNEL_KEYS: Final = bool(_RULES.get("channel_sender_keys", False))
 _SLASH_PREFIXED: Final = bool(_RULES.get("slash_model_is_prefixed", False))
 _GENERIC_GROUPS: Final = bool(_RULES.get("generic_group_resolver", False))
+_SUBAGENT_KEYS9: Final = bool(_RULES.get("subagent_key_rules", False))
 _REQUEST_ALIASES: Final[dict[str, str]] = dict(_RULES.get("request_channel_aliases") or {})
 _SELECTION: Final[dict[str, Any]] = _T.get("selection") or {"default": "main", "ids": []}
 _DEFAULT_AGENT: Final[str | None] = _SELECTION["default"]
@@ -431,9 +432,12 @@ class _Session9(NamedTuple):
     channel: str | None  # resolveGroupContextFromSessionKey: the channel naming groups
     group_ids: tuple[str, ...]  # ... and the group ids, in the order they are tried
     delivery: str | None  # parseSessionDeliveryRoute(key)?.channel
+    is_subagent: bool  # isSubagentSessionKey
+    depth: int  # getSubagentDepth
 
 
-_NO_SESSION9: Final = _Session9("missing", None, None, (), None)
+_NO_SESSION9: Final = _Session9("missing", None, None, (), None, False, 0)
+_SUBAGENT_MARK: Final = re.compile(r"(?:^|:)subagent:")
 _SESSIONS9: dict[str, _Session9] = {}
 _TOPIC_SENDER: Final = re.compile(r"^(.+):topic:([^:]+):sender:([^:]+)$", re.I | re.S)
 _TOPIC: Final = re.compile(r"^(.+):topic:([^:]+)$", re.I | re.S)
@@ -549,12 +553,16 @@ def _session9(key: str | None) -> _Session9:
     if session is None:
         shape, agent = _agent_shape(key)
         channel, ids = _group_ids9(key)
+        lower = key.strip().lower()
+        rest = lower[lower.find(":", 6) + 1 :] if shape == "agent" else None
         session = _Session9(
             shape,
             (_normalize_id(agent.lower()) or "main") if agent is not None else None,
             channel,
             ids,
             _delivery(key),
+            lower.startswith("subagent:") or (rest is not None and rest.startswith("subagent:")),
+            len(_SUBAGENT_MARK.findall(rest if rest is not None else lower)),
         )
         if len(_SESSIONS9) >= _CACHE_LIMIT:
             _SESSIONS9.clear()
@@ -1113,9 +1121,9 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
                 stacks.append(found)
     if sandboxed is True:
         stacks.append(record.sandbox)
-    if session.is_subagent or (spawn_depth or 0) >= 1:
-        depth = spawn_depth if spawn_depth is not None else session.depth
-        stacks.append(_SUBAGENT_LEAF if max(depth, 1) >= _LEAF_DEPTH else _SUBAGENT_NONLEAF)
+    subagent = _subagent_stack(session, session_key, spawn_depth)
+    if subagent is not None:
+        stacks.append(subagent)
 
     mention = 0
     for stack in stacks:
@@ -1126,6 +1134,21 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
         for witness, allow_pass, deny_pass in stack.layers:
             bits &= allow_pass if witness & present else deny_pass
     return _toolset(bits)
+
+
+def _subagent_stack(
+    session: _Session, session_key: str | None, spawn_depth: int | None
+) -> Stack | None:
+    """The subagent layer: a subagent key (2026.9: an agent key's REST starts with
+    ``subagent:``, depth counted there) or ``spawn_depth >= 1``; a leaf from the max depth."""
+    key_sub, key_depth = session.is_subagent, session.depth
+    if _SUBAGENT_KEYS9:
+        own = _session9(session_key)
+        key_sub, key_depth = own.is_subagent, own.depth
+    if not (key_sub or (spawn_depth or 0) >= 1):
+        return None
+    depth = spawn_depth if spawn_depth is not None else key_depth
+    return _SUBAGENT_LEAF if max(depth, 1) >= _LEAF_DEPTH else _SUBAGENT_NONLEAF
 
 
 def _requester_stacks(

@@ -52,6 +52,7 @@ from ..rules.context import (
     delivery_channel,
     group_context,
     parse_session_key,
+    subagent9,
     trusted_group,
 )
 from ..rules.names import (
@@ -366,8 +367,10 @@ class ReferenceInterpreter:
                 label="sandbox tools.allow", layer="sandbox", policy=None, strips=False,
                 skip=self.not_sandboxed(ctx)),
         ]
-        is_sub = session.is_subagent or (ctx.spawn_depth or 0) >= 1
-        depth = max(ctx.spawn_depth if ctx.spawn_depth is not None else session.depth, 1)
+        key_sub, key_depth = (subagent9(ctx.session_key) if self.r.target.subagent_key_rules
+                              else (session.is_subagent, session.depth))
+        is_sub = key_sub or (ctx.spawn_depth or 0) >= 1
+        depth = max(ctx.spawn_depth if ctx.spawn_depth is not None else key_depth, 1)
         steps.append(self.subagent_step(depth) if is_sub else _Step(
             label="subagent tools.allow", layer="subagent", policy=None, strips=False,
             skip="not a subagent session"))

@@ -71,6 +71,10 @@ class Target:
     # channel's with at most one account (resolveChannelGroups); request channel aliases
     # beyond the definitions' own (normalizeMessageChannel).
     generic_group_resolver: bool = False
+    # 2026.9.6 isSubagentSessionKey / getSubagentDepth: an agent key's REST (segments kept as
+    # written) starts with `subagent:`; depth counts `(^|:)subagent:` in REST (2026.3.2
+    # counted `:subagent:` in the whole key)
+    subagent_key_rules: bool = False
     request_channel_aliases: Mapping[str, str] = field(default_factory=dict)
 
     # -- providers -------------------------------------------------------------------------
@@ -117,6 +121,7 @@ class Target:
                 "channel_sender_keys": self.channel_sender_keys,
                 "slash_model_is_prefixed": self.slash_model_is_prefixed,
                 "generic_group_resolver": self.generic_group_resolver,
+                "subagent_key_rules": self.subagent_key_rules,
                 "request_channel_aliases": dict(self.request_channel_aliases)}
 
 
@@ -177,6 +182,7 @@ _OPENCLAW_2026_9 = dict(
     channel_sender_keys=True,
     slash_model_is_prefixed=True,
     generic_group_resolver=True,
+    subagent_key_rules=True,
     request_channel_aliases={"lark": "feishu", "teams": "msteams", "nc": "nextcloud-talk",
                              "nc-talk": "nextcloud-talk", "twitch-chat": "twitch",
                              "zl": "zalo", "zlu": "zalouser"},
