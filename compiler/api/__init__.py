@@ -16,7 +16,9 @@ Ship:     ``keygen``, ``sign``, ``verify`` (the extra ``toolc[sign]``), ``push``
 
 Errors: DefinitionsError (its ``diagnostics``), BuildError (a missing or modified build;
 SignatureError, an unsigned or wrongly signed one, is one), RegistryError,
-ValueError subclasses for arguments that cannot be used, InternalError (a bug in toolc).
+ValueError subclasses for arguments that cannot be used, AgentSelectionRequiredError (a
+ValueError: a 2026.9 request without an agent where the definitions cannot choose one),
+InternalError (a bug in toolc).
 A request's context is a dict of ``toolc.rules.context.CONTEXT_KEYS`` (``agent_id``,
 ``message_provider``, ``group_id``, ``sender_id``, ...).
 """
@@ -55,6 +57,7 @@ from ..locks import LockTimeoutError
 from ..pipeline.render import DEFAULT_PACKAGE
 from ..pipeline.writer import OutputDirError
 from ..review.diff import DiffInputError, DiffResult, render_diff
+from ..runtime._errors import AgentSelectionRequiredError
 from ..semantics.reference import ReferenceInterpreter, Resolution
 from ..serve.mcp_identity import IdentitiesError, add_identity
 from ..targets import KEYS as OPENCLAW_RELEASES
@@ -108,6 +111,7 @@ __all__ = [
     "EXTRAS",
     "NEWEST_OPENCLAW",
     "OPENCLAW_RELEASES",
+    "AgentSelectionRequiredError",
     "BuildError",
     "BuildResult",
     "CheckResult",

@@ -10,10 +10,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..diagnostics import BUILTIN
-from ..rules.names import normalize_tool_name
+from ..rules.context import session_agent9
+from ..rules.names import normalize_agent_id, normalize_tool_name
 from ..rules.sandbox import SandboxModes
+from ..runtime._errors import AgentSelectionRequiredError
 from .analyze import Resolved
-from .model import Definitions, Entry, EntryList, Policy, ProfileDef, ToolsConfig
+from .model import Definitions, Entry, EntryList, Policy, ProfileDef, ToolDef, ToolsConfig
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -203,3 +205,90 @@ def mentioned_names(policy: LayerPolicy | None) -> set[str]:
     if policy is None or not policy.allow:
         return set()
     return {normalize_tool_name(e.text) for e in policy.allow if e.text.strip()}
+
+
+def is_owner_only(resolved: Resolved, tool: ToolDef) -> bool:
+    """Removed for a non-owner: the tool's ``ownerOnly`` flag, or (2026.9) a name of the
+    release's owner-only set, which OpenClaw denies by name whatever defines the tool."""
+    names = resolved.target.owner_only_names
+    # the deny expands plugin ids too: a plugin named like an owner-only tool loses them all
+    return tool.owner_only or tool.name in names or (tool.plugin is not None
+                                                     and tool.plugin in names)
+
+
+def owner_removes(resolved: Resolved, sender_is_owner: bool | None) -> bool:
+    """Whether owner-only tools go for this ``sender_is_owner``: 2026.3.2 keeps them only for
+    an explicit True (``applyOwnerOnlyToolPolicy(tools, senderIsOwner === true)``); 2026.9.6
+    removes them only for an explicit False (``senderIsOwner === false`` in
+    createOpenClawCodingToolsInternal), so unknown (None) keeps them."""
+    if resolved.target.owner_unknown_keeps:
+        return sender_is_owner is False
+    return sender_is_owner is not True
+
+
+def provider_keys(provider: str, model: str | None, *, slash_prefixed: bool) -> tuple[str, ...]:
+    """The byProvider keys a (normalized) provider and model look up, most specific first.
+    2026.3.2: a model id with ``/`` is its own key; 2026.9.6 (resolveProviderToolPolicyEntry):
+    always ``provider/model``, so ``openrouter`` + ``anthropic/claude`` is
+    ``openrouter/anthropic/claude``."""
+    if not model:
+        return (provider,)
+    full = f"{provider}/{model}" if slash_prefixed or "/" not in model else model
+    return (full, provider)
+
+
+def default_agent(defs: Definitions) -> str | None:
+    """The agent a request without one runs as (2026.9.6 ``resolveDefaultAgentId``): the one
+    entry marked ``default: true`` (``tryResolveRawLegacyDefaultAgentId``: exactly one
+    marked entry, unless ``agents.ownership`` is ``explicit``), else the sole entry
+    (``tryResolveSoleAgentId``), else ``main`` without a
+    roster; None when several agents leave the choice open (OpenClaw throws
+    AgentSelectionRequiredError). An empty roster is read as no roster."""
+    if not defs.agents:
+        return "main"
+    # agents.ownership "explicit" turns the markers off (tryResolveRawLegacyDefaultAgentId)
+    marked = [a for a in defs.agents if a.default and defs.agents_ownership != "explicit"]
+    if len(marked) == 1:
+        return marked[0].id
+    if len(defs.agents) == 1:
+        return defs.agents[0].id
+    return None
+
+
+def agent_ids(defs: Definitions) -> tuple[str, ...]:
+    """``listAgentIds``: the roster's normalized ids, first occurrence order."""
+    return tuple(dict.fromkeys(a.id for a in defs.agents)) or ("main",)
+
+
+def select_agent(defs: Definitions, agent_id: str | None, session_key: str | None) -> str:
+    """The request's agent under 2026.9.6 (``resolveEffectiveToolPolicy`` ->
+    ``resolveSessionAgentIds`` -> ``resolveSelectedSessionAgentId``): :func:`choose_agent`
+    with the definitions' :func:`default_agent`."""
+    return choose_agent(default_agent(defs), agent_ids(defs), agent_id, session_key)
+
+
+def choose_agent(default: str | None, ids: tuple[str, ...], agent_id: str | None,
+                 session_key: str | None) -> str:
+    """The session key's agent, else the explicit one, else ``default``. Raises
+    AgentSelectionRequiredError where OpenClaw refuses: an ``agent:`` key that does not
+    parse (``classifySessionKeyShape`` "malformed_agent", a plain Error there), an explicit
+    agent other than the session key's, or no agent with several to choose from (``default``
+    None). Inputs are trimmed, blank ones absent (``Context``); ``ids`` name the roster in
+    the error."""
+    explicit = normalize_agent_id(agent_id) if agent_id is not None else None
+    shape, raw = session_agent9(session_key)
+    if shape == "malformed_agent":
+        raise AgentSelectionRequiredError(
+            f"session key {session_key!r} starts with agent: but names no agent "
+            "(OpenClaw: malformed agent session key)",
+            code="MALFORMED_AGENT_SESSION_KEY", agent_ids=ids)
+    keyed = normalize_agent_id(raw.lower()) if raw is not None else None
+    if keyed is not None and explicit is not None and keyed != explicit:
+        raise AgentSelectionRequiredError(
+            f"the session key belongs to agent {keyed!r}, not {explicit!r}", agent_ids=ids)
+    chosen = keyed or explicit or default
+    if chosen is None:
+        raise AgentSelectionRequiredError(
+            "several agents are declared, none is marked default: true, and the request "
+            "names none", agent_ids=ids)
+    return chosen

@@ -23,11 +23,22 @@ from ..diagnostics import Diagnostics
 from ..rules.channels import athash_slug, rule_for, rule_json
 from ..rules.names import CASE_INSENSITIVE_GROUP_CHANNELS, NO_E164_CHANNELS, TOPIC_GROUP_CHANNELS
 from .analyze import PLUGINS_GROUP, Resolved, pattern_matches
-from .model import AgentDef, EntryList, GroupConfig, ProviderPolicy, SpaceConfig, ToolDef
+from .model import (
+    AgentDef,
+    EntryList,
+    GroupConfig,
+    ProviderPolicy,
+    SenderRule,
+    SpaceConfig,
+    ToolDef,
+)
 from .policy import (
     LayerPolicy,
+    agent_ids,
     apply_patch_config,
+    default_agent,
     exec_config,
+    is_owner_only,
     mentioned_names,
     pick_policy,
     profile_policy,
@@ -107,7 +118,7 @@ class TableBuilder:
         # Core tools present in every context for every sender: a witness holding one of
         # them can never come out empty, so such a layer never strips.
         self.always_core = self.always & self.core & self.mask(
-            t for t in self.tools if not t.owner_only)
+            t for t in self.tools if not is_owner_only(resolved, t))
 
     # -- bit helpers -------------------------------------------------------------------------
     def mask(self, tools: Iterable[ToolDef]) -> int:
@@ -279,6 +290,8 @@ class TableBuilder:
                                               label="sandbox tools.allow")]),
             "ap": self.apply_patch_variant(agent),
             "ex": self.exec_variant(agent),
+            # 2026.9 tools.toolsBySender of the agent (ENTRY without tools; None: no rules)
+            "sd": self.sender_entry(a.by_sender) if a else None,
         }
 
     def bp_record(self, bp: ProviderPolicy, label: str) -> list[int]:
@@ -307,22 +320,40 @@ class TableBuilder:
         tools = None if cfg.tools is None else self.group_stack(cfg.tools)
         if not cfg.senders:
             return [tools]
-        buckets: dict[str, dict[str, int]] = {"id": {}, "e164": {}, "username": {}, "name": {}}
+        return [tools, *self.sender_buckets(cfg.senders, "group tools.allow")]
+
+    def sender_buckets(self, senders: Sequence[SenderRule], label: str) -> list[Any]:
+        """[id, e164, username, name buckets, wildcard] and, when a ``channel:`` key exists
+        (2026.9), the channel bucket keyed ``<channel>:<id>``: first key per bucket wins."""
+        buckets: dict[str, dict[str, int]] = {"id": {}, "e164": {}, "username": {}, "name": {},
+                                              "channel": {}}
         wildcard = None  # None: no `*` rule; -1: a `*` rule without lists
-        for rule in cfg.senders:
-            stack = self.group_stack(rule.policy)
+        for rule in senders:
+            stack = self.group_stack(rule.policy, label)
             if rule.kind == "*":
                 wildcard = stack
+            elif rule.kind == "channel":
+                if rule.value and rule.channel:
+                    buckets["channel"].setdefault(f"{rule.channel}:{rule.value}", stack)
             else:
                 buckets[rule.kind].setdefault(rule.value, stack)
-        return [tools, buckets["id"], buckets["e164"], buckets["username"], buckets["name"],
-                wildcard]
+        out: list[Any] = [buckets["id"], buckets["e164"], buckets["username"], buckets["name"],
+                          wildcard]
+        if buckets["channel"]:
+            out.append(buckets["channel"])
+        return out
 
-    def group_stack(self, block: Any) -> int:
+    def sender_entry(self, senders: Sequence[SenderRule]) -> list[Any] | None:
+        """A ``tools.toolsBySender`` scope (2026.9): an ENTRY without tools, None if empty."""
+        if not senders:
+            return None
+        return [None, *self.sender_buckets(senders, "tools.toolsBySender")]
+
+    def group_stack(self, block: Any, label: str = "group tools.allow") -> int:
         policy = pick_policy(block)
         if policy is None:
             return -1
-        return self.stack([self.layer(policy, strips=True, label="group tools.allow")])
+        return self.stack([self.layer(policy, strips=True, label=label)])
 
     def group_map(self, groups: tuple[GroupConfig, ...], *, fold: bool) -> dict[str, Any]:
         exact: dict[str, Any] = {}
@@ -402,7 +433,8 @@ class TableBuilder:
                       "always": self.intern.bitset(self.always),
                       "non_optional": self.intern.bitset(self.all & ~self.optional),
                       "non_owner": self.intern.bitset(
-                          self.all & ~self.mask(t for t in self.tools if t.owner_only))},
+                          self.all & ~self.mask(t for t in self.tools
+                                                if is_owner_only(self.r, t)))},
             "gates": self.gates,
             "agents": agents, "agent_records": records,
             "apply_patch": {"bit": self.index.get("apply_patch", -1),
@@ -420,6 +452,11 @@ class TableBuilder:
             "sandbox": sandbox_modes(defs).to_json(),
             # the OpenClaw release's request-time rule switches (toolc.targets)
             "target": self.r.target.runtime_rules(),
+            # 2026.9 agent selection: the agent of a request without one (None: refused,
+            # AgentSelectionRequiredError) and the roster's ids (the error names them)
+            "selection": {"default": default_agent(defs), "ids": list(agent_ids(defs))},
+            # 2026.9 global tools.toolsBySender (ENTRY without tools; None: no rules)
+            "senders": self.sender_entry(defs.tools_config.by_sender),
         }
         # Dotted strings, not nested lists: the runtime parses them lazily (fast imports).
         data["layers"] = [".".join(map(str, x)) for x in self.intern.layers]

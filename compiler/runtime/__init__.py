@@ -45,6 +45,7 @@ EAGER_THROUGH: Final = "_policy"
 EXPORTS: Final[Mapping[str, tuple[str, ...]]] = {
     "_errors": (
         "AbortError",
+        "AgentSelectionRequiredError",
         "ExecDeniedError",
         "InvalidArgumentsError",
         "ToolBlockedError",

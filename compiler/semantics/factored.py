@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .access import DIMS, ClassSpace, Record, Stack, TablesView
+from .access import DIMS, ClassSpace, Record, Stack, TablesView, owner_removes
 
 Layer = tuple[int, int, int]
 # A stack restricted to R: (mention, fixed, stripping layers), where a layer whose two passes
@@ -316,7 +316,8 @@ class Evaluator:
                 present |= bits
         if not ap_ok:
             present &= ~v.ap_bit
-        return present if owner else present & v.non_owner
+        value = self.space.owner[owner].key[0]
+        return present & v.non_owner if owner_removes(v, value) else present
 
     def x_states(self, gi: int, ap_states: Iterable[APState], *,
                  changed_only: bool = False) -> list[XState]:
@@ -334,7 +335,7 @@ class Evaluator:
         for aps in ap_states:
             if changed_only and presence_same and subs_same and aps.alike:
                 continue
-            for o in (0, 1):
+            for o in range(len(self.space.owner)):
                 presents = []
                 for side, (_, _, ap_ok, gates) in enumerate(aps.inputs):
                     pkey = (side, gates, ap_ok, o)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal
 
@@ -35,6 +35,11 @@ class Target:
     # (sender_is_owner=False); unknown (None) keeps them. False: only an explicit True keeps
     # them (2026.3.2 applyOwnerOnlyToolPolicy(tools, senderIsOwner === true)).
     owner_unknown_keeps: bool
+    # Names removed for a non-owner on top of the catalog's ``ownerOnly`` flags. 2026.9.6
+    # denies GATEWAY_OWNER_ONLY_CORE_TOOLS by name (createOpenClawCodingToolsInternal's
+    # ownerOnlyCoreToolPolicy, a deny step after the sandbox step and in the plugin denylist),
+    # so a plugin tool of such a name goes too; 2026.3.2 reads the tools' own flags only.
+    owner_only_names: tuple[str, ...]
 
     # -- agent selection -------------------------------------------------------------------
     # True: a request without an agent uses the sole or the `default: true` agent, and where
@@ -61,6 +66,16 @@ class Target:
     group_id_needs_session: bool  # a caller's groupId counts only when the session names it
     global_sender_layer: bool  # tools.toolsBySender, globally and per agent
     channel_sender_keys: bool  # typed sender keys `channel:<channel>:<id>`
+    # Only the generic `channels.<ch>.groups` resolver (2026.9.6: no Slack `channels`, Discord
+    # `guilds`, IRC case folding or IRC e164 exception), empty account `groups` inheriting the
+    # channel's with at most one account (resolveChannelGroups); request channel aliases
+    # beyond the definitions' own (normalizeMessageChannel).
+    generic_group_resolver: bool = False
+    # 2026.9.6 isSubagentSessionKey / getSubagentDepth: an agent key's REST (segments kept as
+    # written) starts with `subagent:`; depth counts `(^|:)subagent:` in REST (2026.3.2
+    # counted `:subagent:` in the whole key)
+    subagent_key_rules: bool = False
+    request_channel_aliases: Mapping[str, str] = field(default_factory=dict)
 
     # -- providers -------------------------------------------------------------------------
     slash_model_is_prefixed: bool  # a model id with `/` is provider-prefixed in byProvider
@@ -101,7 +116,10 @@ class Target:
                 "group_id_needs_session": self.group_id_needs_session,
                 "global_sender_layer": self.global_sender_layer,
                 "channel_sender_keys": self.channel_sender_keys,
-                "slash_model_is_prefixed": self.slash_model_is_prefixed}
+                "slash_model_is_prefixed": self.slash_model_is_prefixed,
+                "generic_group_resolver": self.generic_group_resolver,
+                "subagent_key_rules": self.subagent_key_rules,
+                "request_channel_aliases": dict(self.request_channel_aliases)}
 
 
 @functools.cache
@@ -143,6 +161,7 @@ _SWITCHES: dict[str, dict[str, Any]] = {
         slash_model_is_prefixed=False,
         sandbox_also_allow=False,
         sandbox_allow_lifts_default_deny=False,
+        owner_only_names=(),
         renames={},
     ),
     "2026.9": dict(
@@ -156,6 +175,11 @@ _SWITCHES: dict[str, dict[str, Any]] = {
         global_sender_layer=True,
         channel_sender_keys=True,
         slash_model_is_prefixed=True,
+        generic_group_resolver=True,
+        subagent_key_rules=True,
+        request_channel_aliases={"lark": "feishu", "teams": "msteams", "nc": "nextcloud-talk",
+                                 "nc-talk": "nextcloud-talk", "twitch-chat": "twitch",
+                                 "zl": "zalo", "zlu": "zalouser"},
         sandbox_also_allow=True,
         sandbox_allow_lifts_default_deny=True,
         renames={"cron": "automations", "image": "view_image"},
@@ -174,7 +198,10 @@ NEWEST_KEY = "2026.9"  # what init, import-openclaw and migrate write
 def _from_data(key: str) -> Target:
     data = json.loads(resources.files(__name__).joinpath(f"data/openclaw-{key}.json")
                       .read_text(encoding="utf-8"))
-    return Target(key=key, release=str(data["release"]), **_SWITCHES[key],
+    switches = _SWITCHES[key]
+    names = () if "owner_only_names" in switches else tuple(data["ownerOnly"])
+    return Target(key=key, release=str(data["release"]), **switches,
+                  **({} if "owner_only_names" in switches else {"owner_only_names": names}),
                   subagent_deny_always=tuple(data["subagentDeny"]["always"]),
                   subagent_deny_leaf=tuple(data["subagentDeny"]["leaf"]),
                   default_max_spawn_depth=int(data["maxSpawnDepth"]),
