@@ -206,7 +206,46 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.integers(0, 2)) == 0:
         out["session"] = draw(st.sampled_from([{}, {"scope": "global"},
                                                {"scope": "per-sender"}]))
+    draw(target_layers(out))
     return out
+
+
+# -- the target and its build-time layer shapes (engB) -----------------------------------------
+# Half the definitions follow OpenClaw 2026.9 (`openclaw: "2026.9"`); they also draw the names
+# 2026.9's layer rules treat specially: `automations` (`cron` is its alias), `progress_card`
+# (`update_plan`), `canvas` with `show_widget`, a `memory-core` plugin tool that `group:memory`
+# names but never loads, and `full` profiles that allow `*`.
+TARGETS = ["2026.3", "2026.9"]
+CORE_9 = ["automations", "progress_card", "canvas", "show_widget"]
+ENTRY_POOL_9 = ["update_plan", "cron", "canvas", "write", "group:memory", "memory_*",
+                "memory-core", "plug_*", "group:*", "p*", "*"]
+
+
+@st.composite
+def target_layers(draw: st.DrawFn, out: dict[str, Any]) -> None:
+    """Draw the target into ``out`` and, for 2026.9, its layer shapes (in place)."""
+    key = draw(st.sampled_from(TARGETS))
+    out["openclaw"] = key
+    if key != "2026.9":
+        return
+    names = {t["name"] for t in out["catalog"]}
+    extra = draw(st.lists(st.sampled_from(CORE_9), max_size=len(CORE_9), unique=True))
+    out["catalog"].extend(draw(tool(n, None)) for n in extra if n not in names)
+    if draw(st.booleans()):
+        mem = draw(tool("memory_search", "memory-core"))
+        mem["groups"] = ["memory"]
+        out["catalog"].append(mem)
+        out["plugins"]["entries"]["memory-core"] = {"enabled": True}
+    if draw(st.booleans()):  # unset: 2026.9's default maxSpawnDepth (5)
+        out["agents"]["defaults"]["subagents"].pop("maxSpawnDepth", None)
+    tools_cfg = out["tools"]
+    for key9 in ("allow", "deny"):
+        if key9 in tools_cfg and draw(st.booleans()):
+            tools_cfg[key9] = [*tools_cfg[key9], draw(st.sampled_from(ENTRY_POOL_9))]
+    for agent in out["agents"]["list"]:
+        at = agent.get("tools")
+        if at is not None and "allow" in at and draw(st.booleans()):
+            at["allow"] = [*at["allow"], draw(st.sampled_from(ENTRY_POOL_9))]
 
 
 # OpenClaw's sandbox blocks as far as definitions carry them (mode only; {} = unset)
@@ -250,7 +289,7 @@ contexts = st.fixed_dictionaries({
     "model_provider": _opt(*PROVIDERS, "OpenAI ", "other", ""),
     "model_id": _opt(*MODELS, "GPT-5", "x/y", ""),
     "message_provider": _opt(*CHANNELS, *CHANNELS, *KEYED_CHANNELS, "Telegram", "", "voice",
-                             "internet-relay-chat", " "),
+                             "internet-relay-chat", " ", "node", "discord-voice"),
     "account_id": _opt("work", "WORK", "home", "Work", "none", "default", " wo rk ", ""),
     "group_id": _opt("g1", "G1", "g2", "*", "zzz", "", "-100:topic:7", "-100:7", " g1 ",
                      "-100:topic:x", "C1", "general", " C1"),
@@ -263,7 +302,7 @@ contexts = st.fixed_dictionaries({
     "sender_name": _opt("Bob", "42", "alice"),
     "sender_is_owner": _opt(True, False),
     "sandboxed": _opt(True, False),
-    "spawn_depth": _opt(0, 1, 2, 3),
+    "spawn_depth": _opt(0, 1, 2, 3, 5),
 }).map(lambda d: {k: v for k, v in d.items() if v is not None})
 
 

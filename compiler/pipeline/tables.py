@@ -21,7 +21,12 @@ from typing import Any
 
 from ..diagnostics import Diagnostics
 from ..rules.channels import athash_slug, rule_for, rule_json
-from ..rules.names import CASE_INSENSITIVE_GROUP_CHANNELS, NO_E164_CHANNELS, TOPIC_GROUP_CHANNELS
+from ..rules.names import (
+    CASE_INSENSITIVE_GROUP_CHANNELS,
+    NO_E164_CHANNELS,
+    TOPIC_GROUP_CHANNELS,
+    normalize_tool_name,
+)
 from .analyze import PLUGINS_GROUP, Resolved, pattern_matches
 from .model import AgentDef, EntryList, GroupConfig, ProviderPolicy, SpaceConfig, ToolDef
 from .policy import (
@@ -30,6 +35,8 @@ from .policy import (
     exec_config,
     mentioned_names,
     pick_policy,
+    policy_name,
+    policy_names,
     profile_policy,
     sandbox_modes,
     sandbox_policy,
@@ -37,6 +44,10 @@ from .policy import (
 )
 
 NEVER = -1  # witness for layers that never strip
+# A stack's plugin-admission flags (2026.9 createPluginToolAllowlist): its allow lists have
+# entries; one of them is an alsoAllow-only list (which includes the default plugin tools).
+ADMIT_ENTRIES = 1
+ADMIT_DEFAULTS = 2
 Layer = tuple[int, int, int]  # (witness, allow_pass, deny_pass) as bitsets
 TABLES_FORMAT = 5
 
@@ -57,6 +68,7 @@ class _Interner:
         self._layer_ids: dict[tuple[int, int, int], int] = {}
         self.stacks: list[tuple[int, ...]] = []
         self._stack_ids: dict[tuple[int, ...], int] = {}
+        self.stack_flags: list[int] = []  # per stack: ADMIT_* bits (2026.9 plugin admission)
 
     def bitset(self, bits: int) -> int:
         if bits not in self._bitset_ids:
@@ -73,7 +85,8 @@ class _Interner:
             self.layers.append(key)
         return self._layer_ids[key]
 
-    def stack(self, mention: int, layers: Iterable[Layer], all_bits: int) -> int:
+    def stack(self, mention: int, layers: Iterable[Layer], all_bits: int, flags: int = 0
+              ) -> int:
         """A stack folds its never-stripping layers into one mask at build time."""
         fixed = all_bits
         stripping = []
@@ -83,10 +96,11 @@ class _Interner:
             else:
                 stripping.append(self.layer(layer))
         key = (self.bitset(mention), self.bitset(fixed), *stripping)
-        if key not in self._stack_ids:
-            self._stack_ids[key] = len(self.stacks)
+        if (*key, -1 - flags) not in self._stack_ids:
+            self._stack_ids[(*key, -1 - flags)] = len(self.stacks)
             self.stacks.append(key)
-        return self._stack_ids[key]
+            self.stack_flags.append(flags)
+        return self._stack_ids[(*key, -1 - flags)]
 
 
 class TableBuilder:
@@ -101,6 +115,7 @@ class TableBuilder:
         self.plugin_bits = {pid: self.names_mask(names)
                             for pid, names in resolved.plugin_tools.items()}
         self.all_plugins = self.mask(t for t in self.tools if t.plugin)
+        self.target = resolved.target
         self.intern = _Interner()
         self._pattern_cache: dict[str, int] = {}
         self.gates, self.always = self.compile_gates()
@@ -135,17 +150,32 @@ class TableBuilder:
     def list_bits(self, names: Sequence[str]) -> tuple[int, bool]:
         """Bits matched by normalized entries (plugin groups, then core groups); exec hit?"""
         bits, exec_hit = 0, False
-        for name in names:
-            if name == PLUGINS_GROUP and self.all_plugins:
-                bits |= self.all_plugins
-                continue
-            if name in self.plugin_bits:
-                bits |= self.plugin_bits[name]
-                continue
-            for member in self.expanded(name):
-                bits |= self.pattern_bits(member)
-                exec_hit = exec_hit or pattern_matches(member, "exec")
+        implied_by = self.target.apply_patch_implied_by
+        for raw in names:
+            for name in policy_names(self.r, raw):
+                if name == PLUGINS_GROUP and self.all_plugins:
+                    bits |= self.all_plugins
+                    continue
+                if name in self.plugin_bits:
+                    bits |= self.plugin_bits[name]
+                    continue
+                for raw_member in self.expanded(name):
+                    member = policy_name(self.r, raw_member)
+                    bits |= self.pattern_bits(member)
+                    exec_hit = exec_hit or pattern_matches(member, implied_by)
         return bits, exec_hit
+
+    def blocked_plugins(self, names: Sequence[str]) -> int:
+        """2026.9 denylistBlocksPlugin: the tools of every plugin whose id (or the literal
+        group:plugins) a deny entry matches are never loaded."""
+        bits = 0
+        for raw in names:
+            name = policy_name(self.r, raw)
+            for pid, pbits in self.plugin_bits.items():
+                if (pattern_matches(name, normalize_tool_name(pid))
+                        or pattern_matches(name, PLUGINS_GROUP)):
+                    bits |= pbits
+        return bits
 
     # -- gates (availability) ----------------------------------------------------------------
     def compile_gates(self) -> tuple[list[dict[str, Any]], int]:
@@ -160,7 +190,7 @@ class TableBuilder:
             providers = av.providers if av else None
             models = av.models if av else None
             chans = av.channels if av else None
-            excluded = av.exclude_channels if av else None
+            excluded = self.message_provider_excluded(t, av.exclude_channels if av else None)
             if t.channel and t.channel not in channels:
                 providers = frozenset()
             if (providers is None and models is None and chans is None and excluded is None
@@ -178,6 +208,19 @@ class TableBuilder:
                           "exclude_channels": None if excluded is None else sorted(excluded)})
         gates.sort(key=lambda g: int(g["bits"]))
         return gates, always
+
+    def message_provider_excluded(self, t: ToolDef, excluded: frozenset[str] | None
+                                  ) -> frozenset[str] | None:
+        """2026.9 filterToolsByMessageProvider as availability: the message channels whose
+        allow table lacks the tool or whose deny table has it exclude it, beside the
+        catalog's own ``excludeChannels``."""
+        target = self.target
+        extra = {ch for ch, names in target.message_provider_allow.items()
+                 if t.name not in names}
+        extra |= {ch for ch, names in target.message_provider_deny.items() if t.name in names}
+        if not extra:
+            return excluded
+        return frozenset(extra | (excluded or frozenset()))
 
     def apply_patch_variant(self, agent: AgentDef | None) -> int:
         """Index of the agent's ``applyPatch`` choice in ``apply_patch.variants``."""
@@ -198,21 +241,32 @@ class TableBuilder:
 
     # -- layers ------------------------------------------------------------------------------
     def layer(self, policy: LayerPolicy | None, *, strips: bool, label: str
-              ) -> tuple[Layer | None, int]:
-        """Compile one step's policy into a layer id (None: no step) and its optional mentions."""
+              ) -> tuple[Layer | None, int, int]:
+        """Compile one step's policy into a layer id (None: no step), its optional mentions
+        and its plugin-admission flags."""
         if policy is None:
-            return None, 0
-        mention = self.mention_bits(policy)
-        deny_bits, _ = self.list_bits([e.name for e in policy.deny or () if e.name])
+            return None, 0, 0
+        admission = self.target.optional_admitted_by_wildcard
+        mention, flags = self.admission_bits(policy) if admission else (
+            self.mention_bits(policy), 0)
+        deny_names = [e.name for e in policy.deny or () if e.name]
+        deny_bits, _ = self.list_bits(deny_names)
+        if admission:
+            deny_bits |= self.blocked_plugins(deny_names)
         deny_pass = self.all & ~deny_bits
         allow_names = [e.name for e in policy.allow or () if e.name]
         if not allow_names:
-            return (NEVER, deny_pass, deny_pass), mention
+            return (NEVER, deny_pass, deny_pass), mention, flags
         allow_bits, exec_hit = self.list_bits(allow_names)
         if exec_hit:
             allow_bits |= self.names_mask(["apply_patch"])
         allow_pass = allow_bits & deny_pass
         witness = NEVER
+        if strips and self.target.plugin_only_allowlist_restricts:
+            # 2026.9: the list restricts as written; say so when it keeps no core tool
+            if "*" not in allow_names and not allow_bits & self.core:
+                self.warn_restricts(policy, label)
+            return (NEVER, allow_pass, deny_pass), mention, flags
         if strips and "*" not in allow_names:
             witness = self.core & self.names_mask(
                 m for n in allow_names for m in self.expanded(n))
@@ -221,8 +275,36 @@ class TableBuilder:
             else:
                 self.warn_strip(policy, label, witness)
             if witness == 0:
-                return (NEVER, deny_pass, deny_pass), mention
-        return (witness, allow_pass, deny_pass), mention
+                return (NEVER, deny_pass, deny_pass), mention, flags
+        return (witness, allow_pass, deny_pass), mention, flags
+
+    def warn_restricts(self, policy: LayerPolicy, label: str) -> None:
+        assert policy.allow
+        self.diags.warning(policy.allow[0].pos, "TC140", f"{label} allowlist names no core "
+                           f"tool, so it removes every core tool wherever it applies (OpenClaw "
+                           f"{self.target.key} applies such a list as written)",
+                           hint="name the core tools it should keep, or use alsoAllow to add "
+                                "plugin tools without restricting")
+
+    def admission_bits(self, policy: LayerPolicy) -> tuple[int, int]:
+        """2026.9: the plugin tools this step's allow list admits at load time
+        (createPluginToolAllowlist().allowsTool: ``*``, group:plugins, the plugin id, the
+        name or a glob matching it; no core groups) and its ADMIT_* flags."""
+        entries = {policy_name(self.r, e.name) for e in policy.allow or () if e.name}
+        if policy.implicit_star:
+            entries.discard("*")
+        flags = (ADMIT_ENTRIES if entries else 0) | (
+            ADMIT_DEFAULTS if policy.implicit_star else 0)
+        if not entries:
+            return 0, flags
+        if "*" in entries or PLUGINS_GROUP in entries:
+            return self.all_plugins, flags
+        bits = 0
+        for t in self.tools:
+            if t.plugin and (normalize_tool_name(t.plugin) in entries or any(
+                    pattern_matches(e, t.name) for e in entries)):
+                bits |= 1 << self.index[t.name]
+        return bits, flags
 
     def warn_strip(self, policy: LayerPolicy, label: str, witness: int) -> None:
         assert policy.allow
@@ -248,14 +330,15 @@ class TableBuilder:
                 bits |= self.names_mask([name]) & self.optional
         return bits
 
-    def stack(self, parts: Sequence[tuple[Layer | None, int]]) -> int:
-        mention = 0
+    def stack(self, parts: Sequence[tuple[Layer | None, int, int]]) -> int:
+        mention = flags = 0
         layers = []
-        for layer_id, m in parts:
+        for layer_id, m, f in parts:
             mention |= m
+            flags |= f
             if layer_id is not None:
                 layers.append(layer_id)
-        return self.intern.stack(mention, layers, self.all)
+        return self.intern.stack(mention, layers, self.all, flags)
 
     # -- factors -----------------------------------------------------------------------------
     def agent_record(self, agent: AgentDef | None) -> dict[str, Any]:
@@ -270,7 +353,9 @@ class TableBuilder:
         plabel = f"tools.profile ({profile_ref.text})" if profile_ref else "tools.profile"
         return {
             "stack": self.stack([
-                self.layer(profile_policy(profile, profile_also), strips=True, label=plabel),
+                self.layer(profile_policy(profile, profile_also,
+                                          full_allows_all=self.r.target.full_profile_allows_all),
+                           strips=True, label=plabel),
                 self.layer(pick_policy(g.policy), strips=True, label="tools.allow"),
                 self.layer(pick_policy(a.policy if a else None), strips=True, label=label)]),
             "bp": {bp.key: self.bp_record(bp, f"agents.{aid}.tools.byProvider.allow")
@@ -295,7 +380,8 @@ class TableBuilder:
             profile = self.r.defs.profiles.get(name)
             row = []
             for also in [None, *self.also_lists]:
-                policy = profile_policy(profile, also)
+                policy = profile_policy(profile, also,
+                                        full_allows_all=self.r.target.full_profile_allows_all)
                 layer = self.layer(policy, strips=True,
                                    label=f"tools.byProvider.profile ({name})")
                 row.append(-1 if layer[0] is None else self.stack([layer]))
@@ -402,7 +488,8 @@ class TableBuilder:
                       "always": self.intern.bitset(self.always),
                       "non_optional": self.intern.bitset(self.all & ~self.optional),
                       "non_owner": self.intern.bitset(
-                          self.all & ~self.mask(t for t in self.tools if t.owner_only))},
+                          self.all & ~self.mask(t for t in self.tools if t.owner_only)),
+                      "core": self.intern.bitset(self.core)},
             "gates": self.gates,
             "agents": agents, "agent_records": records,
             "apply_patch": {"bit": self.index.get("apply_patch", -1),
@@ -424,6 +511,8 @@ class TableBuilder:
         # Dotted strings, not nested lists: the runtime parses them lazily (fast imports).
         data["layers"] = [".".join(map(str, x)) for x in self.intern.layers]
         data["stacks"] = [".".join(map(str, x)) for x in self.intern.stacks]
+        if self.target.optional_admitted_by_wildcard:
+            data["stack_flags"] = self.intern.stack_flags
         data["bitsets"] = [".".join(map(str, _runs(b))) for b in self.intern.bitsets]
         counts = {"tools": len(self.tools), "bitsets": len(self.intern.bitsets),
                   "layers": len(self.intern.layers), "stacks": len(self.intern.stacks),

@@ -8,6 +8,7 @@ tests hold the two to each other and ``make conformance`` holds both to OpenClaw
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -104,6 +105,19 @@ def parse_session_key(key: str | None) -> SessionInfo:
     return SessionInfo(agent=agent, channel=channel, group=group,
                        is_subagent=lower.startswith("subagent:") or rest.startswith("subagent:"),
                        depth=lower.count(":subagent:"))
+
+
+_SUBAGENT_MARK = re.compile(r"(?:^|:)subagent:")
+
+
+def subagent_depth(key: str | None) -> int:
+    """2026.9 ``getSubagentDepth``: ``(^|:)subagent:`` counted in the part after
+    ``agent:<id>:`` (the whole key when it is not an agent key), lowercased."""
+    lower = js_trim(key or "").lower()
+    if not lower:
+        return 0
+    agent, rest = _agent_part(lower)
+    return len(_SUBAGENT_MARK.findall(rest if agent is not None else lower))
 
 
 def _agent_part(lower: str) -> tuple[str | None, str]:

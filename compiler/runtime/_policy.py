@@ -119,9 +119,10 @@ Layer = tuple[int, int, int]  # (witness, allow_pass, deny_pass); witness -1 nev
 
 
 class Stack(NamedTuple):
-    mention: int  # optional plugin tools its allow lists name
+    mention: int  # optional plugin tools its allow lists name (2026.9: plugin tools they admit)
     fixed: int  # the AND of its layers that never strip
     layers: tuple[Layer, ...]  # layers that may strip
+    flags: int = 0  # 2026.9 plugin admission: 1 its allow lists have entries, 2 alsoAllow-only
 
 
 class ProviderEntry(NamedTuple):
@@ -143,6 +144,8 @@ TOOL_NAMES: Final[tuple[str, ...]] = tuple(_T["tools"])
 _RAW_BITS: Final[list[str]] = _T["bitsets"]
 _RAW_LAYERS: Final[list[str]] = _T["layers"]
 _RAW_STACKS: Final[list[str]] = _T["stacks"]
+# per stack, its plugin-admission flags (builds for OpenClaw 2026.9 only)
+_RAW_FLAGS: Final[list[int]] = _T.get("stack_flags") or []
 _RAW_AGENTS: Final[list[dict[str, Any]]] = _T["agent_records"]
 _BITS: Final[list[int | None]] = [None] * len(_RAW_BITS)
 _STACKS: Final[list[Stack | None]] = [None] * len(_RAW_STACKS)
@@ -171,7 +174,8 @@ def _stack(index: int) -> Stack:
     if stack is None:
         raw = [int(x) for x in _RAW_STACKS[index].split(".")]
         layers = tuple(_layer(i) for i in raw[2:])
-        stack = _STACKS[index] = Stack(_bits(raw[0]), _bits(raw[1]), layers)
+        flags = _RAW_FLAGS[index] if _RAW_FLAGS else 0
+        stack = _STACKS[index] = Stack(_bits(raw[0]), _bits(raw[1]), layers, flags)
     return stack
 
 
@@ -206,6 +210,7 @@ def _agent_at(index: int) -> AgentRecord:
 
 
 _ALWAYS: Final = _bits(_T["masks"]["always"])
+_CORE: Final = _bits(_T["masks"]["core"]) if "core" in _T["masks"] else 0
 _NON_OPTIONAL: Final = _bits(_T["masks"]["non_optional"])
 _NON_OWNER: Final = _bits(_T["masks"]["non_owner"])
 _AGENTS: Final[dict[str, int]] = _T["agents"]
@@ -268,6 +273,11 @@ def _channel(name: str) -> dict[str, Any] | None:
     return channel
 
 
+# The OpenClaw release's rule switches (toolc.targets; absent in older builds: 2026.3).
+# plugin_admission: plugin tools are admitted as 2026.9's createPluginToolAllowlist decides;
+# subagent_depth_counts_leading: 2026.9's getSubagentDepth, and depth 0 is no leaf.
+_PLUGIN_ADMISSION: Final = bool((_T.get("target") or {}).get("plugin_admission", False))
+_DEPTH_LEADING: Final = bool((_T.get("target") or {}).get("subagent_depth_counts_leading", False))
 _SUBAGENT_NONLEAF: Final = _stack(_T["subagent"]["stacks"][0])
 _SUBAGENT_LEAF: Final = _stack(_T["subagent"]["stacks"][1])
 _LEAF_DEPTH: Final = max(1, int(_T["subagent"]["max_spawn_depth"]))
@@ -285,6 +295,7 @@ _ID_OK: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 _ID_BAD_RUN: Final = re.compile(r"[^a-z0-9_-]+")
 _TELEGRAM_CHAT: Final = re.compile(r"-?[0-9]+")
 _TELEGRAM_TOPIC: Final = re.compile(r"[0-9]+")
+_SUBAGENT_MARK: Final = re.compile(r"(?:^|:)subagent:")
 _CHANNEL_ALIASES: Final = {
     "imsg": "imessage",
     "internet-relay-chat": "irc",
@@ -368,7 +379,7 @@ class _Session(NamedTuple):
     channel: str | None
     group: str | None
     is_subagent: bool
-    depth: int
+    depth: int  # ``:subagent:`` markers (2026.9: ``(^|:)subagent:`` after ``agent:ID:``)
 
 
 _NO_SESSION: Final = _Session(None, None, None, False, 0)
@@ -447,7 +458,11 @@ def _parse_session(key: str) -> _Session:
         agent, rest = _JS_TRIM.sub("", parts[1]), ":".join(parts[2:])
     is_sub = lower.startswith("subagent:") or (rest is not None and rest.startswith("subagent:"))
     channel, group = _group_context(raw)
-    return _Session(agent, channel, group, is_sub, lower.count(":subagent:"))
+    if _DEPTH_LEADING:
+        depth = len(_SUBAGENT_MARK.findall(rest if rest is not None else lower))
+    else:
+        depth = lower.count(":subagent:")
+    return _Session(agent, channel, group, is_sub, depth)
 
 
 def _session(key: str) -> _Session:
@@ -844,12 +859,23 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
         stacks.append(record.sandbox)
     if session.is_subagent or (spawn_depth or 0) >= 1:
         depth = spawn_depth if spawn_depth is not None else session.depth
-        stacks.append(_SUBAGENT_LEAF if max(depth, 1) >= _LEAF_DEPTH else _SUBAGENT_NONLEAF)
+        if _DEPTH_LEADING:  # 2026.9: depth 0 is the main role, never a leaf
+            leaf = depth >= 1 and depth >= _LEAF_DEPTH
+        else:
+            leaf = max(depth, 1) >= _LEAF_DEPTH
+        stacks.append(_SUBAGENT_LEAF if leaf else _SUBAGENT_NONLEAF)
 
-    mention = 0
+    mention = flags = 0
     for stack in stacks:
         mention |= stack.mention
-    bits = present & (_NON_OPTIONAL | mention)
+        flags |= stack.flags
+    if _PLUGIN_ADMISSION:
+        # createPluginToolAllowlist: the plugin tools some allow list admits; the other
+        # non-optional ones too while no list has entries or one is alsoAllow-only
+        defaults = not flags & 1 or bool(flags & 2)
+        bits = present & (mention | (_NON_OPTIONAL if defaults else _CORE))
+    else:
+        bits = present & (_NON_OPTIONAL | mention)
     for stack in stacks:
         bits &= stack.fixed
         for witness, allow_pass, deny_pass in stack.layers:

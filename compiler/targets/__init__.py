@@ -13,6 +13,7 @@ travel in the build as data (:meth:`Target.runtime_rules`, written into ``tables
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections.abc import Mapping
@@ -55,7 +56,19 @@ class Target:
 
     # -- plugins ---------------------------------------------------------------------------
     plugin_only_allowlist_restricts: bool  # False: stripped with a warning (2026.3, D3)
-    optional_admitted_by_wildcard: bool  # `*`, globs and the `full` profile admit optional
+    # True: plugin tools are admitted at load time as createPluginToolAllowlist decides
+    # (2026.9): optional ones by `*`, globs, the plugin id, their name or group:plugins in any
+    # allow list; non-optional ones likewise once some allow list has entries (a core group
+    # never admits); a deny matching the plugin id (or group:plugins) drops the plugin.
+    # False: optional ones only when an allow list names them, their plugin or group:plugins.
+    optional_admitted_by_wildcard: bool
+
+    # -- the pipeline's steps and name matching ---------------------------------------------
+    # extra whole-name aliases of normalizeToolPolicyName beyond bash/apply-patch
+    policy_aliases: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # expandShippedCoreToolPolicyNames: a policy entry that stands for these names
+    policy_expansions: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    full_profile_allows_all: bool = False  # a `full` profile without lists is allow `*`
 
     # -- groups and senders ----------------------------------------------------------------
     group_id_needs_session: bool  # a caller's groupId counts only when the session names it
@@ -70,6 +83,19 @@ class Target:
     sandbox_default_deny: tuple[str, ...]
     sandbox_also_allow: bool  # sandbox.tools.alsoAllow
     sandbox_allow_lifts_default_deny: bool  # an explicit allow removes it from the default deny
+    sandbox_image_tool: str = "image"  # joins a non-empty sandbox allow list (expandResolved...)
+    sandbox_image_deny_follows: bool = False  # a deny matching `image` also denies view_image
+
+    # -- subagents (more) --------------------------------------------------------------------
+    # True: the depth of a key counts `(?:^|:)subagent:` in the part after `agent:<id>:`
+    # (2026.9 getSubagentDepth); False: `:subagent:` in the whole key (2026.3 toolc)
+    subagent_depth_counts_leading: bool = False
+
+    # -- message provider (filterToolsByMessageProvider) ----------------------------------------
+    message_provider_allow: Mapping[str, tuple[str, ...]] = dataclasses.field(
+        default_factory=dict)
+    message_provider_deny: Mapping[str, tuple[str, ...]] = dataclasses.field(
+        default_factory=dict)
 
     # -- renames from the previous target (migrate) -----------------------------------------
     renames: Mapping[str, str]
@@ -94,7 +120,10 @@ class Target:
                 "group_id_needs_session": self.group_id_needs_session,
                 "global_sender_layer": self.global_sender_layer,
                 "channel_sender_keys": self.channel_sender_keys,
-                "slash_model_is_prefixed": self.slash_model_is_prefixed}
+                "slash_model_is_prefixed": self.slash_model_is_prefixed,
+                # engB: plugin admission, subagent depth, message-provider filter
+                "plugin_admission": self.optional_admitted_by_wildcard,
+                "subagent_depth_counts_leading": self.subagent_depth_counts_leading}
 
 
 OPENCLAW_2026_3 = Target(
@@ -140,6 +169,13 @@ _OPENCLAW_2026_9 = dict(
     slash_model_is_prefixed=True,
     sandbox_also_allow=True,
     sandbox_allow_lifts_default_deny=True,
+    sandbox_image_tool="view_image",
+    sandbox_image_deny_follows=True,
+    subagent_depth_counts_leading=True,
+    # tool-policy-shared TOOL_NAME_ALIASES; tool-policy expandShippedCoreToolPolicyNames
+    policy_aliases={"cron": "automations"},
+    policy_expansions={"update_plan": ("progress_card",), "canvas": ("canvas", "show_widget")},
+    full_profile_allows_all=True,
     renames={"cron": "automations", "image": "view_image"},
 )
 
@@ -156,7 +192,11 @@ def _newest() -> Target:
                   subagent_deny_leaf=tuple(data["subagentDeny"]["leaf"]),
                   default_max_spawn_depth=int(data["maxSpawnDepth"]),
                   sandbox_default_allow=tuple(data["sandbox"]["allow"]),
-                  sandbox_default_deny=tuple(data["sandbox"]["deny"]))
+                  sandbox_default_deny=tuple(data["sandbox"]["deny"]),
+                  message_provider_allow={k: tuple(v) for k, v in
+                                          data.get("messageProviderAllow", {}).items()},
+                  message_provider_deny={k: tuple(v) for k, v in
+                                         data.get("messageProviderDeny", {}).items()})
 
 
 KEYS = ("2026.3", "2026.9")
