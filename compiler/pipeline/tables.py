@@ -262,6 +262,8 @@ class TableBuilder:
             allow_bits |= self.names_mask(["apply_patch"])
         allow_pass = allow_bits & deny_pass
         witness = NEVER
+        if admission:
+            self.warn_group_only_plugins(policy, mention)
         if strips and self.target.plugin_only_allowlist_restricts:
             # 2026.9: the list restricts as written; say so when it keeps no core tool
             if "*" not in allow_names and not allow_bits & self.core:
@@ -285,6 +287,24 @@ class TableBuilder:
                            f"{self.target.key} applies such a list as written)",
                            hint="name the core tools it should keep, or use alsoAllow to add "
                                 "plugin tools without restricting")
+
+    def warn_group_only_plugins(self, policy: LayerPolicy, admitted: int) -> None:
+        """TC142: a group entry whose members include non-optional plugin tools that this
+        list does not admit by itself (2026.9 loads a plugin tool only when an allow entry
+        names it, its plugin, group:plugins, `*` or a matching glob)."""
+        non_optional_plugins = self.all_plugins & ~self.optional
+        for e in policy.allow or ():
+            name = policy_name(self.r, e.name)
+            if name not in self.r.groups:
+                continue
+            bits, _ = self.list_bits([name])
+            missed = bits & non_optional_plugins & ~admitted
+            if missed:
+                tools = ", ".join(t.name for i, t in enumerate(self.tools) if missed >> i & 1)
+                self.diags.warning(e.pos, "TC142", f'"{e.text}" names plugin tools ({tools}) '
+                                   "that OpenClaw 2026.9 does not load through a group: this "
+                                   "list keeps them only where another allow list names them",
+                                   hint="name the tools (or their plugin) in this list too")
 
     def admission_bits(self, policy: LayerPolicy) -> tuple[int, int]:
         """2026.9: the plugin tools this step's allow list admits at load time

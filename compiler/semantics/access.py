@@ -35,7 +35,13 @@ from typing import Any, NamedTuple
 
 from ..pipeline.policy import apply_patch_model_ok
 from ..rules.channels import athash_slug, key_candidates
-from ..rules.context import Context, SessionInfo, group_context, parse_session_key
+from ..rules.context import (
+    Context,
+    SessionInfo,
+    group_context,
+    parse_session_key,
+    subagent_depth,
+)
 from ..rules.names import (
     group_candidates,
     normalize_account_id,
@@ -101,6 +107,9 @@ class TablesView:
         sub = data["subagent"]
         self.subagent: tuple[int, int] = (int(sub["stacks"][0]), int(sub["stacks"][1]))
         self.leaf_depth = max(1, int(sub["max_spawn_depth"]))
+        # 2026.9 getSubagentDepth (toolc.targets: subagent_depth_counts_leading)
+        self.depth_leading = bool((data.get("target") or {}).get(
+            "subagent_depth_counts_leading", False))
         self._present: dict[tuple[Any, ...], int] = {}
         self._witnesses: int | None = None
         self._bp_index: dict[str, frozenset[int]] | None = None
@@ -472,7 +481,8 @@ class ClassSpace:
         prov = self._provider_index[tuple(self._provider_sig(v, provider, model)
                                           for v in self.views)]
         is_sub = session.is_subagent or (ctx.spawn_depth or 0) >= 1
-        depth = ctx.spawn_depth if ctx.spawn_depth is not None else session.depth
+        depth = ctx.spawn_depth if ctx.spawn_depth is not None else (
+            subagent_depth(ctx.session_key) if self.views[0].depth_leading else session.depth)
         sub = self._depth_index[min(max(depth, 1), len(self._depth_index) - 1)] if is_sub \
             else self._depth_index[0]
         sandboxed = tuple(ctx.sandboxed is True or derive_sandboxed(v.sandbox_modes,
