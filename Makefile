@@ -13,7 +13,7 @@ DOCS_STAMP := $(VENV)/.docs-installed-stamp
 TEST_WORKERS ?= 2
 PIP := PYTHONWARNINGS=ignore $(PY) -m pip install -q
 
-.PHONY: install install-test build test lint typecheck golden bench bench-quick conformance docs dist clean
+.PHONY: install install-test build test lint typecheck golden bench bench-quick conformance conformance-setup docs dist clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -68,9 +68,16 @@ bench-quick: install
 	$(PY) -m bench.run --quick
 
 ## Compare toolc with OpenClaw's own published code (needs node and npm; not part of `test`).
-conformance: install-test
+## Both releases are installed from the npm registry into the cache: 2026.3.2 runs on the system
+## Node (20), 2026.9.6 on Node 24 (itself an npm package, conformance/node.sh).
+conformance: install-test conformance-setup
 	$(PY) -m conformance
 	$(PY) -m conformance.roundtrip
+
+conformance-setup:
+	bash conformance/node.sh >/dev/null
+	OPENCLAW_VERSION=2026.3.2 bash conformance/fetch.sh >/dev/null
+	OPENCLAW_VERSION=2026.9.6 bash conformance/fetch.sh >/dev/null
 
 ## The documentation site (docs/, mkdocs.yml) into site/; --strict: a broken link fails.
 docs: $(DOCS_STAMP)

@@ -92,6 +92,7 @@ class Target:
     subagent_depth_counts_leading: bool = False
 
     # -- message provider (filterToolsByMessageProvider) ----------------------------------------
+    message_provider_tables: bool = False  # the release's tables apply (from its data)
     message_provider_allow: Mapping[str, tuple[str, ...]] = dataclasses.field(
         default_factory=dict)
     message_provider_deny: Mapping[str, tuple[str, ...]] = dataclasses.field(
@@ -126,87 +127,85 @@ class Target:
                 "subagent_depth_counts_leading": self.subagent_depth_counts_leading}
 
 
-OPENCLAW_2026_3 = Target(
-    key="2026.3", release="2026.3.2",
-    owner_unknown_keeps=False,
-    agent_selection=False,
-    apply_patch="opt-in-openai", apply_patch_implied_by="exec",
-    # CLASSIC Feb-Mar subagent deny lists (decision D7)
-    subagent_deny_always=("gateway", "agents_list", "whatsapp_login", "session_status", "cron",
-                          "memory_search", "memory_get", "sessions_send"),
-    subagent_deny_leaf=("sessions_list", "sessions_history", "sessions_spawn"),
-    subagent_allow_lifts_default_deny=True,
-    default_max_spawn_depth=1,
-    plugin_only_allowlist_restricts=False,
-    optional_admitted_by_wildcard=False,
-    group_id_needs_session=False,
-    global_sender_layer=False,
-    channel_sender_keys=False,
-    slash_model_is_prefixed=False,
-    sandbox_default_allow=("exec", "process", "read", "write", "edit", "apply_patch", "image",
-                           "sessions_list", "sessions_history", "sessions_send",
-                           "sessions_spawn", "subagents", "session_status"),
-    sandbox_default_deny=("browser", "canvas", "nodes", "cron", "gateway", "telegram",
-                          "whatsapp", "discord", "irc", "googlechat", "slack", "signal",
-                          "imessage"),
-    sandbox_also_allow=False,
-    sandbox_allow_lifts_default_deny=False,
-    renames={},
-)
-
-# The 2026.9 switches; lists are filled from the release's data (see _from_data).
-_OPENCLAW_2026_9 = dict(
-    key="2026.9", release="2026.9.6",
-    owner_unknown_keeps=True,
-    agent_selection=True,
-    apply_patch="default-on", apply_patch_implied_by="write",
-    subagent_allow_lifts_default_deny=False,
-    plugin_only_allowlist_restricts=True,
-    optional_admitted_by_wildcard=True,
-    group_id_needs_session=True,
-    global_sender_layer=True,
-    channel_sender_keys=True,
-    slash_model_is_prefixed=True,
-    sandbox_also_allow=True,
-    sandbox_allow_lifts_default_deny=True,
-    sandbox_image_tool="view_image",
-    sandbox_image_deny_follows=True,
-    subagent_depth_counts_leading=True,
-    # tool-policy-shared TOOL_NAME_ALIASES; tool-policy expandShippedCoreToolPolicyNames
-    policy_aliases={"cron": "automations"},
-    policy_expansions={"update_plan": ("progress_card",), "canvas": ("canvas", "show_widget")},
-    full_profile_allows_all=True,
-    renames={"cron": "automations", "image": "view_image"},
-)
+# Each release's switches; the lists (subagent deny lists, sandbox defaults, maxSpawnDepth) are
+# the release's own, read from data/openclaw-<key>.json (see _from_data).
+_SWITCHES: dict[str, dict[str, Any]] = {
+    "2026.3": dict(
+        owner_unknown_keeps=False,
+        agent_selection=False,
+        apply_patch="opt-in-openai", apply_patch_implied_by="exec",
+        subagent_allow_lifts_default_deny=True,
+        plugin_only_allowlist_restricts=False,
+        optional_admitted_by_wildcard=False,
+        group_id_needs_session=False,
+        global_sender_layer=False,
+        channel_sender_keys=False,
+        slash_model_is_prefixed=False,
+        sandbox_also_allow=False,
+        sandbox_allow_lifts_default_deny=False,
+        renames={},
+    ),
+    "2026.9": dict(
+        owner_unknown_keeps=True,
+        agent_selection=True,
+        apply_patch="default-on", apply_patch_implied_by="write",
+        subagent_allow_lifts_default_deny=False,
+        plugin_only_allowlist_restricts=True,
+        optional_admitted_by_wildcard=True,
+        group_id_needs_session=True,
+        global_sender_layer=True,
+        channel_sender_keys=True,
+        slash_model_is_prefixed=True,
+        sandbox_also_allow=True,
+        sandbox_allow_lifts_default_deny=True,
+        # engB: the 2026.9 build-time layer rules (see the field comments)
+        sandbox_image_tool="view_image",
+        sandbox_image_deny_follows=True,
+        subagent_depth_counts_leading=True,
+        message_provider_tables=True,
+        # tool-policy-shared TOOL_NAME_ALIASES; tool-policy expandShippedCoreToolPolicyNames
+        policy_aliases={"cron": "automations"},
+        policy_expansions={"update_plan": ("progress_card",),
+                           "canvas": ("canvas", "show_widget")},
+        full_profile_allows_all=True,
+        renames={"cron": "automations", "image": "view_image"},
+    ),
+}
 
 DEFAULT_KEY = "2026.3"  # definitions without `openclaw:`
 NEWEST_KEY = "2026.9"  # what init, import-openclaw and migrate write
 
 
 @functools.cache
-def _newest() -> Target:
-    data = json.loads(resources.files(__name__).joinpath("data/openclaw-2026.9.json")
+def _from_data(key: str) -> Target:
+    data = json.loads(resources.files(__name__).joinpath(f"data/openclaw-{key}.json")
                       .read_text(encoding="utf-8"))
-    return Target(**_OPENCLAW_2026_9,  # type: ignore[arg-type]
+    return Target(key=key, release=str(data["release"]), **_SWITCHES[key],
                   subagent_deny_always=tuple(data["subagentDeny"]["always"]),
                   subagent_deny_leaf=tuple(data["subagentDeny"]["leaf"]),
                   default_max_spawn_depth=int(data["maxSpawnDepth"]),
                   sandbox_default_allow=tuple(data["sandbox"]["allow"]),
                   sandbox_default_deny=tuple(data["sandbox"]["deny"]),
-                  message_provider_allow={k: tuple(v) for k, v in
-                                          data.get("messageProviderAllow", {}).items()},
-                  message_provider_deny={k: tuple(v) for k, v in
-                                         data.get("messageProviderDeny", {}).items()})
+                  **_message_provider_tables(key, data))
 
 
-KEYS = ("2026.3", "2026.9")
+def _message_provider_tables(key: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    """filterToolsByMessageProvider's tables, for a target that applies them as data (2026.3
+    keeps them in the catalog's ``excludeChannels``)."""
+    if not _SWITCHES[key].get("message_provider_tables"):
+        return {}
+    return {"message_provider_allow": {k: tuple(v) for k, v in
+                                       (data.get("messageProviderAllow") or {}).items()},
+            "message_provider_deny": {k: tuple(v) for k, v in
+                                      (data.get("messageProviderDeny") or {}).items()}}
+
+
+KEYS = tuple(_SWITCHES)
 
 
 def target(key: str | None) -> Target:
     """The target a definitions' ``openclaw`` key names (None: the default, 2026.3)."""
     key = key or DEFAULT_KEY
-    if key == "2026.3":
-        return OPENCLAW_2026_3
-    if key == "2026.9":
-        return _newest()
-    raise KeyError(key)
+    if key not in _SWITCHES:
+        raise KeyError(key)
+    return _from_data(key)
