@@ -51,6 +51,13 @@ CODES: tuple[Code, ...] = (
     _e("TC104", 'unknown profile (with "did you mean")'),
     _e("TC105", "two files name different OpenClaw releases in `openclaw`"),
     _n("TC106", "no `openclaw` key: the definitions follow OpenClaw 2026.3 semantics"),
+    _e("TC107", "a key or value only another OpenClaw release reads (`agents.entries`, "
+                "`tools.toolsBySender`, `channel:` sender keys, `sandbox.tools.alsoAllow`, "
+                '`exec.mode` need `openclaw: "2026.9"`)'),
+    _e("TC108", "an agent roster OpenClaw 2026.9 refuses: several `default: true`, "
+                "several agents without a default or `agents.ownership: explicit`, or "
+                "`agents.list` beside `agents.entries`"),
+    _e("TC109", "`tools.exec.mode` beside `security` or `ask` in one exec object (2026.9)"),
     _e("TC110", "structure: unknown key (with \"did you mean\" or the known keys; also "
                 "`channels.slack.groups`, `channels.discord.groups` and "
                 "`channels.discord.accounts`)"),

@@ -101,17 +101,24 @@ class Target:
     # -- renames from the previous target (migrate) -----------------------------------------
     renames: Mapping[str, str]
 
+    # -- config shapes (definitions format, import-openclaw, migrate) -------------------------
+    # Definitions keys only this release reads, as paths (None: any key or index); in a project
+    # that follows another release they are an error (TC107) naming the `openclaw:` value.
+    config_keys: tuple[tuple[str | None, ...], ...] = ()
+    # Values only this release accepts: (path, value)
+    config_values: tuple[tuple[tuple[str | None, ...], str], ...] = ()
+    # The release's loader checks the agent roster (agents.entries: one agent, or one
+    # `default: true`, or `ownership: explicit`) and refuses `exec.mode` beside security/ask.
+    roster_checked: bool = False
+
     @property
     def label(self) -> str:
         return f"OpenClaw {self.key} (checked against openclaw@{self.release})"
 
-    @functools.cached_property
+    @property
     def data(self) -> Mapping[str, Any]:
         """The release's own data (``data/openclaw-<key>.json``): catalog, groups, profiles."""
-        text = resources.files(__name__).joinpath(f"data/openclaw-{self.key}.json").read_text(
-            encoding="utf-8")
-        loaded: Mapping[str, Any] = json.loads(text)
-        return loaded
+        return _data(self.key)
 
     def runtime_rules(self) -> dict[str, Any]:
         """What the static runtime needs to follow this target at request time (tables.json)."""
@@ -126,6 +133,29 @@ class Target:
                 "plugin_admission": self.optional_admitted_by_wildcard,
                 "subagent_depth_counts_leading": self.subagent_depth_counts_leading}
 
+
+@functools.cache
+def _data(key: str) -> Mapping[str, Any]:
+    # a module-level cache: a slotted dataclass has no __dict__ for cached_property
+    text = resources.files(__name__).joinpath(f"data/openclaw-{key}.json").read_text(
+        encoding="utf-8")
+    loaded: Mapping[str, Any] = json.loads(text)
+    return loaded
+
+
+# What 2026.9.6's config schema (zod-schema*.mjs) has that 2026.3.2's has not, as far as tool
+# access goes: the keyed agent roster and its ownership marker, sender policies globally and per
+# agent (group-level `toolsBySender` is in both), the sandbox layer's alsoAllow, exec's `mode`,
+# and `experimental.localModelLean` (defaults and per agent).
+_AGENT_TOOLS_9: tuple[tuple[str | None, ...], ...] = (
+    ("tools", "toolsBySender"), ("tools", "sandbox", "tools", "alsoAllow"),
+    ("tools", "exec", "mode"), ("experimental",))
+CONFIG_KEYS_2026_9: tuple[tuple[str | None, ...], ...] = (
+    ("tools", "toolsBySender"), ("tools", "sandbox", "tools", "alsoAllow"),
+    ("tools", "exec", "mode"),
+    ("agents", "entries"), ("agents", "ownership"), ("agents", "defaults", "experimental"),
+    *(("agents", "list", None, *p) for p in _AGENT_TOOLS_9),
+)
 
 # Each release's switches; the lists (subagent deny lists, sandbox defaults, maxSpawnDepth) are
 # the release's own, read from data/openclaw-<key>.json (see _from_data).
@@ -169,6 +199,10 @@ _SWITCHES: dict[str, dict[str, Any]] = {
                            "canvas": ("canvas", "show_widget")},
         full_profile_allows_all=True,
         renames={"cron": "automations", "image": "view_image"},
+        config_keys=CONFIG_KEYS_2026_9,
+        config_values=((("tools", "exec", "host"), "auto"),
+                       (("agents", "list", None, "tools", "exec", "host"), "auto")),
+        roster_checked=True,
     ),
 }
 
