@@ -206,46 +206,61 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.integers(0, 2)) == 0:
         out["session"] = draw(st.sampled_from([{}, {"scope": "global"},
                                                {"scope": "per-sender"}]))
-    draw(target_layers(out))
     return out
 
 
-# -- the target and its build-time layer shapes (engB) -----------------------------------------
-# Half the definitions follow OpenClaw 2026.9 (`openclaw: "2026.9"`); they also draw the names
-# 2026.9's layer rules treat specially: `automations` (`cron` is its alias), `progress_card`
-# (`update_plan`), `canvas` with `show_widget`, a `memory-core` plugin tool that `group:memory`
-# names but never loads, and `full` profiles that allow `*`.
-TARGETS = ["2026.3", "2026.9"]
-CORE_9 = ["automations", "progress_card", "canvas", "show_widget"]
+# -- OpenClaw 2026.9 build-time layer shapes (engB; the request-time ones are apart) ----------
+# The names 2026.9's layer rules treat specially: `automations` (`cron` is its alias),
+# `progress_card` (`update_plan`), `canvas` with `show_widget`, a `memory-core` plugin tool that
+# `group:memory` names but never loads; sandbox alsoAllow, localModelLean, maxSpawnDepth unset
+# (the release's default 5). `full` profiles are allow `*` there.
+CORE_9 = ["automations", "progress_card", "canvas", "show_widget", "tts", "view_image"]
 ENTRY_POOL_9 = ["update_plan", "cron", "canvas", "write", "group:memory", "memory_*",
-                "memory-core", "plug_*", "group:*", "p*", "*"]
+                "memory-core", "plug_*", "group:*", "p*", "*", "browser", "message"]
 
 
 @st.composite
-def target_layers(draw: st.DrawFn, out: dict[str, Any]) -> None:
-    """Draw the target into ``out`` and, for 2026.9, its layer shapes (in place)."""
-    key = draw(st.sampled_from(TARGETS))
-    out["openclaw"] = key
-    if key != "2026.9":
-        return
+def build_time_2026_9(draw: st.DrawFn, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` following OpenClaw 2026.9, with the shapes its build-time layer rules read
+    (a roster the release accepts: one ``default: true`` agent among several)."""
+    out = {**data, "openclaw": "2026.9", "catalog": list(data["catalog"]),
+           "tools": dict(data["tools"]), "agents": dict(data["agents"]),
+           "plugins": {"entries": dict(data["plugins"]["entries"])}}
     names = {t["name"] for t in out["catalog"]}
     extra = draw(st.lists(st.sampled_from(CORE_9), max_size=len(CORE_9), unique=True))
-    out["catalog"].extend(draw(tool(n, None)) for n in extra if n not in names)
+    out["catalog"] += [draw(tool(n, None)) for n in extra if n not in names]
     if draw(st.booleans()):
         mem = draw(tool("memory_search", "memory-core"))
-        mem["groups"] = ["memory"]
-        out["catalog"].append(mem)
+        out["catalog"].append({**mem, "groups": ["memory"]})
         out["plugins"]["entries"]["memory-core"] = {"enabled": True}
-    if draw(st.booleans()):  # unset: 2026.9's default maxSpawnDepth (5)
-        out["agents"]["defaults"]["subagents"].pop("maxSpawnDepth", None)
     tools_cfg = out["tools"]
-    for key9 in ("allow", "deny"):
-        if key9 in tools_cfg and draw(st.booleans()):
-            tools_cfg[key9] = [*tools_cfg[key9], draw(st.sampled_from(ENTRY_POOL_9))]
-    for agent in out["agents"]["list"]:
+    for key in ("allow", "deny"):
+        if key in tools_cfg and draw(st.booleans()):
+            tools_cfg[key] = [*tools_cfg[key], draw(st.sampled_from(ENTRY_POOL_9))]
+    if draw(st.integers(0, 2)) == 0:
+        sandbox = dict(tools_cfg.get("sandbox", {}).get("tools", {}))
+        sandbox["alsoAllow"] = draw(st.lists(st.sampled_from([*ENTRY_POOL, *ENTRY_POOL_9]),
+                                             max_size=3))
+        tools_cfg["sandbox"] = {"tools": sandbox}
+    defaults = out["agents"]["defaults"] = {**out["agents"]["defaults"]}
+    defaults["subagents"] = dict(defaults["subagents"])
+    if draw(st.booleans()):  # unset: 2026.9's default maxSpawnDepth (5)
+        defaults["subagents"].pop("maxSpawnDepth", None)
+    if draw(st.integers(0, 2)) == 0:
+        defaults["experimental"] = {"localModelLean": draw(st.booleans())}
+    roster = []
+    for drawn in out["agents"]["list"]:
+        agent = {k: v for k, v in drawn.items() if k != "default"}
         at = agent.get("tools")
         if at is not None and "allow" in at and draw(st.booleans()):
-            at["allow"] = [*at["allow"], draw(st.sampled_from(ENTRY_POOL_9))]
+            agent["tools"] = {**at, "allow": [*at["allow"], draw(st.sampled_from(ENTRY_POOL_9))]}
+        if draw(st.integers(0, 3)) == 0:
+            agent["experimental"] = {"localModelLean": draw(st.booleans())}
+        roster.append(agent)
+    if len(roster) > 1:
+        roster[draw(st.integers(0, len(roster) - 1))]["default"] = True
+    out["agents"]["list"] = roster
+    return out
 
 
 # OpenClaw's sandbox blocks as far as definitions carry them (mode only; {} = unset)

@@ -8,14 +8,25 @@ function in ``openclaw@2026.9.6/dist``; see /work/notes/spec-2026.9.md for the c
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
-from toolc.api import compile_files
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from toolc.api import compile_files, resolve_definitions
+from toolc.diagnostics import DefinitionsError
+from toolc.review.diff import side_from_definitions
+from toolc.semantics.access import ClassSpace, TablesView
+from toolc.semantics.reference import ReferenceInterpreter
 from toolc.targets import target
 
-from tests.helpers import Engines, engines_for
+from tests.helpers import Engines, engines_for, write_definitions
+from tests.strategies import build_time_2026_9, contexts, definitions, split_files
+from tests.test_access_md import _every_class_equals_the_reference
+from tests.test_diff_bruteforce import _group_only_plugin_tools, _shrink
 
 CORE = ["read", "write", "edit", "apply_patch", "exec", "automations", "message", "gateway",
         "session_status", "sessions_list", "sessions_spawn", "subagents", "browser",
@@ -279,3 +290,84 @@ def test_tc142_warns_about_plugin_tools_named_only_by_a_group(tmp_path: Path) ->
     assert any(w.startswith("TC142") and "memory_get" in w for w in new)
     assert not any(w.startswith("TC142") for w in _warnings(tmp_path / "o", "2026.3", {
         "allow": ["read", "group:memory"]}))
+
+
+def test_sandbox_also_allow_widens_the_default_allow(tmp_path: Path) -> None:
+    """resolveSandboxToolPolicyForAgent mergeAllowlist: alsoAllow joins the default allow (or
+    the chosen one) and lifts its names out of the default deny; per field, agent ?? global."""
+    sandbox = {"sandbox": {"tools": {"alsoAllow": ["browser", "message"]}}}
+    got = names(engines(tmp_path, "2026.9", sandbox), sandboxed=True)
+    assert {"browser", "message", "read", "view_image"} <= got
+    assert "gateway" not in got
+    agents = {"list": [{"id": "a1", "tools": {"sandbox": {"tools": {"allow": ["read"]}}}}]}
+    mixed = engines(tmp_path / "m", "2026.9", sandbox, agents=agents)
+    assert names(mixed, agent_id="a1", sandboxed=True) == {"read", "browser", "message",
+                                                             "view_image"}
+
+
+# -- 6. experimental.localModelLean (filterLocalModelLeanTools) ------------------------------
+def test_local_model_lean_drops_the_release_list(tmp_path: Path) -> None:
+    """local-model-lean LOCAL_MODEL_LEAN_DENY_TOOL_NAMES, kept where an allow list outside
+    the profiles names them (explicitToolOverrideAllowlist); per agent, else the defaults."""
+    agents = {"defaults": {"experimental": {"localModelLean": True}},
+              "list": [{"id": "main", "default": True},
+                       {"id": "a1", "experimental": {"localModelLean": False}},
+                       {"id": "a2", "tools": {"alsoAllow": ["message", "cron"]}}]}
+    e = engines(tmp_path, "2026.9", {"profile": "full"}, agents=agents)
+    lean = names(e, agent_id="main")
+    assert not {"browser", "automations", "message", "tts"} & lean and "read" in lean
+    assert {"browser", "message"} <= names(e, agent_id="a1")
+    kept = names(e, agent_id="a2")
+    assert {"message", "automations"} <= kept and "browser" not in kept
+    why = e.reference.resolve(agent_id="main").inventory["message"]
+    assert "localModelLean" in why.reason
+
+
+# -- property tests on random 2026.9 definitions (stated budget: 100 differential examples
+# and 20 access-analysis examples; TOOLC_LAYERS9_EXAMPLES scales both) ----------------------
+EXAMPLES_9 = int(os.environ.get("TOOLC_LAYERS9_EXAMPLES", "100"))
+definitions_9 = definitions().flatmap(build_time_2026_9)
+
+
+@settings(max_examples=EXAMPLES_9, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=definitions_9, ctxs=st.lists(contexts, min_size=1, max_size=12),
+       denied=st.sampled_from(["read", "exec", "message", "pa_one", "browser"]))
+def test_runtime_agrees_with_reference_2026_9(data: dict[str, Any],
+                                              ctxs: list[dict[str, Any]], denied: str) -> None:
+    """Runtime == reference on 2026.9 layer shapes; the release's subagent deny list and a
+    global deny always hold."""
+    always = set(target("2026.9").subagent_deny_always)
+    with tempfile.TemporaryDirectory() as tmp:
+        e = engines_for(Path(tmp), split_files(data, []))
+        deny = engines_for(Path(tmp) / "deny", {"d.yaml": {
+            **data, "tools": {**data["tools"], "deny": [*data["tools"].get("deny", []),
+                                                        denied]}}})
+        for ctx in ctxs:
+            e.both(**ctx)
+            assert denied not in deny.both(**ctx)
+            sub = set(e.both(**{**ctx, "session_key": "agent:main:subagent:x"}))
+            assert not always & sub, ctx
+
+
+@settings(max_examples=max(1, EXAMPLES_9 // 5), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=definitions_9)
+def test_access_sets_equal_the_reference_2026_9(data: dict[str, Any]) -> None:
+    """The access analysis (ACCESS.md, diff, assertions) on 2026.9 layer shapes, exact except
+    where the build warns TC142 (documented approximation)."""
+    data = _shrink(data)
+    with tempfile.TemporaryDirectory() as tmp:
+        defs = write_definitions(Path(tmp) / "d", split_files(data, []))
+        try:
+            side = side_from_definitions(defs)
+        except DefinitionsError:
+            return
+        ref = ReferenceInterpreter(resolve_definitions(defs))
+        space = ClassSpace([TablesView(side.tables, side.tables["tools"])])
+        try:
+            _every_class_equals_the_reference(space, ref)
+        except AssertionError:
+            if _group_only_plugin_tools(defs):
+                return
+            raise

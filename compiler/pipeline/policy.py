@@ -14,7 +14,7 @@ from ..diagnostics import BUILTIN
 from ..rules.names import normalize_tool_name
 from ..rules.sandbox import SandboxModes
 from .analyze import Resolved
-from .model import Definitions, Entry, EntryList, Policy, ProfileDef, ToolsConfig
+from .model import AgentDef, Definitions, Entry, EntryList, Policy, ProfileDef, ToolsConfig
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,10 +131,8 @@ def _sandbox_policy_9(resolved: Resolved, agent_tools: ToolsConfig | None) -> La
     target = resolved.target
 
     def pick(field: str) -> EntryList | None:
-        # getattr with a default: ``sandbox_also_allow`` comes with the 2026.9 definitions
-        # format (format9)
-        own = getattr(agent_tools, field, None) if agent_tools is not None else None
-        chosen: EntryList | None = own if own is not None else getattr(glob, field, None)
+        own = getattr(agent_tools, field) if agent_tools is not None else None
+        chosen: EntryList | None = own if own is not None else getattr(glob, field)
         return chosen
 
     allow_l, also_l, deny_l = (pick("sandbox_allow"), pick("sandbox_also_allow"),
@@ -257,6 +255,31 @@ def is_leaf(resolved: Resolved, depth: int) -> bool:
     if resolved.target.subagent_depth_counts_leading and depth <= 0:
         return False
     return depth >= max(1, resolved.max_spawn_depth)
+
+
+def local_model_lean(resolved: Resolved, agent: AgentDef | None) -> bool:
+    """2026.9 isLocalModelLeanEnabled: the agent's ``experimental.localModelLean``, else
+    ``agents.defaults.experimental.localModelLean`` (an undeclared agent: the defaults)."""
+    if not resolved.target.local_model_lean_tools:
+        return False
+    own = agent.local_model_lean if agent is not None else None
+    return (own if own is not None else resolved.defs.local_model_lean) is True
+
+
+def lean_patterns(resolved: Resolved, policies: Iterable[LayerPolicy | None]) -> list[str]:
+    """resolvePreservedLocalModelLeanToolNames over explicitToolOverrideAllowlist: the allow
+    entries of the given (non-profile) steps, groups expanded, ``*`` dropped."""
+    out: list[str] = []
+    for policy in policies:
+        for e in policy.allow or () if policy is not None else ():
+            name = policy_name(resolved, e.name)
+            if not name or name == "*":
+                continue
+            for member in resolved.groups.get(name, (name,)):
+                m = policy_name(resolved, normalize_tool_name(member))
+                if m and m != "*" and m not in out:
+                    out.append(m)
+    return out
 
 
 def policy_name(resolved: Resolved, name: str) -> str:

@@ -33,6 +33,8 @@ from .policy import (
     LayerPolicy,
     apply_patch_config,
     exec_config,
+    lean_patterns,
+    local_model_lean,
     mentioned_names,
     pick_policy,
     policy_name,
@@ -49,6 +51,8 @@ NEVER = -1  # witness for layers that never strip
 ADMIT_ENTRIES = 1
 ADMIT_DEFAULTS = 2
 Layer = tuple[int, int, int]  # (witness, allow_pass, deny_pass) as bitsets
+# one step compiled: (layer or None, mention, ADMIT_* flags, lean tools it keeps)
+Part = tuple[Layer | None, int, int, int]
 TABLES_FORMAT = 5
 
 
@@ -69,6 +73,7 @@ class _Interner:
         self.stacks: list[tuple[int, ...]] = []
         self._stack_ids: dict[tuple[int, ...], int] = {}
         self.stack_flags: list[int] = []  # per stack: ADMIT_* bits (2026.9 plugin admission)
+        self.stack_preserve: list[int] = []  # per stack: bitset id of lean tools it keeps
 
     def bitset(self, bits: int) -> int:
         if bits not in self._bitset_ids:
@@ -85,8 +90,8 @@ class _Interner:
             self.layers.append(key)
         return self._layer_ids[key]
 
-    def stack(self, mention: int, layers: Iterable[Layer], all_bits: int, flags: int = 0
-              ) -> int:
+    def stack(self, mention: int, layers: Iterable[Layer], all_bits: int, flags: int = 0,
+              preserve: int = 0) -> int:
         """A stack folds its never-stripping layers into one mask at build time."""
         fixed = all_bits
         stripping = []
@@ -96,11 +101,15 @@ class _Interner:
             else:
                 stripping.append(self.layer(layer))
         key = (self.bitset(mention), self.bitset(fixed), *stripping)
-        if (*key, -1 - flags) not in self._stack_ids:
-            self._stack_ids[(*key, -1 - flags)] = len(self.stacks)
+        # flags and preserve travel beside the stack string, but stacks differing in them
+        # are different stacks
+        full = (*key, -1 - flags, -1 - self.bitset(preserve))
+        if full not in self._stack_ids:
+            self._stack_ids[full] = len(self.stacks)
             self.stacks.append(key)
             self.stack_flags.append(flags)
-        return self._stack_ids[(*key, -1 - flags)]
+            self.stack_preserve.append(self.bitset(preserve))
+        return self._stack_ids[full]
 
 
 class TableBuilder:
@@ -116,6 +125,9 @@ class TableBuilder:
                             for pid, names in resolved.plugin_tools.items()}
         self.all_plugins = self.mask(t for t in self.tools if t.plugin)
         self.target = resolved.target
+        lean_names = set(self.target.local_model_lean_tools)
+        self.lean = self.mask(t for t in self.tools
+                              if policy_name(resolved, normalize_tool_name(t.name)) in lean_names)
         self.intern = _Interner()
         self._pattern_cache: dict[str, int] = {}
         self.gates, self.always = self.compile_gates()
@@ -240,12 +252,20 @@ class TableBuilder:
         return self.exec_ids[key]
 
     # -- layers ------------------------------------------------------------------------------
-    def layer(self, policy: LayerPolicy | None, *, strips: bool, label: str
-              ) -> tuple[Layer | None, int, int]:
-        """Compile one step's policy into a layer id (None: no step), its optional mentions
-        and its plugin-admission flags."""
+    def layer(self, policy: LayerPolicy | None, *, strips: bool, label: str,
+              profile: bool = False) -> Part:
+        """Compile one step's policy into a layer id (None: no step), its optional mentions,
+        its plugin-admission flags and the lean tools it keeps (``profile``: a profile step,
+        which keeps none)."""
         if policy is None:
-            return None, 0, 0
+            return None, 0, 0, 0
+        preserve = 0
+        if self.lean and not profile:
+            keep = lean_patterns(self.r, [policy])
+            preserve = self.names_mask(
+                t.name for i, t in enumerate(self.tools) if self.lean >> i & 1 and any(
+                    pattern_matches(p, policy_name(self.r, normalize_tool_name(t.name)))
+                    for p in keep))
         admission = self.target.optional_admitted_by_wildcard
         mention, flags = self.admission_bits(policy) if admission else (
             self.mention_bits(policy), 0)
@@ -256,7 +276,7 @@ class TableBuilder:
         deny_pass = self.all & ~deny_bits
         allow_names = [e.name for e in policy.allow or () if e.name]
         if not allow_names:
-            return (NEVER, deny_pass, deny_pass), mention, flags
+            return (NEVER, deny_pass, deny_pass), mention, flags, preserve
         allow_bits, exec_hit = self.list_bits(allow_names)
         if exec_hit:
             allow_bits |= self.names_mask(["apply_patch"])
@@ -268,7 +288,7 @@ class TableBuilder:
             # 2026.9: the list restricts as written; say so when it keeps no core tool
             if "*" not in allow_names and not allow_bits & self.core:
                 self.warn_restricts(policy, label)
-            return (NEVER, allow_pass, deny_pass), mention, flags
+            return (NEVER, allow_pass, deny_pass), mention, flags, preserve
         if strips and "*" not in allow_names:
             witness = self.core & self.names_mask(
                 m for n in allow_names for m in self.expanded(n))
@@ -277,8 +297,8 @@ class TableBuilder:
             else:
                 self.warn_strip(policy, label, witness)
             if witness == 0:
-                return (NEVER, deny_pass, deny_pass), mention, flags
-        return (witness, allow_pass, deny_pass), mention, flags
+                return (NEVER, deny_pass, deny_pass), mention, flags, preserve
+        return (witness, allow_pass, deny_pass), mention, flags, preserve
 
     def warn_restricts(self, policy: LayerPolicy, label: str) -> None:
         assert policy.allow
@@ -350,15 +370,16 @@ class TableBuilder:
                 bits |= self.names_mask([name]) & self.optional
         return bits
 
-    def stack(self, parts: Sequence[tuple[Layer | None, int, int]]) -> int:
-        mention = flags = 0
+    def stack(self, parts: Sequence[Part]) -> int:
+        mention = flags = preserve = 0
         layers = []
-        for layer_id, m, f in parts:
+        for layer_id, m, f, p in parts:
             mention |= m
             flags |= f
+            preserve |= p
             if layer_id is not None:
                 layers.append(layer_id)
-        return self.intern.stack(mention, layers, self.all, flags)
+        return self.intern.stack(mention, layers, self.all, flags, preserve)
 
     # -- factors -----------------------------------------------------------------------------
     def agent_record(self, agent: AgentDef | None) -> dict[str, Any]:
@@ -375,7 +396,7 @@ class TableBuilder:
             "stack": self.stack([
                 self.layer(profile_policy(profile, profile_also,
                                           full_allows_all=self.r.target.full_profile_allows_all),
-                           strips=True, label=plabel),
+                           strips=True, label=plabel, profile=True),
                 self.layer(pick_policy(g.policy), strips=True, label="tools.allow"),
                 self.layer(pick_policy(a.policy if a else None), strips=True, label=label)]),
             "bp": {bp.key: self.bp_record(bp, f"agents.{aid}.tools.byProvider.allow")
@@ -384,6 +405,7 @@ class TableBuilder:
                                               label="sandbox tools.allow")]),
             "ap": self.apply_patch_variant(agent),
             "ex": self.exec_variant(agent),
+            **({"lean": True} if local_model_lean(self.r, agent) else {}),
         }
 
     def bp_record(self, bp: ProviderPolicy, label: str) -> list[int]:
@@ -402,7 +424,7 @@ class TableBuilder:
             for also in [None, *self.also_lists]:
                 policy = profile_policy(profile, also,
                                         full_allows_all=self.r.target.full_profile_allows_all)
-                layer = self.layer(policy, strips=True,
+                layer = self.layer(policy, strips=True, profile=True,
                                    label=f"tools.byProvider.profile ({name})")
                 row.append(-1 if layer[0] is None else self.stack([layer]))
             out.append(row)
@@ -509,7 +531,8 @@ class TableBuilder:
                       "non_optional": self.intern.bitset(self.all & ~self.optional),
                       "non_owner": self.intern.bitset(
                           self.all & ~self.mask(t for t in self.tools if t.owner_only)),
-                      "core": self.intern.bitset(self.core)},
+                      "core": self.intern.bitset(self.core),
+                      "lean": self.intern.bitset(self.lean)},
             "gates": self.gates,
             "agents": agents, "agent_records": records,
             "apply_patch": {"bit": self.index.get("apply_patch", -1),
@@ -533,6 +556,8 @@ class TableBuilder:
         data["stacks"] = [".".join(map(str, x)) for x in self.intern.stacks]
         if self.target.optional_admitted_by_wildcard:
             data["stack_flags"] = self.intern.stack_flags
+        if self.lean:
+            data["stack_preserve"] = self.intern.stack_preserve
         data["bitsets"] = [".".join(map(str, _runs(b))) for b in self.intern.bitsets]
         counts = {"tools": len(self.tools), "bitsets": len(self.intern.bitsets),
                   "layers": len(self.intern.layers), "stacks": len(self.intern.stacks),

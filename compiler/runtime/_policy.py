@@ -123,6 +123,7 @@ class Stack(NamedTuple):
     fixed: int  # the AND of its layers that never strip
     layers: tuple[Layer, ...]  # layers that may strip
     flags: int = 0  # 2026.9 plugin admission: 1 its allow lists have entries, 2 alsoAllow-only
+    preserve: int = 0  # 2026.9 localModelLean: the lean tools its (non-profile) lists keep
 
 
 class ProviderEntry(NamedTuple):
@@ -137,6 +138,7 @@ class AgentRecord(NamedTuple):
     sandbox: Stack
     apply_patch: int  # index into _AP_VARIANTS
     exec_policy: int  # index into _EXEC_VARIANTS
+    lean: bool = False  # experimental.localModelLean (2026.9)
 
 
 _T: Final = json.loads(read_verified("tables.json"))
@@ -146,6 +148,8 @@ _RAW_LAYERS: Final[list[str]] = _T["layers"]
 _RAW_STACKS: Final[list[str]] = _T["stacks"]
 # per stack, its plugin-admission flags (builds for OpenClaw 2026.9 only)
 _RAW_FLAGS: Final[list[int]] = _T.get("stack_flags") or []
+# per stack, the bitset of the lean tools it keeps (builds with localModelLean tools only)
+_RAW_PRESERVE: Final[list[int]] = _T.get("stack_preserve") or []
 _RAW_AGENTS: Final[list[dict[str, Any]]] = _T["agent_records"]
 _BITS: Final[list[int | None]] = [None] * len(_RAW_BITS)
 _STACKS: Final[list[Stack | None]] = [None] * len(_RAW_STACKS)
@@ -175,7 +179,8 @@ def _stack(index: int) -> Stack:
         raw = [int(x) for x in _RAW_STACKS[index].split(".")]
         layers = tuple(_layer(i) for i in raw[2:])
         flags = _RAW_FLAGS[index] if _RAW_FLAGS else 0
-        stack = _STACKS[index] = Stack(_bits(raw[0]), _bits(raw[1]), layers, flags)
+        preserve = _bits(_RAW_PRESERVE[index]) if _RAW_PRESERVE else 0
+        stack = _STACKS[index] = Stack(_bits(raw[0]), _bits(raw[1]), layers, flags, preserve)
     return stack
 
 
@@ -204,6 +209,7 @@ def _agent_at(index: int) -> AgentRecord:
             _stack(raw["sandbox"]),
             int(raw["ap"]),
             int(raw["ex"]),
+            bool(raw.get("lean", False)),
         )
         _AGENT_RECORDS[index] = record
     return record
@@ -211,6 +217,7 @@ def _agent_at(index: int) -> AgentRecord:
 
 _ALWAYS: Final = _bits(_T["masks"]["always"])
 _CORE: Final = _bits(_T["masks"]["core"]) if "core" in _T["masks"] else 0
+_LEAN: Final = _bits(_T["masks"]["lean"]) if "lean" in _T["masks"] else 0
 _NON_OPTIONAL: Final = _bits(_T["masks"]["non_optional"])
 _NON_OWNER: Final = _bits(_T["masks"]["non_owner"])
 _AGENTS: Final[dict[str, int]] = _T["agents"]
@@ -803,6 +810,30 @@ def _provider_stacks(
             stacks.append(_stack(chosen))
 
 
+def _admitted(present: int, stacks: list[Stack], lean: bool) -> int:
+    """The present tools the request's allow lists let exist before any layer filters:
+    optional plugin tools only when mentioned (2026.9: plugin tools as
+    createPluginToolAllowlist admits them), minus the localModelLean drops."""
+    mention = flags = 0
+    for stack in stacks:
+        mention |= stack.mention
+        flags |= stack.flags
+    if _PLUGIN_ADMISSION:
+        # createPluginToolAllowlist: the plugin tools some allow list admits; the other
+        # non-optional ones too while no list has entries or one is alsoAllow-only
+        defaults = not flags & 1 or bool(flags & 2)
+        bits = present & (mention | (_NON_OPTIONAL if defaults else _CORE))
+    else:
+        bits = present & (_NON_OPTIONAL | mention)
+    if lean:
+        # filterLocalModelLeanTools: the lean tools no allow list outside the profiles keeps
+        preserve = 0
+        for stack in stacks:
+            preserve |= stack.preserve
+        bits &= ~(_LEAN & ~preserve)
+    return bits
+
+
 def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     *,
     agent_id: str | None = None,
@@ -865,17 +896,7 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
             leaf = max(depth, 1) >= _LEAF_DEPTH
         stacks.append(_SUBAGENT_LEAF if leaf else _SUBAGENT_NONLEAF)
 
-    mention = flags = 0
-    for stack in stacks:
-        mention |= stack.mention
-        flags |= stack.flags
-    if _PLUGIN_ADMISSION:
-        # createPluginToolAllowlist: the plugin tools some allow list admits; the other
-        # non-optional ones too while no list has entries or one is alsoAllow-only
-        defaults = not flags & 1 or bool(flags & 2)
-        bits = present & (mention | (_NON_OPTIONAL if defaults else _CORE))
-    else:
-        bits = present & (_NON_OPTIONAL | mention)
+    bits = _admitted(present, stacks, record.lean)
     for stack in stacks:
         bits &= stack.fixed
         for witness, allow_pass, deny_pass in stack.layers:

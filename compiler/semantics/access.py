@@ -69,6 +69,7 @@ class Record(NamedTuple):
     bp: dict[str, list[int]]
     sandbox: int
     ap: int
+    lean: bool = False  # experimental.localModelLean (2026.9)
 
 
 class TablesView:
@@ -90,8 +91,14 @@ class TablesView:
         self.non_owner = self.bits(masks["non_owner"])
         self.always = self.bits(masks["always"])
         self.agents: dict[str, int] = dict(data["agents"])
-        self.records = [Record(r["stack"], r["bp"], r["sandbox"], int(r["ap"]))
+        self.records = [Record(r["stack"], r["bp"], r["sandbox"], int(r["ap"]),
+                               bool(r.get("lean", False)))
                         for r in data["agent_records"]]
+        # localModelLean (2026.9): the lean tools, and per stack those its lists keep. A
+        # stack's kept lean tools join its mention: for a lean agent they are visible only
+        # where some layer keeps them, as optional tools are where some layer names them
+        self.lean = self.bits(masks["lean"]) if "lean" in masks else 0
+        self._raw_preserve: list[int] = data.get("stack_preserve") or []
         self.global_bp: dict[str, list[int]] = dict(data["global_bp"])
         self.provider_profiles: list[list[int]] = data["provider_profiles"]
         self.gates = [(self.bits(g["bits"]), _keyset(g["providers"]), _keyset(g["models"]),
@@ -149,8 +156,10 @@ class TablesView:
             for i in raw[2:]:
                 w, a, d = (int(x) for x in self._raw_layers[i].split("."))
                 layers.append((-1 if w < 0 else self.bits(w), self.bits(a), self.bits(d)))
-            stack = self._stacks[index] = Stack(self.bits(raw[0]), self.bits(raw[1]),
-                                                tuple(layers))
+            mention = self.bits(raw[0])
+            if self._raw_preserve:
+                mention |= self.bits(self._raw_preserve[index])
+            stack = self._stacks[index] = Stack(mention, self.bits(raw[1]), tuple(layers))
         return stack
 
     def bp_index(self) -> dict[str, frozenset[int]]:

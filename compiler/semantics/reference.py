@@ -34,6 +34,8 @@ from ..pipeline.policy import (
     apply_patch_config,
     apply_patch_model_ok,
     is_leaf,
+    lean_patterns,
+    local_model_lean,
     mentioned_names,
     pattern_match,
     pick_policy,
@@ -299,6 +301,8 @@ class ReferenceInterpreter:
         # Availability and the message-provider filter see the explicit message channel only.
         inventory = self.inventory(agent, provider, model, normalize_key(ctx.message_provider)
                                    or None, explicit, admission)
+        if local_model_lean(self.r, agent):
+            self.lean(inventory, agent, steps)
         present = [t for t in self.r.tools if inventory[t.name].kept]
         if ctx.sender_is_owner is not True:
             for t in present:
@@ -539,6 +543,23 @@ class ReferenceInterpreter:
                               f'{where}.groups, which has no "*" group')
         return GroupMatch(block=None, skip=f'neither group {group_id} nor the "*" group of '
                           f"{where}.groups has tools or a rule for this sender")
+
+    def lean(self, inventory: dict[str, Decision], agent: AgentDef | None,
+             steps: Sequence[_Step]) -> None:
+        """2026.9 filterLocalModelLeanTools: with ``experimental.localModelLean`` on, the
+        release's lean list is dropped from the inventory, except tools an allow list outside
+        the profile steps names (by name, group or glob)."""
+        keep = lean_patterns(self.r, [s.policy for s in steps if not s.layer.startswith(
+            ("profile", "provider profile"))])
+        where = (f"agents.{key_text(agent.id)}.experimental" if agent is not None
+                 and agent.local_model_lean is not None else "agents.defaults.experimental")
+        for t in self.r.tools:
+            name = policy_name(self.r, normalize_tool_name(t.name))
+            if (name in self.r.target.local_model_lean_tools and inventory[t.name].kept
+                    and not any(pattern_match(p, name) for p in keep)):
+                inventory[t.name] = Decision(
+                    kept=False, reason=f"{where}.localModelLean drops it: no allow list outside "
+                    "the profiles names it", entry=Entry(text=t.name, pos=t.pos))
 
     def admission(self, steps: Sequence[_Step]) -> Admission:
         """2026.9's load-time plugin allow and deny lists (collectExplicitAllowlist and

@@ -97,6 +97,9 @@ class Target:
         default_factory=dict)
     message_provider_deny: Mapping[str, tuple[str, ...]] = dataclasses.field(
         default_factory=dict)
+    # experimental.localModelLean (2026.9 filterLocalModelLeanTools): the tools it drops unless
+    # an allow list outside the profiles names them (empty: no such rule)
+    local_model_lean_tools: tuple[str, ...] = ()
 
     # -- renames from the previous target (migrate) -----------------------------------------
     renames: Mapping[str, str]
@@ -131,6 +134,7 @@ class Target:
                 "slash_model_is_prefixed": self.slash_model_is_prefixed,
                 # engB: plugin admission, subagent depth, message-provider filter
                 "plugin_admission": self.optional_admitted_by_wildcard,
+                "local_model_lean": bool(self.local_model_lean_tools),
                 "subagent_depth_counts_leading": self.subagent_depth_counts_leading}
 
 
@@ -198,6 +202,9 @@ _SWITCHES: dict[str, dict[str, Any]] = {
         policy_expansions={"update_plan": ("progress_card",),
                            "canvas": ("canvas", "show_widget")},
         full_profile_allows_all=True,
+        # local-model-lean LOCAL_MODEL_LEAN_DENY_TOOL_NAMES
+        local_model_lean_tools=("browser", "automations", "image_generate", "message",
+                                "music_generate", "pdf", "tts", "video_generate"),
         renames={"cron": "automations", "image": "view_image"},
         config_keys=CONFIG_KEYS_2026_9,
         config_values=((("tools", "exec", "host"), "auto"),
