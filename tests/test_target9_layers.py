@@ -29,6 +29,7 @@ from tests.test_access_md import _every_class_equals_the_reference
 from tests.test_diff_bruteforce import _group_only_plugin_tools, _shrink
 
 CORE = ["read", "write", "edit", "apply_patch", "exec", "automations", "message", "gateway",
+        "sessions_yield",
         "session_status", "sessions_list", "sessions_spawn", "subagents", "browser",
         "view_image", "progress_card", "canvas", "show_widget", "tts", "web_fetch"]
 
@@ -134,7 +135,8 @@ def test_apply_patch_allow_models_case_insensitive_and_agent_override(tmp_path: 
     """isApplyPatchAllowedForModel compares trimmed, lowercased entries; an agent's
     applyPatch object replaces the global one (resolveExecToolConfig)."""
     e = engines(tmp_path, "2026.9", {"exec": {"applyPatch": {"allowModels": [" OpenAI/GPT-5"]}}},
-                agents={"list": [{"id": "a1", "tools": {"exec": {"applyPatch": {}}}}]})
+                agents={"list": [{"id": "main", "default": True},
+                                 {"id": "a1", "tools": {"exec": {"applyPatch": {}}}}]})
     assert "apply_patch" in names(e, model_provider="openai", model_id="gpt-5")
     assert "apply_patch" not in names(e, model_provider="openai", model_id="o3")
     assert "apply_patch" in names(e, agent_id="a1", model_provider="openai", model_id="o3")
@@ -321,6 +323,15 @@ def test_local_model_lean_drops_the_release_list(tmp_path: Path) -> None:
     assert {"message", "automations"} <= kept and "browser" not in kept
     why = e.reference.resolve(agent_id="main").inventory["message"]
     assert "localModelLean" in why.reason
+
+
+def test_cron_sessions_lose_sessions_yield(tmp_path: Path) -> None:
+    """openclaw-tools.requester-yield filterRequesterYieldTools (isCronSessionKey)."""
+    e = engines(tmp_path, "2026.9")
+    assert "sessions_yield" not in names(e, session_key="agent:main:cron:job1:run:7")
+    assert "sessions_yield" in names(e, session_key="agent:main:main")
+    assert "sessions_yield" in names(engines(tmp_path, "2026.3"),
+                                     session_key="agent:main:cron:job1")
 
 
 # -- property tests on random 2026.9 definitions (stated budget: 100 differential examples

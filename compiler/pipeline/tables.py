@@ -532,7 +532,10 @@ class TableBuilder:
                       "non_owner": self.intern.bitset(
                           self.all & ~self.mask(t for t in self.tools if t.owner_only)),
                       "core": self.intern.bitset(self.core),
-                      "lean": self.intern.bitset(self.lean)},
+                      "lean": self.intern.bitset(self.lean),
+                      # filterRequesterYieldTools (2026.9): never in a cron session
+                      "cron_drop": self.intern.bitset(
+                          self.names_mask(self.target.cron_session_drop))},
             "gates": self.gates,
             "agents": agents, "agent_records": records,
             "apply_patch": {"bit": self.index.get("apply_patch", -1),

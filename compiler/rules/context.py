@@ -120,6 +120,12 @@ def subagent_depth(key: str | None) -> int:
     return len(_SUBAGENT_MARK.findall(rest if agent is not None else lower))
 
 
+def is_cron_session(key: str | None) -> bool:
+    """2026.9 ``isCronSessionKey``: an agent key whose rest starts with ``cron:``."""
+    agent, rest = _agent_part(js_trim(key or "").lower())
+    return agent is not None and rest.startswith("cron:")
+
+
 def _agent_part(lower: str) -> tuple[str | None, str]:
     """``parseAgentSessionKey``: empty segments dropped, at least ``agent:ID:REST``."""
     parts = [p for p in lower.split(":") if p]

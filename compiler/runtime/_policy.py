@@ -218,6 +218,7 @@ def _agent_at(index: int) -> AgentRecord:
 _ALWAYS: Final = _bits(_T["masks"]["always"])
 _CORE: Final = _bits(_T["masks"]["core"]) if "core" in _T["masks"] else 0
 _LEAN: Final = _bits(_T["masks"]["lean"]) if "lean" in _T["masks"] else 0
+_CRON_DROP: Final = _bits(_T["masks"]["cron_drop"]) if "cron_drop" in _T["masks"] else 0
 _NON_OPTIONAL: Final = _bits(_T["masks"]["non_optional"])
 _NON_OWNER: Final = _bits(_T["masks"]["non_owner"])
 _AGENTS: Final[dict[str, int]] = _T["agents"]
@@ -387,6 +388,7 @@ class _Session(NamedTuple):
     group: str | None
     is_subagent: bool
     depth: int  # ``:subagent:`` markers (2026.9: ``(^|:)subagent:`` after ``agent:ID:``)
+    cron: bool = False  # an ``agent:ID:cron:...`` key (2026.9 isCronSessionKey)
 
 
 _NO_SESSION: Final = _Session(None, None, None, False, 0)
@@ -469,7 +471,7 @@ def _parse_session(key: str) -> _Session:
         depth = len(_SUBAGENT_MARK.findall(rest if rest is not None else lower))
     else:
         depth = lower.count(":subagent:")
-    return _Session(agent, channel, group, is_sub, depth)
+    return _Session(agent, channel, group, is_sub, depth, bool(rest and rest.startswith("cron:")))
 
 
 def _session(key: str) -> _Session:
@@ -897,6 +899,8 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
         stacks.append(_SUBAGENT_LEAF if leaf else _SUBAGENT_NONLEAF)
 
     bits = _admitted(present, stacks, record.lean)
+    if session.cron:
+        bits &= ~_CRON_DROP  # filterRequesterYieldTools (2026.9; empty mask elsewhere)
     for stack in stacks:
         bits &= stack.fixed
         for witness, allow_pass, deny_pass in stack.layers:

@@ -51,6 +51,7 @@ from ..rules.context import (
     Context,
     SessionInfo,
     group_context,
+    is_cron_session,
     parse_session_key,
     subagent_depth,
 )
@@ -303,6 +304,12 @@ class ReferenceInterpreter:
                                    or None, explicit, admission)
         if local_model_lean(self.r, agent):
             self.lean(inventory, agent, steps)
+        if self.r.target.cron_session_drop and is_cron_session(ctx.session_key):
+            for name in self.r.target.cron_session_drop:
+                if name in inventory and inventory[name].kept:
+                    inventory[name] = Decision(
+                        kept=False, reason="a cron session: OpenClaw never gives it this tool "
+                        "(filterRequesterYieldTools)", entry=inventory[name].entry)
         present = [t for t in self.r.tools if inventory[t.name].kept]
         if ctx.sender_is_owner is not True:
             for t in present:

@@ -100,6 +100,8 @@ class Target:
     # experimental.localModelLean (2026.9 filterLocalModelLeanTools): the tools it drops unless
     # an allow list outside the profiles names them (empty: no such rule)
     local_model_lean_tools: tuple[str, ...] = ()
+    # filterRequesterYieldTools: tools a cron session (`agent:<id>:cron:...`) never gets
+    cron_session_drop: tuple[str, ...] = ()
 
     # -- renames from the previous target (migrate) -----------------------------------------
     renames: Mapping[str, str]
@@ -205,6 +207,7 @@ _SWITCHES: dict[str, dict[str, Any]] = {
         # local-model-lean LOCAL_MODEL_LEAN_DENY_TOOL_NAMES
         local_model_lean_tools=("browser", "automations", "image_generate", "message",
                                 "music_generate", "pdf", "tts", "video_generate"),
+        cron_session_drop=("sessions_yield",),
         renames={"cron": "automations", "image": "view_image"},
         config_keys=CONFIG_KEYS_2026_9,
         config_values=((("tools", "exec", "host"), "auto"),
