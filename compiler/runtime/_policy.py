@@ -812,6 +812,16 @@ def _provider_stacks(
             stacks.append(_stack(chosen))
 
 
+def _subagent_stack(session: _Session, spawn_depth: int | None) -> Stack:
+    """The subagent step's stack: the leaf list from ``maxSpawnDepth`` on."""
+    depth = spawn_depth if spawn_depth is not None else session.depth
+    if _DEPTH_LEADING:  # 2026.9: depth 0 is the main role, never a leaf
+        leaf = depth >= 1 and depth >= _LEAF_DEPTH
+    else:
+        leaf = max(depth, 1) >= _LEAF_DEPTH
+    return _SUBAGENT_LEAF if leaf else _SUBAGENT_NONLEAF
+
+
 def _admitted(present: int, stacks: list[Stack], lean: bool) -> int:
     """The present tools the request's allow lists let exist before any layer filters:
     optional plugin tools only when mentioned (2026.9: plugin tools as
@@ -891,12 +901,7 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     if sandboxed is True:
         stacks.append(record.sandbox)
     if session.is_subagent or (spawn_depth or 0) >= 1:
-        depth = spawn_depth if spawn_depth is not None else session.depth
-        if _DEPTH_LEADING:  # 2026.9: depth 0 is the main role, never a leaf
-            leaf = depth >= 1 and depth >= _LEAF_DEPTH
-        else:
-            leaf = max(depth, 1) >= _LEAF_DEPTH
-        stacks.append(_SUBAGENT_LEAF if leaf else _SUBAGENT_NONLEAF)
+        stacks.append(_subagent_stack(session, spawn_depth))
 
     bits = _admitted(present, stacks, record.lean)
     if session.cron:
