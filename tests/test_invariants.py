@@ -8,6 +8,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from toolc.targets import target
 
 from tests.helpers import Engines, engines_for
 from tests.strategies import contexts, contexts_2026_9, definitions, definitions_for
@@ -59,8 +60,14 @@ def subagent_never_gets_its_denied_tools(engines: Engines, data: dict[str, Any],
                                          ctx: dict[str, Any]) -> None:
     sub = data["tools"].get("subagents", {}).get("tools", {})
     explicit = {e.strip().lower() for e in sub.get("allow", []) + sub.get("alsoAllow", [])}
-    denied = (SUBAGENT_DENY - explicit) | {e.strip().lower() for e in sub.get("deny", [])
-                                           if "*" not in e and ":" not in e}
+    configured = {e.strip().lower() for e in sub.get("deny", []) if "*" not in e and ":" not in e}
+    if data.get("openclaw") == "2026.9":
+        # resolveSubagentToolPolicyForSession: the always list stays, whatever allow says
+        # (names the 2026.9 aliases rename, such as cron, are checked under their new name)
+        configured = {"automations" if n == "cron" else n for n in configured}
+        denied = set(target("2026.9").subagent_deny_always) | configured
+    else:
+        denied = (SUBAGENT_DENY - explicit) | configured
     names = set(engines.both(**{**ctx, "session_key": "agent:main:subagent:x"}))
     assert not denied & names, ("subagent deny", ctx)
 

@@ -403,7 +403,11 @@ def analyze(defs: Definitions, diags: Diagnostics) -> Resolved | None:
     for name, (members, pos) in sources.items():
         a.check_names([EntryList(items=tuple(members), pos=pos)], all_names, set(sources),
                       set(), f" in {name}")
-    a.check_names(_all_policy_lists(defs), all_names, set(sources), plugin_ids, "")
+    # the release's policy aliases (2026.9: cron, update_plan) name the tools they stand for
+    aliases = {**target.policy_aliases,
+               **{k: v[0] for k, v in target.policy_expansions.items()}}
+    aliased = {alias for alias, name in aliases.items() if name in all_names}
+    a.check_names(_all_policy_lists(defs), all_names | aliased, set(sources), plugin_ids, "")
     plugin_tools: dict[str, list[str]] = {}
     for tool in tools:
         if tool.plugin:

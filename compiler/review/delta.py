@@ -601,7 +601,7 @@ def _restrict_agents(xs: XState, agents: int) -> XState:
     for aps, o, s, k in xs.members:
         members = [(a, p) for a, p in aps.members if agents >> a & 1]
         if members:
-            sub = type(aps)(aps.inputs, members)
+            sub = type(aps)(aps.inputs, members, aps.lean)
             out.members.append((sub, o, s, k))
     return out
 

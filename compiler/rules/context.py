@@ -107,6 +107,25 @@ def parse_session_key(key: str | None) -> SessionInfo:
                        depth=lower.count(":subagent:"))
 
 
+_SUBAGENT_MARK = re.compile(r"(?:^|:)subagent:")
+
+
+def subagent_depth(key: str | None) -> int:
+    """2026.9 ``getSubagentDepth``: ``(^|:)subagent:`` counted in the part after
+    ``agent:<id>:`` (the whole key when it is not an agent key), lowercased."""
+    lower = js_trim(key or "").lower()
+    if not lower:
+        return 0
+    agent, rest = _agent_part(lower)
+    return len(_SUBAGENT_MARK.findall(rest if agent is not None else lower))
+
+
+def is_cron_session(key: str | None) -> bool:
+    """2026.9 ``isCronSessionKey``: an agent key whose rest starts with ``cron:``."""
+    agent, rest = _agent_part(js_trim(key or "").lower())
+    return agent is not None and rest.startswith("cron:")
+
+
 def _agent_part(lower: str) -> tuple[str | None, str]:
     """``parseAgentSessionKey``: empty segments dropped, at least ``agent:ID:REST``."""
     parts = [p for p in lower.split(":") if p]

@@ -120,9 +120,11 @@ Layer = tuple[int, int, int]  # (witness, allow_pass, deny_pass); witness -1 nev
 
 
 class Stack(NamedTuple):
-    mention: int  # optional plugin tools its allow lists name
+    mention: int  # optional plugin tools its allow lists name (2026.9: plugin tools they admit)
     fixed: int  # the AND of its layers that never strip
     layers: tuple[Layer, ...]  # layers that may strip
+    flags: int = 0  # 2026.9 plugin admission: 1 its allow lists have entries, 2 alsoAllow-only
+    preserve: int = 0  # 2026.9 localModelLean: the lean tools its (non-profile) lists keep
 
 
 class ProviderEntry(NamedTuple):
@@ -138,6 +140,7 @@ class AgentRecord(NamedTuple):
     apply_patch: int  # index into _AP_VARIANTS
     exec_policy: int  # index into _EXEC_VARIANTS
     senders: list[Any] | None  # 2026.9 tools.toolsBySender (an ENTRY), None: no rules
+    lean: bool = False  # experimental.localModelLean (2026.9)
 
 
 _T: Final = json.loads(read_verified("tables.json"))
@@ -145,6 +148,10 @@ TOOL_NAMES: Final[tuple[str, ...]] = tuple(_T["tools"])
 _RAW_BITS: Final[list[str]] = _T["bitsets"]
 _RAW_LAYERS: Final[list[str]] = _T["layers"]
 _RAW_STACKS: Final[list[str]] = _T["stacks"]
+# per stack, its plugin-admission flags (builds for OpenClaw 2026.9 only)
+_RAW_FLAGS: Final[list[int]] = _T.get("stack_flags") or []
+# per stack, the bitset of the lean tools it keeps (builds with localModelLean tools only)
+_RAW_PRESERVE: Final[list[int]] = _T.get("stack_preserve") or []
 _RAW_AGENTS: Final[list[dict[str, Any]]] = _T["agent_records"]
 _BITS: Final[list[int | None]] = [None] * len(_RAW_BITS)
 _STACKS: Final[list[Stack | None]] = [None] * len(_RAW_STACKS)
@@ -173,7 +180,9 @@ def _stack(index: int) -> Stack:
     if stack is None:
         raw = [int(x) for x in _RAW_STACKS[index].split(".")]
         layers = tuple(_layer(i) for i in raw[2:])
-        stack = _STACKS[index] = Stack(_bits(raw[0]), _bits(raw[1]), layers)
+        flags = _RAW_FLAGS[index] if _RAW_FLAGS else 0
+        preserve = _bits(_RAW_PRESERVE[index]) if _RAW_PRESERVE else 0
+        stack = _STACKS[index] = Stack(_bits(raw[0]), _bits(raw[1]), layers, flags, preserve)
     return stack
 
 
@@ -203,12 +212,16 @@ def _agent_at(index: int) -> AgentRecord:
             int(raw["ap"]),
             int(raw["ex"]),
             raw.get("sd"),
+            bool(raw.get("lean", False)),
         )
         _AGENT_RECORDS[index] = record
     return record
 
 
 _ALWAYS: Final = _bits(_T["masks"]["always"])
+_CORE: Final = _bits(_T["masks"]["core"]) if "core" in _T["masks"] else 0
+_LEAN: Final = _bits(_T["masks"]["lean"]) if "lean" in _T["masks"] else 0
+_CRON_DROP: Final = _bits(_T["masks"]["cron_drop"]) if "cron_drop" in _T["masks"] else 0
 _NON_OPTIONAL: Final = _bits(_T["masks"]["non_optional"])
 _NON_OWNER: Final = _bits(_T["masks"]["non_owner"])
 _AGENTS: Final[dict[str, int]] = _T["agents"]
@@ -271,6 +284,11 @@ def _channel(name: str) -> dict[str, Any] | None:
     return channel
 
 
+# The OpenClaw release's rule switches (toolc.targets; absent in older builds: 2026.3).
+# plugin_admission: plugin tools are admitted as 2026.9's createPluginToolAllowlist decides;
+# subagent_depth_counts_leading: 2026.9's getSubagentDepth, and depth 0 is no leaf.
+_PLUGIN_ADMISSION: Final = bool((_T.get("target") or {}).get("plugin_admission", False))
+_DEPTH_LEADING: Final = bool((_T.get("target") or {}).get("subagent_depth_counts_leading", False))
 _SUBAGENT_NONLEAF: Final = _stack(_T["subagent"]["stacks"][0])
 _SUBAGENT_LEAF: Final = _stack(_T["subagent"]["stacks"][1])
 _LEAF_DEPTH: Final = max(1, int(_T["subagent"]["max_spawn_depth"]))
@@ -304,6 +322,7 @@ _ID_OK: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 _ID_BAD_RUN: Final = re.compile(r"[^a-z0-9_-]+")
 _TELEGRAM_CHAT: Final = re.compile(r"-?[0-9]+")
 _TELEGRAM_TOPIC: Final = re.compile(r"[0-9]+")
+_SUBAGENT_MARK: Final = re.compile(r"(?:^|:)subagent:")
 _CHANNEL_ALIASES: Final = {
     "imsg": "imessage",
     "internet-relay-chat": "irc",
@@ -387,7 +406,8 @@ class _Session(NamedTuple):
     channel: str | None
     group: str | None
     is_subagent: bool
-    depth: int
+    depth: int  # ``:subagent:`` markers (2026.9: ``(^|:)subagent:`` after ``agent:ID:``)
+    cron: bool = False  # an ``agent:ID:cron:...`` key (2026.9 isCronSessionKey)
 
 
 _NO_SESSION: Final = _Session(None, None, None, False, 0)
@@ -642,7 +662,11 @@ def _parse_session(key: str) -> _Session:
         agent, rest = _JS_TRIM.sub("", parts[1]), ":".join(parts[2:])
     is_sub = lower.startswith("subagent:") or (rest is not None and rest.startswith("subagent:"))
     channel, group = _group_context(raw)
-    return _Session(agent, channel, group, is_sub, lower.count(":subagent:"))
+    if _DEPTH_LEADING:
+        depth = len(_SUBAGENT_MARK.findall(rest if rest is not None else lower))
+    else:
+        depth = lower.count(":subagent:")
+    return _Session(agent, channel, group, is_sub, depth, bool(rest and rest.startswith("cron:")))
 
 
 def _session(key: str) -> _Session:
@@ -1056,6 +1080,30 @@ def _provider_stacks(
             stacks.append(_stack(chosen))
 
 
+def _admitted(present: int, stacks: list[Stack], lean: bool) -> int:
+    """The present tools the request's allow lists let exist before any layer filters:
+    optional plugin tools only when mentioned (2026.9: plugin tools as
+    createPluginToolAllowlist admits them), minus the localModelLean drops."""
+    mention = flags = 0
+    for stack in stacks:
+        mention |= stack.mention
+        flags |= stack.flags
+    if _PLUGIN_ADMISSION:
+        # createPluginToolAllowlist: the plugin tools some allow list admits; the other
+        # non-optional ones too while no list has entries or one is alsoAllow-only
+        defaults = not flags & 1 or bool(flags & 2)
+        bits = present & (mention | (_NON_OPTIONAL if defaults else _CORE))
+    else:
+        bits = present & (_NON_OPTIONAL | mention)
+    if lean:
+        # filterLocalModelLeanTools: the lean tools no allow list outside the profiles keeps
+        preserve = 0
+        for stack in stacks:
+            preserve |= stack.preserve
+        bits &= ~(_LEAN & ~preserve)
+    return bits
+
+
 def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     *,
     agent_id: str | None = None,
@@ -1125,10 +1173,9 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     if subagent is not None:
         stacks.append(subagent)
 
-    mention = 0
-    for stack in stacks:
-        mention |= stack.mention
-    bits = present & (_NON_OPTIONAL | mention)
+    bits = _admitted(present, stacks, record.lean)
+    if session.cron:
+        bits &= ~_CRON_DROP  # filterRequesterYieldTools (2026.9; empty mask elsewhere)
     for stack in stacks:
         bits &= stack.fixed
         for witness, allow_pass, deny_pass in stack.layers:
@@ -1148,7 +1195,11 @@ def _subagent_stack(
     if not (key_sub or (spawn_depth or 0) >= 1):
         return None
     depth = spawn_depth if spawn_depth is not None else key_depth
-    return _SUBAGENT_LEAF if max(depth, 1) >= _LEAF_DEPTH else _SUBAGENT_NONLEAF
+    if _DEPTH_LEADING:  # 2026.9: depth 0 is the main role, never a leaf
+        leaf = depth >= 1 and depth >= _LEAF_DEPTH
+    else:
+        leaf = max(depth, 1) >= _LEAF_DEPTH
+    return _SUBAGENT_LEAF if leaf else _SUBAGENT_NONLEAF
 
 
 def _requester_stacks(

@@ -42,6 +42,7 @@ from ..rules.context import (
     SessionInfo,
     group_context,
     parse_session_key,
+    subagent_depth,
 )
 from ..rules.names import (
     group_candidates,
@@ -70,6 +71,7 @@ class Record(NamedTuple):
     bp: dict[str, list[int]]
     sandbox: int
     ap: int
+    lean: bool = False  # experimental.localModelLean (2026.9)
 
 
 class TablesView:
@@ -98,8 +100,14 @@ class TablesView:
         self.agent_ids = tuple(selection["ids"]) or ("main",)
         self.always = self.bits(masks["always"])
         self.agents: dict[str, int] = dict(data["agents"])
-        self.records = [Record(r["stack"], r["bp"], r["sandbox"], int(r["ap"]))
+        self.records = [Record(r["stack"], r["bp"], r["sandbox"], int(r["ap"]),
+                               bool(r.get("lean", False)))
                         for r in data["agent_records"]]
+        # localModelLean (2026.9): the lean tools, and per stack those its lists keep. A
+        # stack's kept lean tools join its mention: for a lean agent they are visible only
+        # where some layer keeps them, as optional tools are where some layer names them
+        self.lean = self.bits(masks["lean"]) if "lean" in masks else 0
+        self._raw_preserve: list[int] = data.get("stack_preserve") or []
         self.global_bp: dict[str, list[int]] = dict(data["global_bp"])
         self.provider_profiles: list[list[int]] = data["provider_profiles"]
         self.gates = [(self.bits(g["bits"]), _keyset(g["providers"]), _keyset(g["models"]),
@@ -115,6 +123,9 @@ class TablesView:
         sub = data["subagent"]
         self.subagent: tuple[int, int] = (int(sub["stacks"][0]), int(sub["stacks"][1]))
         self.leaf_depth = max(1, int(sub["max_spawn_depth"]))
+        # 2026.9 getSubagentDepth (toolc.targets: subagent_depth_counts_leading)
+        self.depth_leading = bool((data.get("target") or {}).get(
+            "subagent_depth_counts_leading", False))
         self._present: dict[tuple[Any, ...], int] = {}
         self._witnesses: int | None = None
         self._bp_index: dict[str, frozenset[int]] | None = None
@@ -159,8 +170,10 @@ class TablesView:
             for i in raw[2:]:
                 w, a, d = (int(x) for x in self._raw_layers[i].split("."))
                 layers.append((-1 if w < 0 else self.bits(w), self.bits(a), self.bits(d)))
-            stack = self._stacks[index] = Stack(self.bits(raw[0]), self.bits(raw[1]),
-                                                tuple(layers))
+            mention = self.bits(raw[0])
+            if self._raw_preserve:
+                mention |= self.bits(self._raw_preserve[index])
+            stack = self._stacks[index] = Stack(mention, self.bits(raw[1]), tuple(layers))
         return stack
 
     def bp_index(self) -> dict[str, frozenset[int]]:
@@ -519,7 +532,8 @@ class ClassSpace:
         prov = self._provider_index[tuple(self._provider_sig(v, provider, model)
                                           for v in self.views)]
         is_sub = session.is_subagent or (ctx.spawn_depth or 0) >= 1
-        depth = ctx.spawn_depth if ctx.spawn_depth is not None else session.depth
+        depth = ctx.spawn_depth if ctx.spawn_depth is not None else (
+            subagent_depth(ctx.session_key) if self.views[0].depth_leading else session.depth)
         sub = self._depth_index[min(max(depth, 1), len(self._depth_index) - 1)] if is_sub \
             else self._depth_index[0]
         sandboxed = tuple(ctx.sandboxed is True or derive_sandboxed(v.sandbox_modes,

@@ -35,9 +35,14 @@ from ..pipeline.policy import (
     apply_patch_model_ok,
     is_leaf,
     is_owner_only,
+    lean_patterns,
+    local_model_lean,
     mentioned_names,
     owner_removes,
+    pattern_match,
     pick_policy,
+    policy_name,
+    policy_names,
     profile_policy,
     provider_keys,
     sandbox_modes,
@@ -51,6 +56,7 @@ from ..rules.context import (
     SessionInfo,
     delivery_channel,
     group_context,
+    is_cron_session,
     parse_session_key,
     subagent9,
     trusted_group,
@@ -144,6 +150,44 @@ class _Step:
     lists: tuple[PolicyList, ...] = ()
     notes: tuple[Note, ...] = ()
     skip: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Admission:
+    """2026.9's load-time plugin lists: every step's normalized allow entries (an implicit
+    ``*`` from alsoAllow excluded), whether the defaults are included (no entry at all, or
+    an alsoAllow-only list), and every deny entry."""
+
+    entries: frozenset[str]
+    defaults: bool
+    deny: tuple[tuple[str, Entry], ...]
+
+    def allows(self, t: ToolDef) -> bool:
+        """createPluginToolAllowlist().allowsTool: ``*``, group:plugins or the plugin id;
+        or the tool's name by exact name or glob (core groups are not expanded)."""
+        plugin = normalize_tool_name(t.plugin or "")
+        if {"*", PLUGINS_GROUP, plugin} & self.entries:
+            return True
+        name = normalize_tool_name(t.name)
+        return any(pattern_match(e, name) for e in self.entries)
+
+    def decide(self, t: ToolDef, origin: Entry) -> Decision:
+        plugin = normalize_tool_name(t.plugin or "")
+        for pattern, entry in self.deny:
+            if pattern_match(pattern, plugin) or pattern_match(pattern, PLUGINS_GROUP):
+                return Decision(kept=False, reason=f'plugin {t.plugin} is not loaded: deny '
+                                f'entry "{entry.text}" matches it', entry=entry, rule="deny")
+        if self.allows(t):
+            return Decision(kept=True, reason="present", entry=origin)
+        if t.optional:
+            return Decision(kept=False, reason="optional plugin tool: no allow list names "
+                            "it, its plugin, group:plugins or a pattern matching it",
+                            entry=origin)
+        if self.defaults:
+            return Decision(kept=True, reason="present", entry=origin)
+        return Decision(kept=False, reason="plugin tool not loaded: allow lists exist and none "
+                        "names it, its plugin, group:plugins or a pattern matching it (a core "
+                        "group does not load a plugin tool)", entry=origin)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -275,9 +319,18 @@ class ReferenceInterpreter:
         explicit: set[str] = set()
         for step in steps:
             explicit |= mentioned_names(step.policy)
+        admission = self.admission(steps) if self.r.target.optional_admitted_by_wildcard else None
         # Availability and the message-provider filter see the explicit message channel only.
         inventory = self.inventory(agent, provider, model, normalize_key(ctx.message_provider)
-                                   or None, explicit)
+                                   or None, explicit, admission)
+        if local_model_lean(self.r, agent):
+            self.lean(inventory, agent, steps)
+        if self.r.target.cron_session_drop and is_cron_session(ctx.session_key):
+            for name in self.r.target.cron_session_drop:
+                if name in inventory and inventory[name].kept:
+                    inventory[name] = Decision(
+                        kept=False, reason="a cron session: OpenClaw never gives it this tool "
+                        "(filterRequesterYieldTools)", entry=inventory[name].entry)
         present = [t for t in self.r.tools if inventory[t.name].kept]
         if owner_removes(self.r, ctx.sender_is_owner):
             why = ("owner-only; the sender is known not to be the owner (sender_is_owner=False)"
@@ -370,7 +423,10 @@ class ReferenceInterpreter:
         key_sub, key_depth = (subagent9(ctx.session_key) if self.r.target.subagent_key_rules
                               else (session.is_subagent, session.depth))
         is_sub = key_sub or (ctx.spawn_depth or 0) >= 1
-        depth = max(ctx.spawn_depth if ctx.spawn_depth is not None else key_depth, 1)
+        depth = ctx.spawn_depth if ctx.spawn_depth is not None else key_depth
+        if not self.r.target.subagent_depth_counts_leading:
+            depth = max(depth, 1)
+        # (2026.9: the stored depth, else getSubagentDepth; 0 is the `main` role)
         steps.append(self.subagent_step(depth) if is_sub else _Step(
             label="subagent tools.allow", layer="subagent", policy=None, strips=False,
             skip="not a subagent session"))
@@ -395,13 +451,22 @@ class ReferenceInterpreter:
         if entry is None:
             return _Step(label=label, layer=layer, policy=None, strips=True, skip=none)
         profile = self.r.defs.profiles.get(entry.text)
-        policy = profile_policy(profile, also[0])
+        policy = profile_policy(profile, also[0],
+                                full_allows_all=self.r.target.full_profile_allows_all)
         step = _Step(label=f"{label} ({entry.text})", layer=f"{layer} {entry.text}",
                      policy=policy, strips=True,
                      skip=f'profile "{entry.text}" restricts nothing')
         if not self.trace or profile is None:
             return step
         pw = f"profiles.{key_text(entry.text)}"
+        if policy is not None and profile.allow is None and profile.deny is None and (
+                policy.allow):
+            # 2026.9's `full` profile: OpenClaw's own allow ["*"]
+            return replace(step, lists=(
+                PolicyList(label=f'{pw} (OpenClaw\'s allow ["*"] for "full")', kind="allow",
+                           pos=profile.pos, entries=policy.allow[:1]),
+                *_entry_list(also[1], "alsoAllow", also[0])),
+                notes=(Note(text=f'profile "{entry.text}" from {where}', pos=entry.pos),))
         return replace(step, lists=(*_entry_list(f"{pw}.allow", "allow", profile.allow),
                                     *_entry_list(also[1], "alsoAllow", also[0]),
                                     *_entry_list(f"{pw}.deny", "deny", profile.deny)),
@@ -616,20 +681,66 @@ class ReferenceInterpreter:
                               f'{where}.groups, which has no "*" group')
         return GroupMatch(block=None, skip=f'neither group {tried} nor the "*" group of '
                           f"{where}.groups has tools or a rule for this sender")
+    def lean(self, inventory: dict[str, Decision], agent: AgentDef | None,
+             steps: Sequence[_Step]) -> None:
+        """2026.9 filterLocalModelLeanTools: with ``experimental.localModelLean`` on, the
+        release's lean list is dropped from the inventory, except tools an allow list outside
+        the profile steps names (by name, group or glob)."""
+        keep = lean_patterns(self.r, [s.policy for s in steps if not s.layer.startswith(
+            ("profile", "provider profile"))])
+        where = (f"agents.{key_text(agent.id)}.experimental" if agent is not None
+                 and agent.local_model_lean is not None else "agents.defaults.experimental")
+        for t in self.r.tools:
+            name = policy_name(self.r, normalize_tool_name(t.name))
+            if (name in self.r.target.local_model_lean_tools and inventory[t.name].kept
+                    and not any(pattern_match(p, name) for p in keep)):
+                inventory[t.name] = Decision(
+                    kept=False, reason=f"{where}.localModelLean drops it: no allow list outside "
+                    "the profiles names it", entry=Entry(text=t.name, pos=t.pos))
+
+    def admission(self, steps: Sequence[_Step]) -> Admission:
+        """2026.9's load-time plugin allow and deny lists (collectExplicitAllowlist and
+        collectExplicitDenylist over every step's policy; createPluginToolAllowlist)."""
+        entries: set[str] = set()
+        defaults = False
+        deny: list[tuple[str, Entry]] = []
+        for step in steps:
+            policy = step.policy
+            if policy is None:
+                continue
+            for e in policy.allow or ():
+                name = policy_name(self.r, e.name)
+                if name and not (name == "*" and policy.implicit_star):
+                    entries.add(name)
+            defaults = defaults or policy.implicit_star
+            deny += [(policy_name(self.r, e.name), e) for e in policy.deny or () if e.name]
+        return Admission(entries=frozenset(entries), defaults=defaults or not entries,
+                         deny=tuple(deny))
 
     def inventory(self, agent: AgentDef | None, provider: str | None, model: str | None,
-                  channel: str | None, explicit: set[str]) -> dict[str, Decision]:
+                  channel: str | None, explicit: set[str], admission: Admission | None = None
+                  ) -> dict[str, Decision]:
         applypatch = apply_patch_config(self.r, agent.tools if agent else None)
         where = (f"agents.{key_text(agent.id)}.tools" if agent and agent.tools
                  and agent.tools.apply_patch_set else "tools")
-        return {t.name: self.present(t, provider, model, channel, explicit, applypatch, where)
+        return {t.name: self.present(t, provider, model, channel, explicit, applypatch, where,
+                                     admission)
                 for t in self.r.tools}
 
     def present(self, t: ToolDef, provider: str | None, model: str | None,
                 channel: str | None, explicit: set[str],
-                applypatch: tuple[bool, tuple[str, ...] | None], where: str = "tools"
-                ) -> Decision:
+                applypatch: tuple[bool, tuple[str, ...] | None], where: str = "tools",
+                admission: Admission | None = None) -> Decision:
         origin = Entry(text=t.name, pos=t.pos)
+        target = self.r.target
+        if channel is not None and channel in target.message_provider_allow and (
+                t.name not in target.message_provider_allow[channel]):
+            return Decision(kept=False, reason=f"not available on channel {channel} (OpenClaw "
+                            f"lets only {', '.join(target.message_provider_allow[channel])} "
+                            "through there)", entry=origin)
+        if channel is not None and t.name in target.message_provider_deny.get(channel, ()):
+            return Decision(kept=False, reason=f"not available on channel {channel}",
+                            entry=origin)
         av = t.availability
         if av and av.providers is not None and provider not in av.providers:
             return Decision(kept=False, reason=f"not available for provider {provider}",
@@ -645,11 +756,14 @@ class ReferenceInterpreter:
         if t.name == "apply_patch":
             enabled, models = applypatch
             if not enabled:
-                return Decision(kept=False, reason=f"{where}.exec.applyPatch.enabled is not "
-                                "true", entry=origin)
+                return Decision(kept=False, reason=f"{where}.exec.applyPatch.enabled is "
+                                + ("false" if target.apply_patch == "default-on"
+                                   else "not true"), entry=origin)
             if not apply_patch_model_ok(models, provider, model):
                 return Decision(kept=False, reason=f"model {model} is not in {where}.exec."
                                 "applyPatch.allowModels", entry=origin)
+        if admission is not None and t.plugin:
+            return admission.decide(t, origin)
         if t.optional and not ({t.name, PLUGINS_GROUP, t.plugin} & explicit):
             return Decision(kept=False, reason="optional plugin tool not named by any allow "
                             "list", entry=origin)
@@ -676,8 +790,10 @@ class ReferenceInterpreter:
                 continue
             allow = step.policy.allow
             if step.strips and allow:
-                allow, warning = self.strip(step, allow, core, by_plugin, plugin_tools)
-                trace.stripped = allow is None
+                kept_allow, warning = self.strip(step, allow, core, by_plugin, plugin_tools)
+                if not self.r.target.plugin_only_allowlist_restricts:
+                    allow = kept_allow
+                    trace.stripped = allow is None
                 if warning:
                     warnings.append(warning)
             allow_p = self.patterns(self.expand_plugins(allow or (), by_plugin, plugin_tools))
@@ -685,7 +801,7 @@ class ReferenceInterpreter:
                                                        plugin_tools))
             kept = []
             for name in names:
-                decision = _decide(name, allow_p, deny_p)
+                decision = _decide(name, allow_p, deny_p, self.r.target.apply_patch_implied_by)
                 trace.decisions[name] = decision
                 if decision.kept:
                     kept.append(name)
@@ -714,6 +830,12 @@ class ReferenceInterpreter:
         if has_core:
             return allow, (f"tools: {step.label} allowlist contains unknown entries "
                            f"({', '.join(unknown)})." if unknown else None)
+        if self.r.target.plugin_only_allowlist_restricts:
+            # 2026.9 applyToolPolicyPipeline: the list restricts as written; only the
+            # unknown entries are reported (analyzeAllowlistByToolType)
+            return allow, (f"tools: {step.label} allowlist contains unknown entries "
+                           f"({', '.join(unknown)}). These entries won't match any tool "
+                           "unless the plugin is enabled." if unknown else None)
         detail = f" Unknown entries: {', '.join(unknown)}." if unknown else ""
         return None, (f"tools: {step.label} allowlist has no core tool entries; ignoring it so "
                       f"core tools remain available.{detail} Use alsoAllow for additive plugin "
@@ -723,27 +845,27 @@ class ReferenceInterpreter:
                        plugin_tools: list[str]) -> list[tuple[str, Entry]]:
         out: list[tuple[str, Entry]] = []
         for e in entries:
-            name = e.name
-            if name == PLUGINS_GROUP and plugin_tools:
-                out.extend((n, e) for n in plugin_tools)
-            elif name in by_plugin:
-                out.extend((n, e) for n in by_plugin[name])
-            else:
-                out.append((name, e))
+            for name in policy_names(self.r, e.name):
+                if name == PLUGINS_GROUP and plugin_tools:
+                    out.extend((n, e) for n in plugin_tools)
+                elif name in by_plugin:
+                    out.extend((n, e) for n in by_plugin[name])
+                else:
+                    out.append((name, e))
         return out
 
     def patterns(self, items: list[tuple[str, Entry]]) -> list[tuple[re.Pattern[str], Entry]]:
         out = []
         for name, origin in items:
             for member in self.r.groups.get(name, (name,)):
-                m = normalize_tool_name(member)
+                m = policy_name(self.r, normalize_tool_name(member))
                 if m:
                     out.append((_compile(m), origin))
         return out
 
 
 def _decide(name: str, allow: list[tuple[re.Pattern[str], Entry]],
-            deny: list[tuple[re.Pattern[str], Entry]]) -> Decision:
+            deny: list[tuple[re.Pattern[str], Entry]], implied_by: str = "exec") -> Decision:
     for pattern, origin in deny:
         if pattern.match(name):
             return Decision(kept=False, reason=f'denied by "{origin.text}"', entry=origin,
@@ -755,10 +877,12 @@ def _decide(name: str, allow: list[tuple[re.Pattern[str], Entry]],
             return Decision(kept=True, reason=f'allowed by "{origin.text}"', entry=origin,
                             rule="allow")
     if name == "apply_patch":
+        # createToolPolicyMatcher: an allow list matching `write` (2026.9; `exec` in 2026.3)
+        # also allows apply_patch
         for pattern, origin in allow:
-            if pattern.match("exec"):
-                return Decision(kept=True, reason=f'allowed because "{origin.text}" allows exec',
-                                entry=origin, rule="exec")
+            if pattern.match(implied_by):
+                return Decision(kept=True, reason=f'allowed because "{origin.text}" allows '
+                                f"{implied_by}", entry=origin, rule="exec")
     return Decision(kept=False, reason="not in the allow list", rule="closed")
 
 

@@ -13,6 +13,7 @@ travel in the build as data (:meth:`Target.runtime_rules`, written into ``tables
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections.abc import Mapping
@@ -60,7 +61,19 @@ class Target:
 
     # -- plugins ---------------------------------------------------------------------------
     plugin_only_allowlist_restricts: bool  # False: stripped with a warning (2026.3, D3)
-    optional_admitted_by_wildcard: bool  # `*`, globs and the `full` profile admit optional
+    # True: plugin tools are admitted at load time as createPluginToolAllowlist decides
+    # (2026.9): optional ones by `*`, globs, the plugin id, their name or group:plugins in any
+    # allow list; non-optional ones likewise once some allow list has entries (a core group
+    # never admits); a deny matching the plugin id (or group:plugins) drops the plugin.
+    # False: optional ones only when an allow list names them, their plugin or group:plugins.
+    optional_admitted_by_wildcard: bool
+
+    # -- the pipeline's steps and name matching ---------------------------------------------
+    # extra whole-name aliases of normalizeToolPolicyName beyond bash/apply-patch
+    policy_aliases: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # expandShippedCoreToolPolicyNames: a policy entry that stands for these names
+    policy_expansions: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    full_profile_allows_all: bool = False  # a `full` profile without lists is allow `*`
 
     # -- groups and senders ----------------------------------------------------------------
     group_id_needs_session: bool  # a caller's groupId counts only when the session names it
@@ -85,6 +98,25 @@ class Target:
     sandbox_default_deny: tuple[str, ...]
     sandbox_also_allow: bool  # sandbox.tools.alsoAllow
     sandbox_allow_lifts_default_deny: bool  # an explicit allow removes it from the default deny
+    sandbox_image_tool: str = "image"  # joins a non-empty sandbox allow list (expandResolved...)
+    sandbox_image_deny_follows: bool = False  # a deny matching `image` also denies view_image
+
+    # -- subagents (more) --------------------------------------------------------------------
+    # True: the depth of a key counts `(?:^|:)subagent:` in the part after `agent:<id>:`
+    # (2026.9 getSubagentDepth); False: `:subagent:` in the whole key (2026.3 toolc)
+    subagent_depth_counts_leading: bool = False
+
+    # -- message provider (filterToolsByMessageProvider) ----------------------------------------
+    message_provider_tables: bool = False  # the release's tables apply (from its data)
+    message_provider_allow: Mapping[str, tuple[str, ...]] = dataclasses.field(
+        default_factory=dict)
+    message_provider_deny: Mapping[str, tuple[str, ...]] = dataclasses.field(
+        default_factory=dict)
+    # experimental.localModelLean (2026.9 filterLocalModelLeanTools): the tools it drops unless
+    # an allow list outside the profiles names them (empty: no such rule)
+    local_model_lean_tools: tuple[str, ...] = ()
+    # filterRequesterYieldTools: tools a cron session (`agent:<id>:cron:...`) never gets
+    cron_session_drop: tuple[str, ...] = ()
 
     # -- renames from the previous target (migrate) -----------------------------------------
     renames: Mapping[str, str]
@@ -119,7 +151,10 @@ class Target:
                 "slash_model_is_prefixed": self.slash_model_is_prefixed,
                 "generic_group_resolver": self.generic_group_resolver,
                 "subagent_key_rules": self.subagent_key_rules,
-                "request_channel_aliases": dict(self.request_channel_aliases)}
+                "request_channel_aliases": dict(self.request_channel_aliases),
+                "plugin_admission": self.optional_admitted_by_wildcard,
+                "local_model_lean": bool(self.local_model_lean_tools),
+                "subagent_depth_counts_leading": self.subagent_depth_counts_leading}
 
 
 @functools.cache
@@ -182,6 +217,20 @@ _SWITCHES: dict[str, dict[str, Any]] = {
                                  "zl": "zalo", "zlu": "zalouser"},
         sandbox_also_allow=True,
         sandbox_allow_lifts_default_deny=True,
+        # engB: the 2026.9 build-time layer rules (see the field comments)
+        sandbox_image_tool="view_image",
+        sandbox_image_deny_follows=True,
+        subagent_depth_counts_leading=True,
+        message_provider_tables=True,
+        # tool-policy-shared TOOL_NAME_ALIASES; tool-policy expandShippedCoreToolPolicyNames
+        policy_aliases={"cron": "automations"},
+        policy_expansions={"update_plan": ("progress_card",),
+                           "canvas": ("canvas", "show_widget")},
+        full_profile_allows_all=True,
+        # local-model-lean LOCAL_MODEL_LEAN_DENY_TOOL_NAMES
+        local_model_lean_tools=("browser", "automations", "image_generate", "message",
+                                "music_generate", "pdf", "tts", "video_generate"),
+        cron_session_drop=("sessions_yield",),
         renames={"cron": "automations", "image": "view_image"},
         config_keys=CONFIG_KEYS_2026_9,
         config_values=((("tools", "exec", "host"), "auto"),
@@ -206,7 +255,19 @@ def _from_data(key: str) -> Target:
                   subagent_deny_leaf=tuple(data["subagentDeny"]["leaf"]),
                   default_max_spawn_depth=int(data["maxSpawnDepth"]),
                   sandbox_default_allow=tuple(data["sandbox"]["allow"]),
-                  sandbox_default_deny=tuple(data["sandbox"]["deny"]))
+                  sandbox_default_deny=tuple(data["sandbox"]["deny"]),
+                  **_message_provider_tables(key, data))
+
+
+def _message_provider_tables(key: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    """filterToolsByMessageProvider's tables, for a target that applies them as data (2026.3
+    keeps them in the catalog's ``excludeChannels``)."""
+    if not _SWITCHES[key].get("message_provider_tables"):
+        return {}
+    return {"message_provider_allow": {k: tuple(v) for k, v in
+                                       (data.get("messageProviderAllow") or {}).items()},
+            "message_provider_deny": {k: tuple(v) for k, v in
+                                      (data.get("messageProviderDeny") or {}).items()}}
 
 
 KEYS = tuple(_SWITCHES)
