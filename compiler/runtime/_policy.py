@@ -457,7 +457,6 @@ class _Session9(NamedTuple):
 
 
 _NO_SESSION9: Final = _Session9("missing", None, None, (), None, False, 0)
-_SUBAGENT_MARK: Final = re.compile(r"(?:^|:)subagent:")
 _SESSIONS9: dict[str, _Session9] = {}
 _TOPIC_SENDER: Final = re.compile(r"^(.+):topic:([^:]+):sender:([^:]+)$", re.I | re.S)
 _TOPIC: Final = re.compile(r"^(.+):topic:([^:]+)$", re.I | re.S)

@@ -247,10 +247,10 @@ NEWEST_KEY = "2026.9"  # what init, import-openclaw and migrate write
 def _from_data(key: str) -> Target:
     data = json.loads(resources.files(__name__).joinpath(f"data/openclaw-{key}.json")
                       .read_text(encoding="utf-8"))
-    switches = _SWITCHES[key]
-    names = () if "owner_only_names" in switches else tuple(data["ownerOnly"])
+    switches: dict[str, Any] = dict(_SWITCHES[key])
+    # 2026.9 denies its owner-only set by name; 2026.3 reads the catalog's flags only
+    switches.setdefault("owner_only_names", tuple(data["ownerOnly"]))
     return Target(key=key, release=str(data["release"]), **switches,
-                  **({} if "owner_only_names" in switches else {"owner_only_names": names}),
                   subagent_deny_always=tuple(data["subagentDeny"]["always"]),
                   subagent_deny_leaf=tuple(data["subagentDeny"]["leaf"]),
                   default_max_spawn_depth=int(data["maxSpawnDepth"]),
