@@ -139,7 +139,10 @@ def _rule(step: StepTrace, d: Decision) -> tuple[str, Pos | None, tuple[Detail, 
         if lst is not None and lst.kind == "alsoAllow" and e.text == "*" and e.pos == lst.pos:
             rule = f"{label} without an allow list keeps every tool"
         elif d.rule == "exec":
-            rule = f'allowed by "{e.text}" in {label}, which allows exec (apply_patch follows)'
+            # the tool whose allowance carries apply_patch (the target's: exec or write)
+            implied = d.reason.rsplit(" allows ", 1)[-1]
+            rule = (f'allowed by "{e.text}" in {label}, which allows {implied} (apply_patch '
+                    "follows)")
         else:
             rule = f'{"denied" if d.rule == "deny" else "allowed"} by "{e.text}" in {label}'
         # a kept tool also passed the deny lists: show them, they are part of the answer

@@ -57,6 +57,9 @@ def resolve(build_dir: Path, defs: Path | None, engine: str | None, as_json: boo
 
     Warns on stderr when the build is stale relative to the definitions (when both exist)
     and when the request names an agent, channel, account or group that is not declared.
+    Exits 1 with AgentSelectionRequiredError when the definitions follow OpenClaw 2026.9 and
+    cannot choose the request's agent (several agents, none default: true, and neither
+    --agent nor an agent:<id>: session key; or --agent and the session key's agent differ).
 
     \b
     Examples:
@@ -116,7 +119,8 @@ def explain(build_dir: Path | None, defs: Path | None, as_json: bool, tool: str,
 
     TOOL is read as policies read names (Exec and bash mean exec). Every rule is printed
     with its file:line:col, also the allow list a tool is missing from. Exits 0 when TOOL
-    is visible and 1 when it is not, so scripts can test access.
+    is visible and 1 when it is not, so scripts can test access; also 1, with
+    AgentSelectionRequiredError, for a request OpenClaw 2026.9 refuses (see resolve).
 
     \b
     Examples:

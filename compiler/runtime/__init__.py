@@ -51,6 +51,7 @@ INTEGRATIONS: Final = ("__init__", "langchain", "openai_agents", "pydantic_ai")
 EXPORTS: Final[Mapping[str, tuple[str, ...]]] = {
     "_errors": (
         "AbortError",
+        "AgentSelectionRequiredError",
         "ExecDeniedError",
         "InvalidArgumentsError",
         "ToolBlockedError",

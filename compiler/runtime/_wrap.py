@@ -3,7 +3,8 @@
 ``wrap(toolset, implementations, context=...)`` returns the tools a request may call. A call
 does, in order:
 
-1. owner guard: an ``ownerOnly`` tool refuses a caller that is not exactly an owner;
+1. owner guard: an owner-only tool refuses a caller that is not an owner (2026.3: not exactly
+   an owner; 2026.9: known not to be one, ``sender_is_owner=False``);
 2. arguments: JSON text or an object; dialect renames undone, parameter aliases mapped, the
    required groups checked, then strict validation with the generated models (a fresh copy
    either way: nothing the caller holds is what runs);
@@ -71,7 +72,7 @@ from ._hooks import (
     frozen,
     plain,
 )
-from ._policy import ToolDefinition, ToolSet, catalog, subset
+from ._policy import ToolDefinition, ToolSet, catalog, owner_refuses, subset
 from ._results import ToolResult, coerce_result, error_result, mark_untrusted
 from ._validate import checked_args, require_models
 
@@ -496,7 +497,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         """Steps 1 and 2 (an aborted signal stops the call before anything runs)."""
         if signal is not None:
             _check(signal)
-        if tool.definition.owner_only and self.context.sender_is_owner is not True:
+        if owner_refuses(tool.definition.name, self.context.sender_is_owner):
             raise ToolNotPermittedError(OWNER_ONLY, tool=tool.name)
         args = parse_arguments(tool.name, arguments)
         if self.hooks is not None:  # after_tool_call reports these if the call stops here

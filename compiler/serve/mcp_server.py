@@ -143,7 +143,10 @@ def load_runtime_copy(build_dir: Path, verify: Verifier | None = None) -> Loaded
 
 def _warm(rt: ModuleType) -> None:
     """Read every file the runtime reads lazily (tables, catalog, bundles, models, modules)."""
-    everyone = rt.resolve(sender_is_owner=True)
+    try:
+        everyone = rt.resolve(sender_is_owner=True)
+    except rt.AgentSelectionRequiredError as exc:  # 2026.9, several agents: warm one of them
+        everyone = rt.resolve(sender_is_owner=True, agent_id=exc.agent_ids[0])
     rt.tool_definitions(everyone, dialect=DIALECT)
     rt.wrap(everyone, {}, dialect=DIALECT)  # needs pydantic and a build with models
     for name in rt.TOOL_NAMES[:1]:  # executes models.py
@@ -174,14 +177,27 @@ class Generation:
     _views: dict[tuple[tuple[str, Any], ...], View] = field(default_factory=dict)
 
     def view(self, context: Mapping[str, Any]) -> View:
-        """What one context sees and may call (cached per context)."""
+        """What one context sees and may call (cached per context). A context the build
+        refuses (AgentSelectionRequiredError: an OpenClaw 2026.9 build with several agents
+        and none chosen) is an invalid request, never an empty or a global tool list."""
         key = tuple(sorted(context.items()))
         view = self._views.get(key)
         if view is None:
             if len(self._views) >= _VIEW_CACHE_LIMIT:
                 self._views.clear()
-            view = self._views[key] = View(self, context)
+            try:
+                view = self._views[key] = View(self, context)
+            except self.runtime.AgentSelectionRequiredError as exc:
+                raise MCPError(types.INVALID_REQUEST, f"refused: {exc}") from exc
         return view
+
+    def refusal(self, context: Mapping[str, Any]) -> str | None:
+        """Why the build refuses every request of ``context`` (None: it does not)."""
+        try:
+            self.runtime.resolve(**context)
+        except self.runtime.AgentSelectionRequiredError as exc:
+            return str(exc)
+        return None
 
     def unknown_agent(self, agent_id: object) -> bool:
         """True when ``agent_id`` names no agent of the build (it then gets no agent layer,
@@ -408,6 +424,12 @@ class McpService:
         if current is not None:
             contexts = [(f"identity {i.name}", i.context) for i in current.all()]
         for who, context in contexts:
+            refused = gen.refusal(context)
+            if refused is not None:
+                text = f"{who}: every request is refused: {refused}"
+                if self.options.strict:
+                    raise ServeError(text)
+                LOG.warning("%s", text)
             agent = context.get("agent_id")
             if not gen.unknown_agent(agent):
                 continue
