@@ -188,3 +188,17 @@ def test_plan_is_pure_and_deterministic(tmp_path: Path) -> None:
     a = plan_migration(files, "definitions", "2026.9")
     b = plan_migration(dict(reversed(list(files.items()))), "definitions", "2026.9")
     assert a.files == b.files and a.deleted == b.deleted and a.done == b.done
+
+
+def test_a_project_of_starter_files_only_gets_a_file_for_the_key(tmp_path: Path) -> None:
+    defs = tmp_path / "d"
+    for rel in STARTER_FILES["2026.3"]:
+        (defs / rel).parent.mkdir(parents=True, exist_ok=True)
+        (defs / rel).write_text(starter_text("2026.3", rel), "utf-8")
+    result = api.migrate(defs)
+    assert result.written
+    assert (defs / "openclaw.yaml").read_text().endswith('openclaw: "2026.9"\n')
+    for rel in STARTER_FILES["2026.9"]:
+        assert (defs / rel).read_text() == starter_text("2026.9", rel)
+    assert not (defs / "catalog/20-channels.yaml").exists()
+    assert api.resolve_definitions(defs).target.key == "2026.9"
