@@ -1,7 +1,7 @@
 """``toolc migrate --openclaw 2026.9``: the rewrite of a 2026.3 project (the shipped definitions
-copied), its access diff (exactly ``compute_diff`` of the two builds), ``--check`` exit codes,
-idempotence, edited catalogs, and that nothing is half-written. Mechanics only: what 2026.9
-answers is the engines' and the conformance suite's business."""
+as they were for 2026.3), its access diff (exactly ``compute_diff`` of the two builds),
+``--check`` exit codes, idempotence, edited catalogs, and that nothing is half-written.
+Mechanics only: what 2026.9 answers is the engines' and the conformance suite's business."""
 
 from __future__ import annotations
 
@@ -31,16 +31,31 @@ def _tree(root: Path) -> dict[str, bytes]:
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+# The shipped definitions as they were for 2026.3 (before `toolc migrate` moved definitions/):
+# the 2026.3 starter files plus the project's own files, kept as a fixture.
+FIXTURE = ROOT / "tests" / "fixtures" / "shipped-2026.3"
+
+
+def shipped_2026_3(dst: Path) -> Path:
+    for rel in STARTER_FILES["2026.3"]:
+        (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+        (dst / rel).write_text(starter_text("2026.3", rel), "utf-8")
+    shutil.copytree(FIXTURE, dst, dirs_exist_ok=True)
+    return dst
+
+
+def test_the_fixture_is_the_shipped_definitions_while_they_follow_2026_3(tmp_path: Path) -> None:
+    shipped = _tree(ROOT / "definitions")
+    if b'openclaw: "2026.9"' in b"".join(shipped.values()):
+        pytest.skip("definitions/ follow 2026.9 now; the fixture keeps their 2026.3 form")
+    assert _tree(shipped_2026_3(tmp_path / "d")) == shipped
+
+
 @pytest.fixture(scope="module")
 def migrated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, api.MigrateResult]:
-    """The shipped definitions (2026.3) copied, and that copy migrated."""
+    """The shipped 2026.3 definitions copied, and that copy migrated."""
     tmp = tmp_path_factory.mktemp("migrate")
-    before, after = tmp / "before", tmp / "after"
-    shutil.copytree(ROOT / "definitions", before)
-    shutil.copytree(ROOT / "definitions", after)
-    if not (before / "catalog/10-core.yaml").read_text() == starter_text(
-            "2026.3", "catalog/10-core.yaml"):
-        pytest.skip("definitions/ has been migrated already")
+    before, after = shipped_2026_3(tmp / "before"), shipped_2026_3(tmp / "after")
     return before, after, api.migrate(after, openclaw="2026.9")
 
 
@@ -102,8 +117,7 @@ def test_migrating_again_changes_nothing(migrated: tuple[Path, Path, api.Migrate
 
 
 def test_check_prints_the_diff_writes_nothing_and_exits_1(tmp_path: Path) -> None:
-    defs = tmp_path / "d"
-    shutil.copytree(ROOT / "definitions", defs)
+    defs = shipped_2026_3(tmp_path / "d")
     files = _tree(defs)
     result = run("migrate", str(defs), "--check")
     assert result.exit_code == 1, result.output
@@ -168,9 +182,23 @@ def test_a_migration_that_would_not_build_writes_nothing(tmp_path: Path) -> None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]
 
 
-def test_plan_is_pure_and_deterministic() -> None:
-    files = read_tree(ROOT / "definitions", Diagnostics())
+def test_plan_is_pure_and_deterministic(tmp_path: Path) -> None:
+    files = read_tree(shipped_2026_3(tmp_path / "d"), Diagnostics())
     assert files is not None
     a = plan_migration(files, "definitions", "2026.9")
     b = plan_migration(dict(reversed(list(files.items()))), "definitions", "2026.9")
     assert a.files == b.files and a.deleted == b.deleted and a.done == b.done
+
+
+def test_a_project_of_starter_files_only_gets_a_file_for_the_key(tmp_path: Path) -> None:
+    defs = tmp_path / "d"
+    for rel in STARTER_FILES["2026.3"]:
+        (defs / rel).parent.mkdir(parents=True, exist_ok=True)
+        (defs / rel).write_text(starter_text("2026.3", rel), "utf-8")
+    result = api.migrate(defs)
+    assert result.written
+    assert (defs / "openclaw.yaml").read_text().endswith('openclaw: "2026.9"\n')
+    for rel in STARTER_FILES["2026.9"]:
+        assert (defs / rel).read_text() == starter_text("2026.9", rel)
+    assert not (defs / "catalog/20-channels.yaml").exists()
+    assert api.resolve_definitions(defs).target.key == "2026.9"

@@ -198,20 +198,28 @@ def _openclaw_key(sources: Mapping[str, SourceFile], to: str, skip: set[str],
         plan.done.append(f"{rel}: openclaw: {src.data['openclaw']!r} -> {to!r}")
     if said:
         return
-    rel, src = _policy_file(sources, skip)
+    found = _policy_file(sources, skip)
+    if found is None:  # only starter files, all replaced: the key gets a file of its own
+        rel = next(f"openclaw{n or ''}.yaml" for n in range(len(sources) + 1)
+                   if f"openclaw{n or ''}.yaml" not in sources)
+        plan.files[rel] = ("version: 1\n\n# The OpenClaw release these definitions follow.\n"
+                           f'openclaw: "{to}"\n')
+        plan.done.append(f'{rel}: added, with openclaw: "{to}"')
+        return
+    rel, src = found
     inserts.setdefault(rel, []).append((src.kpos(("version",)).line, f'openclaw: "{to}"\n'))
     plan.done.append(f'{rel}: added openclaw: "{to}"')
 
 
 def _policy_file(sources: Mapping[str, SourceFile], skip: set[str]
-                 ) -> tuple[str, SourceFile]:
+                 ) -> tuple[str, SourceFile] | None:
     """Where a new top-level key goes: the first file with policy sections, else the first
-    file that is no starter file."""
+    file the migration does not replace (None: there is none)."""
     ordered = [(rel, src) for rel, src in sorted(sources.items()) if rel not in skip]
     for rel, src in ordered:
         if set(src.data) & {"tools", "agents", "channels"}:
             return rel, src
-    return (ordered or sorted(sources.items()))[0]
+    return ordered[0] if ordered else None
 
 
 def _ownership(defs: Definitions, sources: Mapping[str, SourceFile], display: str,

@@ -15,6 +15,7 @@ redacted.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -358,8 +359,10 @@ def _entries(node: Any) -> Iterator[tuple[str, str]]:
             yield from _entries(child)
 
 
-def _known_names(key: str) -> tuple[set[str], set[str]]:
-    """Tool names and group/plugin names of the target's starter catalog."""
+@functools.cache
+def _known_names(key: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Tool names and group/plugin names of the target's starter catalog (package data:
+    read once)."""
     tools: set[str] = set()
     others = {"group:plugins"}
     for rel, text in starter_files(key).items():
@@ -371,7 +374,7 @@ def _known_names(key: str) -> tuple[set[str], set[str]]:
             others.update(f"group:{g}" for g in tool.get("groups", []))
             if "plugin" in tool:
                 others.add(tool["plugin"])
-    return tools, others
+    return frozenset(tools), frozenset(others)
 
 
 def _stub_tool_name(name: str) -> str:
