@@ -13,7 +13,7 @@ DOCS_STAMP := $(VENV)/.docs-installed-stamp
 TEST_WORKERS ?= 2
 PIP := PYTHONWARNINGS=ignore $(PY) -m pip install -q
 
-.PHONY: install install-test build test lint typecheck golden bench bench-quick conformance conformance-setup docs dist clean
+.PHONY: install install-test build test test-ship lint typecheck golden bench bench-quick conformance conformance-setup docs dist clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,13 @@ test: install-test
 	$(VENV)/bin/mypy compiler
 	MYPYPATH=build $(VENV)/bin/mypy --strict examples
 	$(PY) -m pytest -n $(TEST_WORKERS)
+
+## Tests against real services from Debian packages (pytest -m ship; .ci/run runs it after
+## `make test`): .ci/setup-ship installs them as root (CI=true: missing ones fail; elsewhere
+## they skip, saying why). The OCI registry tests: tests/test_ship_registry.py.
+test-ship: install-test
+	bash .ci/setup-ship
+	$(PY) -m pytest -m ship -rs -n $(TEST_WORKERS)
 
 ## Regenerate the golden case directories under tests/cases/ after an intended change.
 golden: install-test

@@ -12,6 +12,8 @@ tests/test_layers.py):
                  mcp_upstream: the proxied upstream servers; also import-mcp's client).
   review/        toolc diff: two revisions in (compiled via builds), access delta and words out.
   importers/     OpenClaw config / the shipped starter in, definitions/ YAML files out.
+  ship/          signed builds and OCI registries: keygen, sign, verify (JWS over the
+                 manifest), push, pull and serve-mcp's registry poller (extras sign, oci).
   builds         definitions dir in, file map / build dir / resolved definitions out; reads a
                  build back with the one check of its files (manifest and runtime digests).
   audit/         one compiled build in: assertions and lints (checks), explain, declared-context

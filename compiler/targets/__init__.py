@@ -125,35 +125,6 @@ class Target:
                 "request_channel_aliases": dict(self.request_channel_aliases)}
 
 
-OPENCLAW_2026_3 = Target(
-    key="2026.3", release="2026.3.2",
-    owner_unknown_keeps=False,
-    owner_only_names=(),
-    agent_selection=False,
-    apply_patch="opt-in-openai", apply_patch_implied_by="exec",
-    # CLASSIC Feb-Mar subagent deny lists (decision D7)
-    subagent_deny_always=("gateway", "agents_list", "whatsapp_login", "session_status", "cron",
-                          "memory_search", "memory_get", "sessions_send"),
-    subagent_deny_leaf=("sessions_list", "sessions_history", "sessions_spawn"),
-    subagent_allow_lifts_default_deny=True,
-    default_max_spawn_depth=1,
-    plugin_only_allowlist_restricts=False,
-    optional_admitted_by_wildcard=False,
-    group_id_needs_session=False,
-    global_sender_layer=False,
-    channel_sender_keys=False,
-    slash_model_is_prefixed=False,
-    sandbox_default_allow=("exec", "process", "read", "write", "edit", "apply_patch", "image",
-                           "sessions_list", "sessions_history", "sessions_send",
-                           "sessions_spawn", "subagents", "session_status"),
-    sandbox_default_deny=("browser", "canvas", "nodes", "cron", "gateway", "telegram",
-                          "whatsapp", "discord", "irc", "googlechat", "slack", "signal",
-                          "imessage"),
-    sandbox_also_allow=False,
-    sandbox_allow_lifts_default_deny=False,
-    renames={},
-)
-
 # What 2026.9.6's config schema (zod-schema*.mjs) has that 2026.3.2's has not, as far as tool
 # access goes: the keyed agent roster and its ownership marker, sender policies globally and per
 # agent (group-level `toolsBySender` is in both), the sandbox layer's alsoAllow, exec's `mode`,
@@ -168,43 +139,65 @@ CONFIG_KEYS_2026_9: tuple[tuple[str | None, ...], ...] = (
     *(("agents", "list", None, *p) for p in _AGENT_TOOLS_9),
 )
 
-# The 2026.9 switches; lists are filled from the release's data (see _from_data).
-_OPENCLAW_2026_9 = dict(
-    key="2026.9", release="2026.9.6",
-    owner_unknown_keeps=True,
-    agent_selection=True,
-    apply_patch="default-on", apply_patch_implied_by="write",
-    subagent_allow_lifts_default_deny=False,
-    plugin_only_allowlist_restricts=True,
-    optional_admitted_by_wildcard=True,
-    group_id_needs_session=True,
-    global_sender_layer=True,
-    channel_sender_keys=True,
-    slash_model_is_prefixed=True,
-    generic_group_resolver=True,
-    subagent_key_rules=True,
-    request_channel_aliases={"lark": "feishu", "teams": "msteams", "nc": "nextcloud-talk",
-                             "nc-talk": "nextcloud-talk", "twitch-chat": "twitch",
-                             "zl": "zalo", "zlu": "zalouser"},
-    sandbox_also_allow=True,
-    sandbox_allow_lifts_default_deny=True,
-    renames={"cron": "automations", "image": "view_image"},
-    config_keys=CONFIG_KEYS_2026_9,
-    config_values=((("tools", "exec", "host"), "auto"),
-                   (("agents", "list", None, "tools", "exec", "host"), "auto")),
-    roster_checked=True,
-)
+# Each release's switches; the lists (subagent deny lists, sandbox defaults, maxSpawnDepth,
+# the owner-only names with ``owner_only_by_name``) are the release's own, read from
+# data/openclaw-<key>.json (see _from_data).
+_SWITCHES: dict[str, dict[str, Any]] = {
+    "2026.3": dict(
+        owner_unknown_keeps=False,
+        agent_selection=False,
+        apply_patch="opt-in-openai", apply_patch_implied_by="exec",
+        subagent_allow_lifts_default_deny=True,
+        plugin_only_allowlist_restricts=False,
+        optional_admitted_by_wildcard=False,
+        group_id_needs_session=False,
+        global_sender_layer=False,
+        channel_sender_keys=False,
+        slash_model_is_prefixed=False,
+        sandbox_also_allow=False,
+        sandbox_allow_lifts_default_deny=False,
+        renames={},
+    ),
+    "2026.9": dict(
+        owner_unknown_keeps=True,
+        owner_only_by_name=True,
+        agent_selection=True,
+        apply_patch="default-on", apply_patch_implied_by="write",
+        subagent_allow_lifts_default_deny=False,
+        plugin_only_allowlist_restricts=True,
+        optional_admitted_by_wildcard=True,
+        group_id_needs_session=True,
+        global_sender_layer=True,
+        channel_sender_keys=True,
+        slash_model_is_prefixed=True,
+        generic_group_resolver=True,
+        subagent_key_rules=True,
+        request_channel_aliases={"lark": "feishu", "teams": "msteams", "nc": "nextcloud-talk",
+                                 "nc-talk": "nextcloud-talk", "twitch-chat": "twitch",
+                                 "zl": "zalo", "zlu": "zalouser"},
+        sandbox_also_allow=True,
+        sandbox_allow_lifts_default_deny=True,
+        renames={"cron": "automations", "image": "view_image"},
+        config_keys=CONFIG_KEYS_2026_9,
+        config_values=((("tools", "exec", "host"), "auto"),
+                       (("agents", "list", None, "tools", "exec", "host"), "auto")),
+        roster_checked=True,
+    ),
+}
 
 DEFAULT_KEY = "2026.3"  # definitions without `openclaw:`
 NEWEST_KEY = "2026.9"  # what init, import-openclaw and migrate write
 
 
 @functools.cache
-def _newest() -> Target:
-    data = json.loads(resources.files(__name__).joinpath("data/openclaw-2026.9.json")
+def _from_data(key: str) -> Target:
+    data = json.loads(resources.files(__name__).joinpath(f"data/openclaw-{key}.json")
                       .read_text(encoding="utf-8"))
-    return Target(**_OPENCLAW_2026_9,  # type: ignore[arg-type]
-                  owner_only_names=tuple(data["ownerOnly"]),
+    switches = dict(_SWITCHES[key])
+    # 2026.9.6 denies GATEWAY_OWNER_ONLY_CORE_TOOLS by name: the release's list
+    by_name = switches.pop("owner_only_by_name", False)
+    return Target(key=key, release=str(data["release"]), **switches,
+                  owner_only_names=tuple(data["ownerOnly"]) if by_name else (),
                   subagent_deny_always=tuple(data["subagentDeny"]["always"]),
                   subagent_deny_leaf=tuple(data["subagentDeny"]["leaf"]),
                   default_max_spawn_depth=int(data["maxSpawnDepth"]),
@@ -212,14 +205,12 @@ def _newest() -> Target:
                   sandbox_default_deny=tuple(data["sandbox"]["deny"]))
 
 
-KEYS = ("2026.3", "2026.9")
+KEYS = tuple(_SWITCHES)
 
 
 def target(key: str | None) -> Target:
     """The target a definitions' ``openclaw`` key names (None: the default, 2026.3)."""
     key = key or DEFAULT_KEY
-    if key == "2026.3":
-        return OPENCLAW_2026_3
-    if key == "2026.9":
-        return _newest()
-    raise KeyError(key)
+    if key not in _SWITCHES:
+        raise KeyError(key)
+    return _from_data(key)
