@@ -17,8 +17,8 @@ Ship:     ``keygen``, ``sign``, ``verify`` (the extra ``toolc[sign]``), ``push``
 Errors: DefinitionsError (its ``diagnostics``), BuildError (a missing or modified build;
 SignatureError, an unsigned or wrongly signed one, is one), RegistryError,
 ValueError subclasses for arguments that cannot be used, AgentSelectionRequiredError (a
-ValueError: a 2026.9 request without an agent where the definitions cannot choose one),
-InternalError (a bug in toolc).
+ValueError: a 2026.9 request whose agent the definitions cannot choose), InternalError (a bug
+in toolc).
 A request's context is a dict of ``toolc.rules.context.CONTEXT_KEYS`` (``agent_id``,
 ``message_provider``, ``group_id``, ``sender_id``, ...).
 """

@@ -180,8 +180,9 @@ CONFIG_KEYS_2026_9: tuple[tuple[str | None, ...], ...] = (
     *(("agents", "list", None, *p) for p in _AGENT_TOOLS_9),
 )
 
-# Each release's switches; the lists (subagent deny lists, sandbox defaults, maxSpawnDepth) are
-# the release's own, read from data/openclaw-<key>.json (see _from_data).
+# Each release's switches; the lists (subagent deny lists, sandbox defaults, maxSpawnDepth,
+# the owner-only names with ``owner_only_by_name``) are the release's own, read from
+# data/openclaw-<key>.json (see _from_data).
 _SWITCHES: dict[str, dict[str, Any]] = {
     "2026.3": dict(
         owner_unknown_keeps=False,
@@ -196,11 +197,11 @@ _SWITCHES: dict[str, dict[str, Any]] = {
         slash_model_is_prefixed=False,
         sandbox_also_allow=False,
         sandbox_allow_lifts_default_deny=False,
-        owner_only_names=(),
         renames={},
     ),
     "2026.9": dict(
         owner_unknown_keeps=True,
+        owner_only_by_name=True,
         agent_selection=True,
         apply_patch="default-on", apply_patch_implied_by="write",
         subagent_allow_lifts_default_deny=False,
@@ -247,10 +248,11 @@ NEWEST_KEY = "2026.9"  # what init, import-openclaw and migrate write
 def _from_data(key: str) -> Target:
     data = json.loads(resources.files(__name__).joinpath(f"data/openclaw-{key}.json")
                       .read_text(encoding="utf-8"))
-    switches: dict[str, Any] = dict(_SWITCHES[key])
-    # 2026.9 denies its owner-only set by name; 2026.3 reads the catalog's flags only
-    switches.setdefault("owner_only_names", tuple(data["ownerOnly"]))
+    switches = dict(_SWITCHES[key])
+    # 2026.9.6 denies GATEWAY_OWNER_ONLY_CORE_TOOLS by name: the release's list
+    by_name = switches.pop("owner_only_by_name", False)
     return Target(key=key, release=str(data["release"]), **switches,
+                  owner_only_names=tuple(data["ownerOnly"]) if by_name else (),
                   subagent_deny_always=tuple(data["subagentDeny"]["always"]),
                   subagent_deny_leaf=tuple(data["subagentDeny"]["leaf"]),
                   default_max_spawn_depth=int(data["maxSpawnDepth"]),
