@@ -17,7 +17,14 @@ Fields (both releases unless marked):
     section id (``group:<section>`` is its group), ``profiles`` the built-in profiles that list it,
     ``openclawGroup`` whether ``group:openclaw`` includes it (``includeInOpenClawGroup``). In
     2026.9 some catalog entries are built by bundled plugins (``browser``, ``canvas``,
-    ``memory_*``, ``code_execution``, ``x_search``): see ``plugins`` and ``coreBuilt``.
+    ``memory_*``, ``code_execution``, ``x_search``): see ``plugins`` and ``localModelLeanDeny``
+    (2026.9) The tools ``experimental.localModelLean`` (per agent or ``agents.defaults``) removes
+    unless an explicit allow entry names them (``LOCAL_MODEL_LEAN_DENY_TOOL_NAMES``).
+``groupResolvers``
+    (2026.9) The bundled channel plugins with their own group tool-policy resolver
+    (``groups.resolveToolPolicy``): only ``telegram``; every other channel's ``groups`` map goes
+    through the generic ``resolveChannelGroupToolsPolicy``.
+``coreBuilt``.
 ``sections``
     (2026.9) Section id -> label, in order (``CORE_TOOL_SECTION_ORDER``).
 ``groups``
@@ -47,11 +54,22 @@ Fields (both releases unless marked):
     (2026.9) Message provider -> the only tools it keeps (``TOOL_ALLOW_BY_MESSAGE_PROVIDER``).
 ``gatewayHttpDeny``
     (2026.9) ``DEFAULT_GATEWAY_HTTP_TOOL_DENY``, the tools ``POST /tools/invoke`` denies by default.
+``localModelLeanDeny``
+    (2026.9) The tools ``experimental.localModelLean`` (per agent or ``agents.defaults``) removes
+    unless an explicit allow entry names them (``LOCAL_MODEL_LEAN_DENY_TOOL_NAMES``).
+``groupResolvers``
+    (2026.9) The bundled channel plugins with their own group tool-policy resolver
+    (``groups.resolveToolPolicy``): only ``telegram``; every other channel's ``groups`` map goes
+    through the generic ``resolveChannelGroupToolsPolicy``.
 ``coreBuilt``
     (2026.9) The catalog tools OpenClaw's core builds (the catalog minus the bundled plugins'
     tools), in catalog order; ``runModeOnly`` those of them built only for kinds of runs a policy
     context does not describe (heartbeat, GitHub publication, task suggestions), ``hostOnly``
     those not built in a sandboxed run (``terminal``, ``portal``).
+``outsideCatalog``
+    (2026.9) Core tools OpenClaw builds that its catalog does not list (no section, group or
+    profile; only ``*``-style entries reach them): ``transcripts``, built for a channel caller
+    (a message channel and a sender id) unless ``transcripts.enabled`` is false.
 ``memorySlotDefault``
     (2026.9) The plugin the memory slot selects when ``plugins.slots.memory`` is unset
     (``DEFAULT_SLOT_BY_KEY.memory``): it is enabled although its manifest is not
@@ -142,9 +160,12 @@ def data_2026_9(cat: Mapping[str, Any]) -> dict[str, Any]:
         "messageProviderDeny": cat["messageProviderDeny"],
         "messageProviderAllow": cat["messageProviderAllow"],
         "gatewayHttpDeny": cat["gatewayHttpDeny"],
+        "localModelLeanDeny": cat["localModelLeanDeny"],
+        "groupResolvers": cat["harness"]["groupResolvers"],
         "coreBuilt": [t["name"] for t in cat["tools"] if t["name"] not in plugin_owned],
         "runModeOnly": sorted(harness["runModeOnly"]),
         "hostOnly": sorted(harness["hostOnly"]),
+        "outsideCatalog": sorted(harness["outsideCatalog"]),
         "plugins": plugins,
         "memorySlotDefault": cat["memorySlotDefault"],
     }

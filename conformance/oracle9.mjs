@@ -19,6 +19,11 @@ import readline from "node:readline";
 import { register } from "node:module";
 import { pathToFileURL } from "node:url";
 
+// OpenClaw logs to stdout (console.log) on some paths: stdout carries only the protocol's
+// answers, everything else goes to stderr.
+const answerOut = process.stdout.write.bind(process.stdout);
+process.stdout.write = process.stderr.write.bind(process.stderr);
+
 const pkg = process.argv[2];
 const dist = path.join(pkg, "dist");
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "toolc-oracle9-"));
@@ -73,15 +78,18 @@ const FROM_ROOT = ["createOpenClawCodingTools", "createOpenClawCodingToolsIntern
   "resolveConversationToolPolicies", "buildConversationToolPolicyPipelineSteps",
   "applyToolPolicyPipeline", "applyDelegationCapability", "filterRequesterYieldTools",
   "buildDeclaredToolAllowlistContext", "normalizeToolPolicyName", "TOOL_DENY_BY_MESSAGE_PROVIDER",
-  "TOOL_ALLOW_BY_MESSAGE_PROVIDER"];
+  "TOOL_ALLOW_BY_MESSAGE_PROVIDER", "resolveLocalModelLeanPreserveToolNames",
+  "resolveGatewayMessageChannel"];
 const DEEPER = ["createPluginToolAllowlist", "normalizeDenylist", "denylistBlocksName",
   "denylistBlocksPlugin", "resolveSandboxRuntimeStatus", "resolveSandboxToolPolicyForAgent",
   "CORE_TOOL_DEFINITIONS", "CORE_TOOL_SECTION_ORDER", "CORE_TOOL_GROUPS",
   "resolveCoreToolProfilePolicy", "SUBAGENT_TOOL_DENY_ALWAYS", "SUBAGENT_TOOL_DENY_LEAF",
   "DEFAULT_TOOL_ALLOW", "DEFAULT_TOOL_DENY", "resolveStoredSubagentCapabilities",
-  "DEFAULT_GATEWAY_HTTP_TOOL_DENY", "expandToolGroups"];
+  "DEFAULT_GATEWAY_HTTP_TOOL_DENY", "expandToolGroups", "LOCAL_MODEL_LEAN_DENY_TOOL_NAMES"];
 // The config loader is not on the tool path: found by content anywhere in dist/.
-const ANYWHERE = ["createConfigIO", "DEFAULT_SLOT_BY_KEY"];
+const ANYWHERE = ["createConfigIO", "DEFAULT_SLOT_BY_KEY", "listBundledChannelPlugins",
+  "setActivePluginRegistry", "createEmptyPluginRegistry", "normalizePluginsConfig",
+  "resolveEffectivePluginActivationState", "resolveMemorySlotDecision"];
 const WANTED = {};
 const place = (file, name) => { (WANTED[file] ??= []).push(name); };
 const rootText = source(root);
@@ -168,23 +176,40 @@ const OPENCLAW_TOOLS = CORE_IDS.filter((n) => !PLUGIN_OWNED.has(n) && !RUN_MODE_
 // The bundled plugins the oracle stands in for by default: those whose tools need no credentials
 // or plugin config to exist.
 const DEFAULT_PLUGINS = BUNDLED.filter((p) => p.tools.every((t) => t.requires.length === 0))
-  .map((p) => ({ id: p.id, bundled: true, enabledByDefault: p.enabledByDefault,
+  .map((p) => ({ id: p.id, bundled: true, enabledByDefault: p.enabledByDefault, kind: p.kind,
     tools: p.tools.map((t) => ({ name: t.name, optional: t.optional })) }));
 
-// plugins.* enablement (OpenClaw's normalizePluginsConfig / enable state) for the stand-ins.
+// plugins.* enablement for the stand-ins, by the release's own activation rules
+// (resolveEffectivePluginActivationState over normalizePluginsConfig: enabled, deny, entries,
+// the memory slot, allow, bundled defaults) and memory-slot exclusivity (resolveMemorySlotDecision).
 function pluginEnabled(config, plugin) {
-  const plugins = config.plugins ?? {};
-  const id = plugin.id;
-  if (plugins.enabled === false) return false;
-  if ((plugins.deny ?? []).includes(id)) return false;
-  const entry = plugins.entries?.[id];
-  if (entry?.enabled === false) return false;
-  const allow = plugins.allow ?? [];
-  if (allow.length > 0 && !allow.includes(id)) return false;
-  if ((plugins.slots?.memory ?? oc.DEFAULT_SLOT_BY_KEY.memory) === id) return true;
-  if (entry?.enabled === true) return true;
-  if (plugin.bundled) return plugin.enabledByDefault === true;
-  return true;
+  const normalized = oc.normalizePluginsConfig(config.plugins);
+  const state = oc.resolveEffectivePluginActivationState({ id: plugin.id,
+    origin: plugin.bundled ? "bundled" : "global", config: normalized, rootConfig: config,
+    enabledByDefault: plugin.enabledByDefault === true });
+  if (!state.enabled) return false;
+  return oc.resolveMemorySlotDecision({ id: plugin.id, kind: plugin.kind ?? undefined,
+    slot: normalized.slots.memory }).enabled;
+}
+
+// The channel plugins a running gateway has loaded: the bundled channel plugins (2026.9.6 bundles
+// only Telegram) of the channels the config declares. Their `groups.resolveToolPolicy` and
+// session-conversation parsing are what resolveGroupToolPolicyOutcome reaches; every other
+// channel gets OpenClaw's generic resolveChannelGroupToolsPolicy.
+const BUNDLED_CHANNELS = new Map(oc.listBundledChannelPlugins().map((p) => [p.id, p]));
+let activeChannels = null;
+function activateChannels(config) {
+  const ids = Object.keys(config.channels ?? {}).filter((id) => BUNDLED_CHANNELS.has(id)
+    && config.channels[id]?.enabled !== false).sort();
+  const key = ids.join(",");
+  if (key === activeChannels) return;
+  const registry = oc.createEmptyPluginRegistry();
+  for (const id of ids) {
+    registry.channels.push({ pluginId: id, plugin: BUNDLED_CHANNELS.get(id), origin: "bundled",
+      source: "toolc-oracle9" });
+  }
+  oc.setActivePluginRegistry(registry, `toolc-oracle9:${key}`);
+  activeChannels = key;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -224,6 +249,7 @@ function errorKind(err) {
 // One context, in the order of createOpenClawCodingToolsInternal.
 function resolveOne(config, plugins, ctx) {
   try {
+    activateChannels(config);
     return resolveChecked(config, plugins, ctx);
   } catch (err) {
     if (err?.name === "AgentSelectionRequiredError" || err?.code === "AGENT_SELECTION_REQUIRED") {
@@ -264,15 +290,19 @@ function resolveChecked(config, plugins, ctx, opts = {}) {
     capabilityProfile.policy.explicitToolAllowlist, undefined);
   const pluginToolDenylist = [...capabilityProfile.policy.explicitToolDenylist, ...ownerOnlyDeny];
   const tools = [...CODING, ...(applyPatch.applyPatchEnabled ? ["apply_patch"] : []), ...SHELL,
-    ...OPENCLAW_TOOLS.filter((n) => !(sandbox && HOST_ONLY.has(n)))].map((name) => ({ name }));
+    ...OPENCLAW_TOOLS.filter((n) => !(sandbox && HOST_ONLY.has(n))),
+    ...(transcriptsBuilt(config, ctx) ? ["transcripts"] : [])].map((name) => ({ name }));
   const meta = new Map();
   if (!opts.noPlugins) {
     tools.push(...pluginTools(config, [...DEFAULT_PLUGINS, ...plugins], tools, meta,
       pluginToolAllowlist, pluginToolDenylist));
   }
   const forProvider = oc.filterToolsByMessageProvider(tools, ctx.message_provider);
+  const localModelLeanPreserveToolNames = oc.resolveLocalModelLeanPreserveToolNames({
+    toolNames: capabilityProfile.policy.explicitToolOverrideAllowlist });
   const forModel = oc.applyModelProviderToolPolicy(forProvider, { config, agentId,
-    sessionKey: ctx.session_key, modelProvider: ctx.model_provider, modelId: ctx.model_id });
+    sessionKey: ctx.session_key, modelProvider: ctx.model_provider, modelId: ctx.model_id,
+    localModelLeanPreserveToolNames });
   // createEmbeddedMessageInvocationPolicy's filter: the conversation policies and pipeline steps,
   // the owner-only deny as a step after the sandbox one, the runtime allowlist step included.
   const policies = oc.resolveConversationToolPolicies({ capabilityProfile,
@@ -290,6 +320,15 @@ function resolveChecked(config, plugins, ctx, opts = {}) {
   const delegated = oc.applyDelegationCapability(filtered, undefined);
   const final = oc.filterRequesterYieldTools(delegated, ctx.session_key);
   return { tools: final.map((t) => t.name), warnings, agentId: agentId ?? null };
+}
+
+// `transcripts`, a core tool outside the catalog (no section, group or profile): createOpenClawTools
+// builds it for a channel caller (resolveTranscriptCaller: a gateway message channel and a
+// sender id) unless `transcripts.enabled` is false.
+function transcriptsBuilt(config, ctx) {
+  if (config.transcripts?.enabled === false) return false;
+  const channel = oc.resolveGatewayMessageChannel(ctx.message_provider)?.trim().toLowerCase();
+  return Boolean(channel && ctx.sender_id?.trim());
 }
 
 // resolveOpenClawPluginToolsForOptions -> resolvePluginToolsFromRegistry, for stand-ins: each
@@ -356,11 +395,17 @@ function catalog() {
     messageProviderDeny: oc.TOOL_DENY_BY_MESSAGE_PROVIDER,
     messageProviderAllow: oc.TOOL_ALLOW_BY_MESSAGE_PROVIDER,
     gatewayHttpDeny: [...oc.DEFAULT_GATEWAY_HTTP_TOOL_DENY],
+    localModelLeanDeny: [...oc.LOCAL_MODEL_LEAN_DENY_TOOL_NAMES],
     plugins: BUNDLED,
     memorySlotDefault: oc.DEFAULT_SLOT_BY_KEY.memory,
     harness: { chunks: CHUNKS, root, coding: CODING, shell: SHELL, openclawTools: OPENCLAW_TOOLS,
       runModeOnly: [...RUN_MODE_ONLY], hostOnly: [...HOST_ONLY], assumed: ASSUMED,
-      defaultPlugins: DEFAULT_PLUGINS.map((p) => p.id) },
+      outsideCatalog: ["transcripts"],
+      defaultPlugins: DEFAULT_PLUGINS.map((p) => p.id),
+      bundledChannels: [...BUNDLED_CHANNELS.keys()].sort(),
+      // bundled channel plugins with their own group tool-policy resolver
+      groupResolvers: [...BUNDLED_CHANNELS.values()]
+        .filter((p) => typeof p.groups?.resolveToolPolicy === "function").map((p) => p.id).sort() },
   };
 }
 
@@ -381,8 +426,11 @@ function selfcheck(rawConfig, contexts, withPlugins) {
   const raw = withPlugins ? rawConfig
     : { ...rawConfig, plugins: { ...(rawConfig.plugins ?? {}), enabled: false } };
   const loaded = loadConfig(raw);
-  if (loaded.failure) return contexts.map(() => ({ mine: loaded.failure, real: loaded.failure }));
+  if (loaded.failure) {
+    return contexts.map(() => ({ mine: loaded.failure, real: null, skipped: "InvalidConfig" }));
+  }
   const config = loaded.config;
+  activateChannels(config);
   return contexts.map((ctx) => {
     let mine;
     try {
@@ -390,7 +438,16 @@ function selfcheck(rawConfig, contexts, withPlugins) {
     } catch (err) {
       mine = { error_kind: errorKind(err) };
     }
-    if (sandboxFor(config, ctx)) return { mine, real: null, skipped: "sandboxed" };
+    // createOpenClawCodingTools takes the sandbox context the runner resolved before it (a
+    // provisioned container): those contexts, and the ones whose sandbox status the runner
+    // already refuses, are not compared here.
+    let sandbox;
+    try {
+      sandbox = sandboxFor(config, ctx);
+    } catch (err) {
+      return { mine, real: null, skipped: `sandbox status: ${errorKind(err)}` };
+    }
+    if (sandbox) return { mine, real: null, skipped: "sandboxed" };
     const dir = fs.mkdtempSync(path.join(scratch, "agent-"));
     let real;
     try {
@@ -449,5 +506,5 @@ for await (const line of rl) {
   } catch (err) {
     answer = { error: String(err?.stack ?? err) };
   }
-  process.stdout.write(JSON.stringify(answer) + "\n");
+  answerOut(JSON.stringify(answer) + "\n");
 }

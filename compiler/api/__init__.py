@@ -10,8 +10,11 @@ Query:    ``resolve`` (the tools a request sees), ``explain`` (why one is kept o
 Review:   ``diff`` (who gains or loses which tool between two revisions), ``render_diff``.
 Project:  ``init`` (the starter), ``import_openclaw_config``, ``schema_path``.
 MCP:      ``serve_mcp``, ``add_identity``, ``import_mcp`` (need the extra ``toolc[mcp]``).
+Ship:     ``keygen``, ``sign``, ``verify`` (the extra ``toolc[sign]``), ``push``, ``pull``
+          (``toolc[oci]``): signed builds through an OCI registry.
 
-Errors: DefinitionsError (its ``diagnostics``), BuildError (a missing or modified build),
+Errors: DefinitionsError (its ``diagnostics``), BuildError (a missing or modified build;
+SignatureError, an unsigned or wrongly signed one, is one), RegistryError,
 ValueError subclasses for arguments that cannot be used, InternalError (a bug in toolc).
 A request's context is a dict of ``toolc.rules.context.CONTEXT_KEYS`` (``agent_id``,
 ``message_provider``, ``group_id``, ``sender_id``, ...).
@@ -83,6 +86,16 @@ from .serve import (
     import_mcp,
     serve_mcp,
 )
+from .ship import (
+    RegistryError,
+    SignatureError,
+    keygen,
+    pull,
+    push,
+    sign,
+    target_text,
+    verify,
+)
 
 __all__ = [
     "BUILD_SOURCES_ROOT",
@@ -111,10 +124,12 @@ __all__ = [
     "OutputDirError",
     "ProjectWriteError",
     "ReferenceInterpreter",
+    "RegistryError",
     "Resolution",
     "ResolveResult",
     "Schemas",
     "ServeOptionError",
+    "SignatureError",
     "Source",
     "ToolSchema",
     "UnknownToolError",
@@ -134,9 +149,12 @@ __all__ = [
     "import_openclaw_config",
     "init",
     "inputs_digest",
+    "keygen",
     "load_reference",
     "load_runtime",
     "load_schemas",
+    "pull",
+    "push",
     "read_build_file",
     "read_manifest",
     "read_tables",
@@ -151,7 +169,10 @@ __all__ = [
     "schema",
     "schema_path",
     "serve_mcp",
+    "sign",
     "stamped_files",
+    "target_text",
     "validate",
+    "verify",
     "verify_build",
 ]

@@ -16,7 +16,9 @@ from typing import Any, Final
 from ..builds import read_manifest
 
 # The optional extras (pyproject's [project.optional-dependencies]) and what each brings.
-EXTRAS: Final = {"mcp": "the MCP Python SDK, anyio, starlette and uvicorn"}
+EXTRAS: Final = {"mcp": "the MCP Python SDK, anyio, starlette and uvicorn",
+                  "sign": "pyjwt and cryptography",
+                  "oci": "oras, pyjwt and cryptography"}
 
 
 class MissingExtraError(Exception):
@@ -109,13 +111,18 @@ def serve_mcp(build_dir: Path = Path("build"), *, context: dict[str, Any] | None
               impl: str | None = None, hooks: str | None = None,
               upstreams: tuple[str, ...] | list[str] = (), reload_interval: float = 1.0,
               strict: bool = False, max_sessions_per_identity: int = 16,
-              max_inflight_per_identity: int = 8) -> None:
+              max_inflight_per_identity: int = 8, verify_key: Path | None = None,
+              watch: str | None = None, watch_interval: float = 30.0) -> None:
     """Serve the build's tools over MCP until stdin closes (stdio) or until interrupted
     (``http="[HOST:]PORT"``, which needs ``identities``, the bearer-token file; over HTTP
     each request's token gives its context, so ``context`` must be empty). ``impl`` and
-    ``hooks`` are ``MODULE:ATTR``; ``upstreams`` are ``NAME=COMMAND`` or ``NAME=URL``. As
-    ``toolc serve-mcp``: raises MissingExtraError, ServeOptionError, BuildError (no build)
-    or McpError."""
+    ``hooks`` are ``MODULE:ATTR``; ``upstreams`` are ``NAME=COMMAND`` or ``NAME=URL``.
+    ``verify_key`` (a public key file, toolc[sign]) refuses any build not signed by it, at
+    start and at every reload, before a byte of it runs; ``watch`` (``oci://REF``,
+    toolc[oci]) pulls new builds of REF into ``build_dir`` every ``watch_interval``
+    seconds (one worker polls for all those sharing ``build_dir``). As ``toolc serve-mcp``:
+    raises MissingExtraError, ServeOptionError, BuildError (no build; SignatureError, an
+    unsigned or wrongly signed one) or McpError."""
     server = extra_module("serve-mcp", "serve.mcp_server")
     identity = extra_module("serve-mcp", "serve.mcp_identity")
     context = context or {}
@@ -133,19 +140,49 @@ def serve_mcp(build_dir: Path = Path("build"), *, context: dict[str, Any] | None
         hooks_source = server.import_attr(hooks) if hooks else None
     except (identity.IdentitiesError, ValueError, ImportError, AttributeError) as exc:
         raise ServeOptionError(str(exc)) from exc
+    verify, key = _verifier(verify_key)
+    poller = _poller(watch, build_dir, key)
     read_manifest(build_dir)  # BuildError now, with the reason, when there is no build
     specs = upstream_specs("serve-mcp", upstreams)
     limits = extra_module("serve-mcp", "serve.mcp_http").Limits(max_sessions_per_identity,
                                                                 max_inflight_per_identity)
     options = server.Options(build_dir=build_dir, context=context, identities=ids,
                              impls=impl_source, hooks=hooks_source, upstreams=specs,
-                             reload_interval=reload_interval, strict=strict, limits=limits)
+                             reload_interval=reload_interval, strict=strict, limits=limits,
+                             verify=verify, poller=poller, watch_interval=watch_interval)
     server.setup_logging()
     unavailable = extra_module("serve-mcp", "serve.mcp_upstream").UpstreamUnavailable
     try:
         server.run(options, None if http is None else host_port(http))
     except (unavailable, server.ServeError) as exc:  # an upstream, the port, --strict
         raise McpError(str(exc)) from exc
+
+
+def _verifier(key_file: Path | None) -> tuple[Any, Any]:
+    """``--verify-key``: (a check of a build directory returning its verified files, the
+    public key), or (None, None). The key is read now: a bad one fails the start."""
+    if key_file is None:
+        return None, None
+    signing = extra_module("serve-mcp", "ship.signing", "sign")
+    key = signing.load_public_key(key_file)
+    return (lambda build_dir: signing.verify(build_dir, key).files), key
+
+
+def _poller(watch: str | None, build_dir: Path, key: Any) -> Any:
+    """``--watch oci://REF``: the registry poller; when ``build_dir`` holds no build yet,
+    the first pull happens now (and fails the start with the reason)."""
+    if watch is None:
+        return None
+    if not watch.startswith("oci://"):
+        raise ServeOptionError(f"{watch!r}: expected oci://REGISTRY/REPO:TAG", "watch")
+    oci = extra_module("serve-mcp", "ship.oci", "oci")
+    try:
+        poller = oci.Poller(watch, build_dir, key)
+        if not (build_dir / "manifest.json").exists():  # workers starting together: one
+            oci.pull(watch, build_dir, key=key)  # installs it, the others find it there
+    except oci.RegistryError as exc:
+        raise McpError(f"--watch {watch}: {exc}") from exc
+    return poller
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
