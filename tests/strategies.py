@@ -393,9 +393,12 @@ def request_time_2026_9(draw: st.DrawFn, data: dict[str, Any]) -> dict[str, Any]
 
 @st.composite
 def definitions_for(draw: st.DrawFn, target: str) -> dict[str, Any]:
-    """:func:`definitions` following ``target`` (2026.9: with :func:`request_time_2026_9`)."""
+    """:func:`definitions` following ``target`` (2026.9: with :func:`build_time_2026_9` and
+    :func:`request_time_2026_9`, so both halves of the release's rules meet in one draw)."""
     data = draw(definitions())
-    return draw(request_time_2026_9(data)) if target == "2026.9" else data
+    if target != "2026.9":
+        return data
+    return draw(request_time_2026_9(draw(build_time_2026_9(data))))
 
 
 # Contexts that reach 2026.9's request-time rules: group ids scoped by topic and sender,
