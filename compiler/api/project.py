@@ -22,6 +22,7 @@ from ..importers.starter import ProjectWriteError, init_files, write_new_files
 from ..pipeline.analyze import Resolved
 from ..pipeline.frontend import read_tree
 from ..review.diff import DiffResult, compute_diff, side_from_definitions, to_text
+from ..runtime._errors import AgentSelectionRequiredError
 from ..semantics.factored import bit_indices
 from ..targets import NEWEST_KEY, target
 
@@ -220,7 +221,10 @@ def _said(resolved: Resolved, tool: str, context: dict[str, Any]) -> tuple[str, 
     not have is said so."""
     if tool not in {t.name for t in resolved.defs.tools}:
         return f"{tool} is not in the catalog", "catalog"
-    found = explain_tool(resolved, tool, context)
+    try:
+        found = explain_tool(resolved, tool, context)
+    except AgentSelectionRequiredError as exc:  # the release refuses to build tools at all
+        return f"the request is refused: {exc}", "agent selection"
     if found.visible:
         return f"{tool} visible", None
     row = next(r for r in found.rows if r.result in ("absent", "removed"))
