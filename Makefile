@@ -7,13 +7,14 @@ STAMP := $(VENV)/.installed-stamp
 TEST_STAMP := $(VENV)/.test-installed-stamp
 MCP_STAMP := $(VENV)/.mcp-installed-stamp
 DOCS_STAMP := $(VENV)/.docs-installed-stamp
+INTEGRATIONS_STAMP := $(VENV)/.integrations-installed-stamp
 # The package directory `compiler/` is installed as `toolc`; setuptools' editable install warns
 # about same-named folders in the working directory, which this layout does not have.
 # pytest-xdist workers for `make test` (the CI machine has 2 cores); TEST_WORKERS=0 runs in one process.
 TEST_WORKERS ?= 2
 PIP := PYTHONWARNINGS=ignore $(PY) -m pip install -q
 
-.PHONY: install install-test build test test-ship lint typecheck golden bench bench-quick conformance docs dist clean
+.PHONY: install install-test build test test-ship lint typecheck golden bench bench-quick conformance conformance-setup docs dist clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +34,11 @@ $(TEST_STAMP): pyproject.toml $(STAMP)
 $(MCP_STAMP): pyproject.toml $(STAMP)
 	$(PIP) -e '.[mcp]'
 	touch $(MCP_STAMP)
+
+## What the framework integrations add: pydantic-ai, the OpenAI Agents SDK, LangChain (extras).
+$(INTEGRATIONS_STAMP): pyproject.toml $(STAMP)
+	$(PIP) -e '.[pydantic-ai,openai-agents,langchain]'
+	touch $(INTEGRATIONS_STAMP)
 
 ## What the docs site adds: mkdocs and mkdocs-material (the `docs` extra).
 $(DOCS_STAMP): pyproject.toml $(STAMP)
@@ -60,14 +66,15 @@ test: install-test
 ## they skip, saying why). The OCI registry tests: tests/test_ship_registry.py.
 test-ship: install-test
 	bash .ci/setup-ship
-	$(PY) -m pytest -m ship -n $(TEST_WORKERS)
+	$(PY) -m pytest -m ship -rs -n $(TEST_WORKERS)
 
 ## Regenerate the golden case directories under tests/cases/ after an intended change.
 golden: install-test
 	$(PY) -m tests.golden --update
 
-## Speed and memory of the compiler and runtime, then a serve-mcp load test on loopback HTTP.
-bench: install $(MCP_STAMP)
+## Speed and memory of the compiler and runtime (the framework integrations' overhead too), then
+## a serve-mcp load test on loopback HTTP.
+bench: install $(MCP_STAMP) $(INTEGRATIONS_STAMP)
 	$(PY) -m bench.run
 	$(PY) -m bench.mcp_load
 
@@ -75,9 +82,16 @@ bench-quick: install
 	$(PY) -m bench.run --quick
 
 ## Compare toolc with OpenClaw's own published code (needs node and npm; not part of `test`).
-conformance: install-test
+## Both releases are installed from the npm registry into the cache: 2026.3.2 runs on the system
+## Node (20), 2026.9.6 on Node 24 (itself an npm package, conformance/node.sh).
+conformance: install-test conformance-setup
 	$(PY) -m conformance
 	$(PY) -m conformance.roundtrip
+
+conformance-setup:
+	bash conformance/node.sh >/dev/null
+	OPENCLAW_VERSION=2026.3.2 bash conformance/fetch.sh >/dev/null
+	OPENCLAW_VERSION=2026.9.6 bash conformance/fetch.sh >/dev/null
 
 ## The documentation site (docs/, mkdocs.yml) into site/; --strict: a broken link fails.
 docs: $(DOCS_STAMP)

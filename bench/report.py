@@ -135,6 +135,7 @@ def _row_values(r: dict[str, Any]) -> list[tuple[str, str]]:
         ("tool_definitions median", _fmt(_us(td.get("median_ns")), " us") if td else "n/a"),
         ("tool_definitions p99", _fmt(_us(td.get("p99_ns")), " us") if td else "n/a"),
         *_wrap_rows(r.get("wrapping") or {}),
+        *_integration_rows(r.get("integrations")),
         ("toolc diff (one agent, one group)", _fmt((r.get("diff") or {}).get("wall_s"), " s")),
         ("diff classes", _fmt((r.get("diff") or {}).get("classes"))),
         ("diff peak memory", _fmt(_mib((r.get("diff") or {}).get("peak_rss_bytes")), " MiB")),
@@ -169,6 +170,27 @@ def _wrap_rows(w: dict[str, Any]) -> list[tuple[str, str]]:
             rows.append((name, f"{_fmt(_us(v.get('median_ns')))} us ({_fmt(v.get('ratio'))}x)"))
     rows.append(("decision log off adds", f"{_fmt(_us(w.get('decisions_off_added_ns')))} us"))
     rows.append(("decision log file adds", f"{_fmt(_us(w.get('decisions_file_added_ns')))} us"))
+    return rows
+
+
+_INTEGRATION_ROWS = (
+    ("pydantic-ai call_tool vs wrap", "pydantic_ai"),
+    ("openai-agents on_invoke_tool vs wrap", "openai_agents"),
+    ("langchain awrap_tool_call vs wrap", "langchain"),
+)
+
+
+def _integration_rows(i: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """Median per call and its ratio to wrap's acall (integrations.py; small size only)."""
+    if i is None:
+        return [(name, "-") for name, _ in _INTEGRATION_ROWS]
+    rows = []
+    for name, key in _INTEGRATION_ROWS:
+        v = i.get(key) or {}
+        if "error" in i or "error" in v:
+            rows.append((name, "error"))
+        else:
+            rows.append((name, f"{_fmt(_us(v.get('median_ns')))} us ({_fmt(v.get('ratio'))}x)"))
     return rows
 
 

@@ -8,8 +8,9 @@ no-op rebuild (``toolc build`` into the same directory), the size of the build d
 generated runtime's import time (fresh interpreters), resolve latency of the generated runtime
 and of the reference interpreter on a fixed set of seeded random contexts (in one subprocess per
 size, so every size imports its own ``toolc_runtime``), ``tool_definitions`` latency when the
-runtime has it, the wrapping overhead per tool call (``bench/wrapping.py``), and how compile
-time and artifact size grow when one dimension doubles.
+runtime has it, the wrapping overhead per tool call (``bench/wrapping.py``), the per-call
+overhead of the framework integrations over ``wrap`` (small only, ``bench/integrations.py``),
+and how compile time and artifact size grow when one dimension doubles.
 
 Results are printed as a table and written to ``<out>/<size>.json`` and ``<out>/latest.json``.
 ``--quick`` runs small and medium only (scaling on medium) and finishes within a minute.
@@ -32,7 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bench import wrapping
+from bench import integrations, wrapping
 from bench.compiling import (
     artifact_size,
     compile_best,
@@ -120,6 +121,18 @@ def measure_size(size: str, defs: Path, work: Path, *, mode: Mode, seed: int) ->
             "error": f"wrapping worker exited {proc.returncode}: {tail(proc.stderr)}"
         }
     phase("wrapping", t0)
+    if size == "small":  # the integrations call tools of the shipped definitions
+        log(f"[{size}] framework integrations")
+        t0 = time.perf_counter()
+        args = (str(out), str(mode.wrap_calls), str(mode.wrap_samples))
+        proc = run_measured(worker("integrations", *args))
+        try:
+            result["integrations"] = last_json_line(proc.stdout)
+        except ValueError:
+            result["integrations"] = {
+                "error": f"integrations worker exited {proc.returncode}: {tail(proc.stderr)}"
+            }
+        phase("integrations", t0)
     log(f"[{size}] toolc diff")
     t0 = time.perf_counter()
     result["diff"] = measure_diff(size, defs, out, work)
@@ -196,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
             latency_worker(Path(rest[0]), Path(rest[1]), Path(rest[2]), int(rest[3]), int(rest[4]))
         elif kind == "wrapping":
             wrapping.worker(Path(rest[0]), int(rest[1]), int(rest[2]))
+        elif kind == "integrations":
+            integrations.worker(Path(rest[0]), int(rest[1]), int(rest[2]))
         else:
             raise SystemExit(f"unknown worker {kind!r}")
         return 0

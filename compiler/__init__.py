@@ -12,6 +12,8 @@ tests/test_layers.py):
                  mcp_upstream: the proxied upstream servers; also import-mcp's client).
   review/        toolc diff: two revisions in (compiled via builds), access delta and words out.
   importers/     OpenClaw config / the shipped starter in, definitions/ YAML files out.
+  ship/          signed builds and OCI registries: keygen, sign, verify (JWS over the
+                 manifest), push, pull and serve-mcp's registry poller (extras sign, oci).
   builds         definitions dir in, file map / build dir / resolved definitions out; reads a
                  build back with the one check of its files (manifest and runtime digests).
   audit/         one compiled build in: assertions and lints (checks), explain, declared-context
@@ -23,7 +25,8 @@ tests/test_layers.py):
   rules/         OpenClaw's vocabulary as data: names, per-channel rules, context classes (a new
                  release target changes these tables and switches, not the stages above).
   schema/        provider schema dialects: JSON Schema in, cleaned provider schemas + models out.
-  runtime/       the stdlib-only generated runtime, copied verbatim into every build.
+  runtime/       the stdlib-only generated runtime, copied verbatim into every build;
+                 runtime/integrations/ plugs it into agent frameworks (each imports its own).
   diagnostics, locks, _version: shared at the bottom (no toolc imports).
 """
 

@@ -26,7 +26,14 @@ from .pipeline.frontend import load_definitions, load_files
 from .pipeline.provenance import build_provenance
 from .pipeline.render import DEFAULT_PACKAGE, SOURCES, dump_json, render
 from .pipeline.tables import build_tables
-from .pipeline.writer import check_output_dir, diff_disk, matches_disk, output_lock, publish
+from .pipeline.writer import (
+    SIGNATURES,
+    check_output_dir,
+    diff_disk,
+    matches_disk,
+    output_lock,
+    publish,
+)
 from .pipeline.yamlsrc import discover
 from .runtime.bootstrap import DataMismatchError, Digests, read_checked, tree_problems
 from .schema.models import generate_models
@@ -126,7 +133,7 @@ def verify_build(out: Path) -> VerifiedBuild:
     sees is what the runtime would run. BuildError says what is wrong."""
     manifest = read_manifest(out)
     names = manifest["files"]
-    bad = [rel for rel in names if not _plain_relative(rel)]
+    bad = [rel for rel in names if not plain_relative(rel)]
     if bad or not all(isinstance(v, str) for v in names.values()):
         raise BuildError(f"{out.as_posix()}/manifest.json: not written by toolc (file "
                          f"names {', '.join(map(repr, bad[:3]))})")
@@ -141,7 +148,7 @@ def verify_build(out: Path) -> VerifiedBuild:
     return VerifiedBuild(out=out, manifest=manifest, files=files)
 
 
-def _plain_relative(rel: str) -> bool:
+def plain_relative(rel: str) -> bool:
     parts = rel.split("/")
     return bool(rel) and "\\" not in rel and not rel.startswith("/") and all(
         p not in ("", ".", "..") for p in parts)
@@ -311,9 +318,21 @@ def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "bu
             return BuildResult(out_dir=out, files=(), diagnostics=(), counts={},
                                up_to_date=True)
         files, diagnostics, counts = stamped_files(defs, package=package_name, strict=strict)
-        publish(files, out)
+        publish({**files, **_kept_signature(out, files["manifest.json"])}, out)
     return BuildResult(out_dir=out, files=tuple(sorted(files)), diagnostics=tuple(diagnostics),
                        counts=counts, up_to_date=False)
+
+
+def _kept_signature(out: Path, manifest: str) -> dict[str, bytes]:
+    """The signature of ``out`` when the new build is byte for byte the one it signs (the
+    same ``manifest.json``, which holds every file's sha256): ``build --force`` keeps it;
+    any other rebuild drops it, since it would no longer verify."""
+    try:
+        if (out / "manifest.json").read_bytes() != manifest.encode("utf-8"):
+            return {}
+        return {SIGNATURES: (out / SIGNATURES).read_bytes()}
+    except OSError:
+        return {}
 
 
 def check_package_name(name: str) -> None:

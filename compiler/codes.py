@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Severity = Literal["error", "warning"]
+Severity = Literal["error", "warning", "note"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -23,6 +23,10 @@ def _e(code: str, meaning: str) -> Code:
 
 def _w(code: str, meaning: str) -> Code:
     return Code(code=code, severity="warning", meaning=meaning)
+
+
+def _n(code: str, meaning: str) -> Code:
+    return Code(code=code, severity="note", meaning=meaning)
 
 
 # In the order the reference lists them: loading, structure, names, semantics, dialects,
@@ -45,6 +49,15 @@ CODES: tuple[Code, ...] = (
     _e("TC103", "top-level key defined in two files (`catalog` and `plugins` may repeat; a "
                 "plugin id or `plugins.enabled` may not)"),
     _e("TC104", 'unknown profile (with "did you mean")'),
+    _e("TC105", "two files name different OpenClaw releases in `openclaw`"),
+    _n("TC106", "no `openclaw` key: the definitions follow OpenClaw 2026.3 semantics"),
+    _e("TC107", "a key or value only another OpenClaw release reads (`agents.entries`, "
+                "`tools.toolsBySender`, `channel:` sender keys, `sandbox.tools.alsoAllow`, "
+                '`exec.mode` need `openclaw: "2026.9"`)'),
+    _e("TC108", "an agent roster OpenClaw 2026.9 refuses: several `default: true`, "
+                "several agents without a default or `agents.ownership: explicit`, or "
+                "`agents.list` beside `agents.entries`"),
+    _e("TC109", "`tools.exec.mode` beside `security` or `ask` in one exec object (2026.9)"),
     _e("TC110", "structure: unknown key (with \"did you mean\" or the known keys; also "
                 "`channels.slack.groups`, `channels.discord.groups` and "
                 "`channels.discord.accounts`)"),
@@ -73,8 +86,11 @@ CODES: tuple[Code, ...] = (
     _e("TC138", "a `paramAliases` alias that is itself a parameter"),
     _e("TC139", "two tools sent to one dialect under the same name (exactly or "
                 "case-insensitively)"),
-    _w("TC140", "plugin-only allowlist: always ignored (D3)"),
-    _w("TC141", "allowlist ignored where its core tools are absent (D3)"),
+    _w("TC140", "plugin-only allowlist: always ignored (D3); OpenClaw 2026.9: it removes every "
+                "core tool"),
+    _w("TC141", "allowlist ignored where its core tools are absent (D3; not in 2026.9)"),
+    _w("TC142", "OpenClaw 2026.9: a group in an allow list names a plugin tool that the list "
+                "does not name itself, so the group never loads it (createPluginToolAllowlist)"),
     _w("TC150", "an exec allowlist pattern that can never match: a bare name (`rg`) or a "
                 "relative path (`./bin/*`); patterns match absolute executable paths"),
     _w("TC151", "`tools.exec.security`, `ask` or `allowlist` with no effect: exec runs on the "

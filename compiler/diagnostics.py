@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-Severity = Literal["error", "warning"]
+Severity = Literal["error", "warning", "note"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,11 +57,17 @@ class Diagnostics:
         self.items.append(Diagnostic(pos=pos, code=code, severity="warning", message=message,
                                      hint=hint))
 
+    def note(self, pos: Pos, code: str, message: str, hint: str | None = None) -> None:
+        """Something worth knowing that is never a failure, not even under ``--strict``."""
+        self.items.append(Diagnostic(pos=pos, code=code, severity="note", message=message,
+                                     hint=hint))
+
     def extend(self, others: Iterable[Diagnostic]) -> None:
         self.items.extend(others)
 
     def has_errors(self, *, strict: bool = False) -> bool:
-        return any(d.severity == "error" or strict for d in self.items)
+        return any(d.severity == "error" or (strict and d.severity == "warning")
+                   for d in self.items)
 
     def sorted(self, *, strict: bool = False) -> list[Diagnostic]:
         """Deduplicated, position-ordered; under ``strict`` warnings become errors."""

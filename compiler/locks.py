@@ -20,6 +20,10 @@ from pathlib import Path
 from typing import Final
 
 LOCK_SUFFIX: Final = ".toolc-lock"
+# The registry poller's lock (``serve-mcp --watch oci://``): held for as long as one worker
+# polls for all the workers sharing a build directory; a separate file, so that polling never
+# holds up a writer of the build.
+POLL_SUFFIX: Final = ".toolc-poll"
 # How often a waiting writer retries a lock another process holds.
 _POLL_SECONDS: Final = 0.05
 
@@ -28,21 +32,22 @@ class LockTimeoutError(RuntimeError):
     """Another toolc process held the lock for longer than the caller would wait."""
 
 
-def lock_path(target: Path) -> Path:
+def lock_path(target: Path, suffix: str = LOCK_SUFFIX) -> Path:
     """The lock file that guards ``target`` (a hidden sibling, never inside the target)."""
     target = Path(os.path.abspath(target))
-    return target.parent / f".{target.name}{LOCK_SUFFIX}"
+    return target.parent / f".{target.name}{suffix}"
 
 
 @contextlib.contextmanager
-def locked(target: Path, *, timeout: float | None = None) -> Iterator[Path]:
+def locked(target: Path, *, timeout: float | None = None,
+           suffix: str = LOCK_SUFFIX) -> Iterator[Path]:
     """Hold the exclusive lock that guards ``target`` for the ``with`` block.
 
     ``timeout=None`` waits as long as it takes; ``timeout=0`` fails at once when another
     process holds it; otherwise wait at most ``timeout`` seconds. On timeout raises
     ``LockTimeoutError`` naming the lock file. Yields the lock file's path.
     """
-    path = lock_path(target)
+    path = lock_path(target, suffix)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:

@@ -37,9 +37,11 @@ const WANTED = {
     "isSubagentSessionKey", "getSubagentDepthFromSessionStore", "normalizeToolName",
     "isOpenAIProvider", "isApplyPatchAllowedForModel", "applyMessageProviderToolPolicy",
     "resolveExecConfig", "isOptionalToolAllowed", "normalizeAllowlist",
-    "createOpenClawCodingTools"],
+    "createOpenClawCodingTools", "SUBAGENT_TOOL_DENY_ALWAYS", "SUBAGENT_TOOL_DENY_LEAF",
+    "TOOL_DENY_BY_MESSAGE_PROVIDER"],
   [helpers]: ["resolveSandboxToolPolicyForAgent", "isOwnerOnlyToolName", "CORE_TOOL_GROUPS",
-    "resolveSandboxRuntimeStatus"],
+    "resolveSandboxRuntimeStatus", "CORE_TOOL_DEFINITIONS", "DEFAULT_TOOL_ALLOW",
+    "DEFAULT_TOOL_DENY"],
   [loader]: ["applySessionDefaults"],
 };
 const targets = {};
@@ -177,8 +179,29 @@ function catalog() {
   }
   const names = new Set([...CODING, "apply_patch", "exec", "process", ...OPENCLAW_TOOLS,
     "whatsapp_login", ...Object.values(oc.CORE_TOOL_GROUPS).flat()]);
+  for (const t of oc.CORE_TOOL_DEFINITIONS) names.add(t.id);
   return { groups: oc.CORE_TOOL_GROUPS, profiles,
-    ownerOnly: [...names].filter((n) => oc.isOwnerOnlyToolName(n)).sort() };
+    ownerOnly: [...names].filter((n) => oc.isOwnerOnlyToolName(n)).sort(),
+    // the rest of the release's target data (conformance/extract.py)
+    release: JSON.parse(fs.readFileSync(path.join(pkg, "package.json"), "utf8")).version,
+    definitions: oc.CORE_TOOL_DEFINITIONS.map((t) => ({ name: t.id, section: t.sectionId,
+      description: t.description, profiles: [...(t.profiles ?? [])],
+      openclawGroup: t.includeInOpenClawGroup === true })),
+    subagentDeny: { always: [...oc.SUBAGENT_TOOL_DENY_ALWAYS],
+      leaf: [...oc.SUBAGENT_TOOL_DENY_LEAF] },
+    sandbox: { allow: [...oc.DEFAULT_TOOL_ALLOW], deny: [...oc.DEFAULT_TOOL_DENY] },
+    maxSpawnDepth: defaultMaxSpawnDepth(),
+    messageProviderDeny: oc.TOOL_DENY_BY_MESSAGE_PROVIDER };
+}
+
+// The default maxSpawnDepth, measured through resolveSubagentToolPolicy under an empty config:
+// the first depth whose deny list carries the leaf-only tools.
+function defaultMaxSpawnDepth() {
+  const leaf = oc.SUBAGENT_TOOL_DENY_LEAF[0];
+  for (let depth = 1; depth <= 64; depth++) {
+    if (oc.resolveSubagentToolPolicy({}, depth).deny.includes(leaf)) return depth;
+  }
+  return null;
 }
 
 async function selfcheck(config, contexts) {

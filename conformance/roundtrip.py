@@ -152,7 +152,8 @@ def check(oracle: Oracle, example: Example, index: int, work: Path, count: int,
           failures: list[dict[str, Any]]) -> Row:
     try:
         config = parse_config(example.text.encode("utf-8"), example.name)
-        result = import_openclaw(config, "openclaw.json5", allow_partial=True)
+        result = import_openclaw(config, "openclaw.json5", allow_partial=True,
+                                 openclaw="2026.3")
     except ConfigError as exc:
         return Row(example.name, f"not imported: {exc}")
     defs = work / f"e{index}" / "defs"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -24,3 +25,11 @@ def checkout_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         pytest.skip("not a git checkout")
     repo = tmp_path_factory.mktemp("checkout") / "toolc"
     return repo, snapshot_checkout(repo)
+
+
+@pytest.fixture(scope="session")
+def shipped(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The shipped definitions built into a tmp dir (the framework integration tests)."""
+    from tests.integrations_support import build_shipped  # noqa: PLC0415 - only these tests
+
+    return build_shipped(tmp_path_factory.mktemp("shipped"))

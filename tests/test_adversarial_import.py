@@ -5,6 +5,7 @@ config, plugin ids and ``plugins.allow``. Keep it running: each test pins a defe
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -18,14 +19,19 @@ from click.testing import CliRunner, Result
 from toolc.api import resolve_definitions
 from toolc.cli import main
 from toolc.importers import openclaw, starter
-from toolc.importers.openclaw import import_openclaw
+from toolc.importers.openclaw import import_openclaw as _import_openclaw
 from toolc.importers.openclaw_secrets import Secrets
 from toolc.semantics.reference import ReferenceInterpreter
 
 CONFIG = {"tools": {"profile": "coding", "deny": ["browser"]}}
 
+import_openclaw = functools.partial(_import_openclaw, openclaw="2026.3")
+
 
 def run(*args: str) -> Result:
+    # these tests hold the 2026.3 import (tests/test_openclaw9_import.py: 2026.9's)
+    if args[:1] in (("init",), ("import-openclaw",)) and "--openclaw" not in args:
+        args = (*args, "--openclaw", "2026.3")
     return CliRunner().invoke(main, list(args))
 
 
@@ -179,7 +185,8 @@ def assert_no_secret(text: str) -> None:
 def test_secrets_in_kept_positions_are_refused_and_never_printed(tmp_path: Path) -> None:
     config = write(tmp_path / "openclaw.json", secret_config())
     proc = subprocess.run([sys.executable, "-c", "from toolc.cli import main; main()",
-                           "import-openclaw", str(config), "-o", str(tmp_path / "out")],
+                           "import-openclaw", str(config), "-o", str(tmp_path / "out"),
+                           "--openclaw", "2026.3"],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert_no_secret(proc.stdout + proc.stderr)

@@ -135,5 +135,5 @@ def test_the_console_script_is_the_click_group() -> None:
     [script] = entry_points(group="console_scripts", name="toolc")
     assert script.value == "toolc.cli:main" and script.load() is main
     assert {"build", "validate", "resolve", "explain", "schema", "diff", "init",
-            "import-openclaw", "schema-path", "serve-mcp", "identity",
-            "import-mcp", "report"} == set(main.commands)
+            "import-openclaw", "migrate", "schema-path", "serve-mcp", "identity",
+            "import-mcp", "keygen", "sign", "verify", "push", "pull", "report"} == set(main.commands)

@@ -421,7 +421,7 @@ def test_init_force_overwrites_only_the_files_init_writes(tmp_path: Path) -> Non
     assert (defs / "policy.yaml").read_text() == "version: 1\n"
     forced = run("init", str(defs), "--force")
     assert forced.exit_code == 0, forced.output
-    assert "overwrote 7 of init's files" in forced.stderr and "policy.yaml" in forced.stderr
+    assert "overwrote 9 of init's files" in forced.stderr and "policy.yaml" in forced.stderr
     assert (defs / "policy.yaml").read_text().startswith("# yaml-language-server")
     assert (defs / "deployment" / "mine.yaml").read_text() == "version: 1\n"
     assert run("validate", str(defs)).exit_code == 0

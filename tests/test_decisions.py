@@ -42,12 +42,14 @@ def _contexts() -> list[dict[str, Any]]:
     out = []
     for agent in (None, "main", "viewer", "support"):
         for channel, group in ((None, None), ("telegram", "-100123"), ("slack", "C1")):
+            # the session key names the group too (2026.9 trusts a group only from it)
+            key = f"agent:{agent or 'main'}:{channel}:group:{group}" if channel else None
             for sender, owner, provider, sandboxed in (
                 (None, None, None, None), ("42", True, "anthropic", None),
-                ("7", None, "openai", True), (None, True, None, True),
+                ("7", False, "openai", True), (None, True, None, True),
             ):
                 out.append({"agent_id": agent, "message_provider": channel, "group_id": group,
-                            "sender_id": sender, "sender_is_owner": owner,
+                            "session_key": key, "sender_id": sender, "sender_is_owner": owner,
                             "model_provider": provider, "sandboxed": sandboxed})
     return out
 
@@ -137,10 +139,10 @@ def test_raw_senders_and_arguments_only_when_asked(shipped: ModuleType, tmp_path
     path = tmp_path / "d.jsonl"
     sink = shipped.FileSink(path)
     log = shipped.DecisionLog([sink], raw_senders=True, log_arguments=True)
-    request = log.request(agent_id="main", sender_id="42")
+    request = log.request(agent_id="main", sender_id="42", sender_is_owner=False)
     tools = shipped.wrap(request.resolve(), _impls(), validate=False, decisions=request)
     tools.call("read", {"path": "a.txt"})
-    tools.call("gateway", {})  # owner-only: refused by the owner guard
+    tools.call("gateway", {})  # owner-only: not in a non-owner's set
     sink.close()
     _, call, owner = _lines(path)
     assert call["sender"] == "42" and call["sender_key_id"] is None

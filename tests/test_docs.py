@@ -116,7 +116,7 @@ def test_readme_stands_alone() -> None:
 def test_no_page_installs_a_bare_index_name() -> None:
     """toolc is not on a package index: every install line names a git ref or a wheel."""
     # `pip install toolc`, `pip install -q 'toolc[mcp]'`: a requirement not followed by `@`
-    bare = re.compile(r"pip3? install (?:-\S+ )*['\"]?toolc(?:\[[\w,]+\])?(?![\w\[\], ]*@)")
+    bare = re.compile(r"pip3? install (?:-\S+ )*['\"]?toolc(?:\[[\w,-]+\])?(?![\w\[\], -]*@)")
     pages = [README, *sorted((ROOT / "docs").rglob("*.md"))]
     pages += [ROOT / "action.yml", *sorted((ROOT / "examples" / "ci").glob("*.yml"))]
     for page in pages:

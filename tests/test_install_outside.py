@@ -22,9 +22,13 @@ from tests.helpers import ROOT, commit_all, git
 # What the wheel must carry besides the code: the runtime a build copies, the templates, the
 # editor schema and the starter definitions.
 WHEEL_DATA = ("toolc/runtime/bootstrap.py", "toolc/templates/__init__.py.jinja",
-              "toolc/definitions.schema.json", "toolc/shipped/catalog/10-core.yaml",
-              "toolc/shipped/profiles.yaml", "toolc/shipped/providers.yaml",
-              "toolc/shipped/plugins/memory-core.yaml", "toolc/py.typed")
+              "toolc/definitions.schema.json", "toolc/targets/data/openclaw-2026.9.json",
+              "toolc/targets/starter-2026.9/catalog/10-core.yaml",
+              "toolc/targets/starter-2026.9/plugins/browser.yaml",
+              "toolc/targets/starter-2026.9/profiles.yaml",
+              "toolc/targets/starter-2026.3/catalog/10-core.yaml",
+              "toolc/targets/starter-2026.3/catalog/20-channels.yaml",
+              "toolc/targets/starter-2026.3/plugins/memory-core.yaml", "toolc/py.typed")
 
 
 @dataclass(frozen=True)

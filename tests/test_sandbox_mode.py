@@ -140,7 +140,8 @@ def test_an_imported_sandbox_mode_applies_the_sandbox_policy(tmp_path: Path) -> 
     config = tmp_path / "openclaw.json"
     config.write_text(json.dumps(CONFIG), "utf-8")
     out = tmp_path / "defs"
-    result = CliRunner().invoke(main, ["import-openclaw", str(config), "-o", str(out)])
+    result = CliRunner().invoke(main, ["import-openclaw", str(config), "-o", str(out),
+                                       "--openclaw", "2026.3"])
     assert result.exit_code == 0, result.output
     assert "session.mainKey: not imported; OpenClaw ignores it too" in result.output
     policy = yaml.safe_load((out / "openclaw" / "policy.yaml").read_text("utf-8"))
@@ -161,7 +162,7 @@ def test_sandbox_keys_that_change_tools_still_need_allow_partial(tmp_path: Path)
         {"id": "main", "sandbox": {"mode": "all", "workspaceAccess": "ro"}},
         {"id": "off", "sandbox": {"mode": "off", "workspaceAccess": "ro"}}]}}), "utf-8")
     result = CliRunner().invoke(main, ["import-openclaw", str(config), "-o",
-                                       str(tmp_path / "d")])
+                                       str(tmp_path / "d"), "--openclaw", "2026.3"])
     assert result.exit_code == 1
     assert "agents.list[0].sandbox.workspaceAccess: left out, but it could change" \
         in result.output

@@ -221,3 +221,25 @@ def test_a_good_package_name_builds_an_importable_package(tmp_path: Path) -> Non
 def test_shipped_build_dir_is_a_toolc_build() -> None:
     assert writer.is_toolc_build(ROOT / "build")
     assert not writer.is_toolc_build(ROOT / "definitions")
+
+
+def test_a_failing_check_before_the_swap_leaves_the_old_build(tmp_path: Path) -> None:
+    """``publish(check=...)`` (toolc pull's verification) sees the complete new directory
+    and can stop the swap: the old build stays, no leftovers; bytes are written as given."""
+    out = tmp_path / "out"
+    old = _files(tmp_path, "read")
+    publish(old, out)
+    seen: list[set[str]] = []
+
+    def refuse(tmp: Path) -> None:
+        seen.append({p.relative_to(tmp).as_posix() for p in tmp.rglob("*") if p.is_file()})
+        raise ValueError("not signed")
+
+    new = {**_files(tmp_path, "write"), "blob.bin": b"\xff\x00"}
+    with pytest.raises(ValueError, match="not signed"):
+        publish(new, out, check=refuse)
+    assert seen == [set(new)]
+    assert (out / "manifest.json").read_text() == old["manifest.json"]
+    assert _leftovers(out) == []
+    publish(new, out, check=lambda tmp: None)
+    assert (out / "blob.bin").read_bytes() == b"\xff\x00"

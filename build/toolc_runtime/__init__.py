@@ -15,6 +15,7 @@ import threading
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.machinery import ModuleSpec
 from typing import TYPE_CHECKING, Any, Final
 
 PACKAGE_NAME: Final = "toolc_runtime"
@@ -23,23 +24,31 @@ TOOLC_VERSION: Final = "0.1.0"
 FILE_SHA256: Final[Mapping[str, str]] = {
     "_abort.py": "fcf66d080cc334da7c1f644a5d909c8836cf5c939834f854f169f2d68d0f9504",
     "_adapters.py": "2cc224a44db1e37fcfef2d6cd4d8fe38c2596f6e22922b7f8b0d8eb9bbc36755",
-    "_approvals.py": "1680fb5540637d46b36663c095e7046512126bb7501b17bb43175e156dd5db0f",
+    "_approvals.py": "24ed7ad1ce2a17fc5f03dd1e27519bba86578cc6f9428b10e882ebba571472d5",
     "_bundles.py": "72d661f5afbc3e5cf6b54d9cd8f12d76a574728b047fd2bd7c0668be29e71df1",
-    "_context.py": "e7a9b6a247d842722ec8a39abdda07dbcdee66787354f804d07aacbd7ed0d816",
-    "_errors.py": "d7e68a859880f13625efc4c78308135274ad0c67b4735883af93108834a012d2",
+    "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
+    "_errors.py": "cc40d3036e004e02051143844bc64cd78759e031f46014e905bf7e444328d865",
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "7a15ece7396cbcb3a457e27cda09ed532a1988aac6201d8cb1229d60a9fd18e8",
+    "_policy.py": "023e1fc373757fc9c29d09215b78434b64ac2ed258f80519f6bb517dd813d795",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
     "_validate.py": "f8d9e534252e319027b6e733e392424da42d1fa85ee3a0023ed5ff2968cbd03d",
-    "_wrap.py": "9d4ae366bb57ca26ff9d8e120489f0c7d3f62c8fa899c38d4a8aebe16d9222c1",
-    "bundles.json": "938c83b8f9d1375c67443b1f01dd557d8483340ccf0e3e82b1241a8755b32269",
-    "catalog.json": "bf05da8afb2cb4ed0a677d34b67c20c913b9addc9eb7dbd41a06a5e8c905a4ef",
-    "models.py": "2c7267f07aafc30f1ae783bbed4d58bfc660b3520b7e97850577c055259c76f2",
-    "tables.json": "67486470c1903ae3ddf56b5d4ce8b081ff2ce81c798e3bcf1c2249c6cf972890",
+    "_wrap.py": "839fa88cd149ed17b4fcacd774f80368cb765080030f29674f763e6b798cd5f9",
+    "bundles.json": "c593dd5ed9e085d831afbdfab2b7ceb902abda5da132da529af50e69bd0b0f12",
+    "catalog.json": "1a8434b5039840a98aff145daa43a4010b123883388e567edd9e229fd951b60b",
+    "integrations/__init__.py": "e660bea53d3e59a09d4a9df0e2a737c5031113e0e817bdf1e1bc902c29e6eef1",
+    "integrations/langchain.py": "eb2c652d7437c01012bfe47a717a52880e45ffe9848f0d363090a02dd85e9c7d",
+    "integrations/openai_agents.py": (
+        "11c156b66e53d0aab5a1ad3d02ced1ac3c6b679d37cb812a4fec290193600a28"
+    ),
+    "integrations/pydantic_ai.py": (
+        "0223cac84acc809ee127f932f8a999f16c43450fa7382bfe99e05e19db046c70"
+    ),
+    "models.py": "1e95fcf8f6f9b5781d17eb657ba05690aa8c78f78d7885491e68587e29594b79",
+    "tables.json": "68cab9232290b35bc548166f6c3e2dddb789db10f32d4b30df0b8c0eabcc8c67",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (
@@ -66,6 +75,7 @@ _LAZY: Final[Mapping[str, str]] = {
     "ApprovalManager": "_approvals",
     "ApprovalRecord": "_approvals",
     "ApprovalWaiter": "_approvals",
+    "Approver": "_wrap",
     "BeforeToolCallEvent": "_hooks",
     "BeforeToolCallResult": "_hooks",
     "CallContext": "_context",
@@ -95,6 +105,7 @@ _LAZY: Final[Mapping[str, str]] = {
     "json_result": "_results",
     "openai_chat": "_adapters",
     "openai_responses": "_adapters",
+    "request_digest": "_approvals",
     "requires_approval": "_approvals",
     "system_prompt_tools": "_prompt",
     "text_result": "_results",
@@ -246,6 +257,59 @@ def _load_through(last: str) -> types.ModuleType:
     raise ImportError(f"{PACKAGE_NAME} has no module {last!r}")
 
 
+class _VerifiedLoader:
+    """Loads one module of this package from its verified bytes (the import system's loader
+    protocol): a static module through ``_load_through``, any other listed file by
+    executing it."""
+
+    def __init__(self, static: str | None, file: str) -> None:
+        self.static = static
+        self.file = file
+
+    def create_module(self, spec: ModuleSpec) -> types.ModuleType | None:
+        return _load_through(self.static) if self.static is not None else None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        if self.static is not None:
+            return  # ran once in _load_through
+        path = os.path.join(_HERE, *self.file.split("/"))
+        code = compile(read_verified(self.file), path, "exec", dont_inherit=True)
+        module.__file__ = path
+        exec(code, module.__dict__)
+
+
+class _Finder:
+    """``sys.meta_path`` entry for this package's submodules: the static modules and the
+    framework integrations (``integrations/``), each only as a file of this build."""
+
+    def __init__(self, package: str) -> None:
+        self.toolc_package = package
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> Any:
+        prefix = f"{self.toolc_package}."
+        if not fullname.startswith(prefix):
+            return None
+        rest = fullname[len(prefix) :]
+        if rest in _MODULES:
+            loader: Any = _VerifiedLoader(rest, f"{rest}.py")  # the protocol, not the ABC
+            return ModuleSpec(fullname, loader)
+        head, _, name = rest.partition(".")
+        if head != "integrations" or "." in name:
+            return None
+        file = f"integrations/{name or '__init__'}.py"
+        if file not in FILE_SHA256:
+            return None
+        loader = _VerifiedLoader(None, file)
+        return ModuleSpec(fullname, loader, is_package=not name)
+
+
+def install_finder() -> None:
+    """Put this package's finder on ``sys.meta_path`` (replacing one an earlier import of
+    the same package name left there)."""
+    sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "toolc_package", None) != __name__]
+    sys.meta_path.append(_Finder(__name__))
+
+
 def __getattr__(name: str) -> Any:
     """Names of the modules that load on first use (bundles, validation, wrapping, ...)."""
     module = _LAZY.get(name)
@@ -262,11 +326,13 @@ def __dir__() -> list[str]:
 
 check_layout()
 _load_through("_policy")
-# Submodules come from _load_through only, never from the file system.
+# Submodules come from _load_through and this package's finder, never from the file system.
 __path__.clear()
+install_finder()
 
 from ._errors import (  # noqa: E402
     AbortError,
+    AgentSelectionRequiredError,
     ExecDeniedError,
     InvalidArgumentsError,
     ToolBlockedError,
@@ -302,6 +368,7 @@ if TYPE_CHECKING:
         ExecVerdict,
         evaluate_exec,
         exec_policy,
+        request_digest,
         requires_approval,
     )
     from ._bundles import (
@@ -343,6 +410,7 @@ if TYPE_CHECKING:
         validated_args,
     )
     from ._wrap import (
+        Approver,
         WrappedTool,
         WrappedTools,
         wrap,
@@ -355,9 +423,11 @@ __all__ = [
     "AbortError",
     "AbortSignal",
     "AfterToolCallEvent",
+    "AgentSelectionRequiredError",
     "ApprovalManager",
     "ApprovalRecord",
     "ApprovalWaiter",
+    "Approver",
     "BeforeToolCallEvent",
     "BeforeToolCallResult",
     "CallContext",
@@ -396,6 +466,7 @@ __all__ = [
     "json_result",
     "openai_chat",
     "openai_responses",
+    "request_digest",
     "requires_approval",
     "resolve",
     "resolve_uncached",

@@ -13,18 +13,24 @@ hosts a request's ``env`` may not set a variable that changes what runs (``_host
 such a request is refused whatever the security mode, as OpenClaw refuses it.
 
 ``ApprovalManager`` holds pending approvals: thread-safe, awaitable, timeouts resolve to None.
+A gateway waits for the decision in process (``request``, then the waiter); an agent framework
+that pauses the run for a person and resumes it later hands the decision in from outside
+(``defer``, ``submit``, ``claim``): it is bound to the tool call's id and to the digest of
+the request that was evaluated, so it cannot approve another command.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
+import json
 import logging
 import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -215,6 +221,18 @@ class ExecApprovalRequest:
     session_key: str | None = None
     resolved_path: str | None = None  # the executable: allow-always adds exactly this path
     env_keys: tuple[str, ...] = ()  # the variables the call sets (OpenClaw's ``envKeys``)
+    reason: str = ""  # why the policy asks (``ask=always``, an allowlist miss, no analysis)
+
+
+def request_digest(request: ExecApprovalRequest, params: Mapping[str, Any] | None = None) -> str:
+    """The sha256 of an evaluated request: the approval request and the exact params the
+    implementation would run with (canonical JSON). A decision handed in from outside is
+    bound to it, so it approves this command, in this directory, with this environment."""
+    value = {"request": dataclasses.asdict(request), "params": params}
+    text = json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -229,6 +247,9 @@ class ApprovalRecord:
     resolved_at_ms: int | None = None
     decision: Decision | None = None
     resolved_by: str | None = None
+    digest: str = ""  # request_digest of what was evaluated (a deferred approval's binding)
+    params: Mapping[str, Any] | None = None  # a deferred approval: the params it runs with
+    arguments: str = ""  # a deferred approval: the digest of the model's own arguments
 
 
 class ApprovalWaiter:
@@ -306,6 +327,8 @@ class _Entry:
     record: ApprovalRecord
     waiter: ApprovalWaiter
     purge_at: float | None = None  # monotonic time after which a resolved record goes
+    claimed: bool = False  # a deferred approval's decision was used by its call (once)
+    deferred: bool = False  # decided outside: kept until its call claims it or it expires
 
 
 def _now_ms() -> int:
@@ -344,13 +367,19 @@ class ApprovalManager:
         *,
         record_id: str | None = None,
         timeout_s: float | None = None,
+        digest: str | None = None,
     ) -> ApprovalRecord:
-        """A new pending record (not yet registered); a blank id gets a random one."""
+        """A new pending record (not yet registered); a blank id gets a random one, a missing
+        digest ``request_digest(request)``."""
         now = _now_ms()
         timeout = self.timeout_s if timeout_s is None else timeout_s
         rid = record_id.strip() if record_id and record_id.strip() else str(uuid.uuid4())
         return ApprovalRecord(
-            id=rid, request=request, created_at_ms=now, expires_at_ms=now + int(timeout * 1000)
+            id=rid,
+            request=request,
+            created_at_ms=now,
+            expires_at_ms=now + int(timeout * 1000),
+            digest=digest if digest is not None else request_digest(request),
         )
 
     def register(self, record: ApprovalRecord) -> ApprovalWaiter:
@@ -378,13 +407,25 @@ class ApprovalManager:
         """``create`` then ``register``."""
         return self.register(self.create(request, record_id=record_id, timeout_s=timeout_s))
 
-    def resolve(self, record_id: str, decision: Decision, resolved_by: str | None = None) -> bool:
-        """Decide a pending approval; False when it is unknown, expired or already decided.
-        Any decision but ``allow-once``, ``allow-always`` or ``deny`` is a ValueError."""
+    def resolve(
+        self,
+        record_id: str,
+        decision: Decision,
+        resolved_by: str | None = None,
+        *,
+        digest: str | None = None,
+    ) -> bool:
+        """Decide a pending approval; False when it is unknown, expired or already decided,
+        or when ``digest`` is given and is not the record's. Any decision but
+        ``allow-once``, ``allow-always`` or ``deny`` is a ValueError."""
         if decision not in DECISIONS or not isinstance(decision, str):
             raise ValueError(f"decision must be one of {', '.join(DECISIONS)}, got {decision!r}")
         with self._lock:
             self._sweep()
+            current = self._entries.get(record_id)
+            if digest is not None and (current is None or current.record.digest != digest):
+                self._logger.warning("decision for approval %s refused: other request", record_id)
+                return False
             entry = self._settle(record_id, decision, resolved_by)
             added = (
                 self._extend(entry.record.request) if entry and decision == "allow-always" else None
@@ -392,6 +433,99 @@ class ApprovalManager:
         if added is not None:
             self._report(*added)
         return entry is not None
+
+    # -- decisions collected elsewhere (a framework's human-in-the-loop pause) ----------------
+    def defer(  # noqa: PLR0913 - the request, its binding and its timeout
+        self,
+        request: ExecApprovalRequest,
+        *,
+        call_id: str,
+        digest: str,
+        params: Mapping[str, Any] | None = None,
+        arguments: str = "",
+        timeout_s: float | None = None,
+    ) -> tuple[ApprovalRecord, bool]:
+        """The approval of tool call ``call_id`` for the evaluated request ``digest``, whose
+        decision comes from outside (``submit``): ``(record, fresh)``, ``fresh`` True when
+        it was registered now, False when an earlier pass of the same call registered it
+        (pending, or decided and not yet claimed). ``params`` (the evaluated params the call
+        runs with) and ``arguments`` (a digest of the model's own arguments) let the resumed
+        call find them again (``resumable``). ExecDeniedError when the call's approval
+        was asked for another request (the command, its directory or environment changed,
+        or a hook changed them, since it was shown: that record is expired) or when its
+        decision was already used (a call runs once per approval)."""
+        if not call_id:
+            raise ValueError("a deferred approval needs the tool call id")
+        with self._lock:
+            self._sweep()
+            entry = self._entries.get(call_id)
+            if entry is not None and entry.record.digest != digest:
+                if entry.record.resolved_at_ms is None:
+                    self._finish(entry, None, "superseded")
+                    raise ExecDeniedError(
+                        f"Exec denied (approval-mismatch): the request changed after its "
+                        f"approval was asked for: {request.command}",
+                        tool="exec",
+                    )
+                del self._entries[call_id]  # an old call under a reused id: its own record
+                entry = None
+            if entry is not None:
+                if entry.claimed or (
+                    entry.record.resolved_at_ms is not None and entry.record.decision is None
+                ):
+                    why = "approval-used" if entry.claimed else "approval-timeout"
+                    raise ExecDeniedError(f"Exec denied ({why}): {request.command}", tool="exec")
+                return entry.record, False
+            record = dataclasses.replace(
+                self.create(request, record_id=call_id, timeout_s=timeout_s, digest=digest),
+                params=params,
+                arguments=arguments,
+            )
+            timeout = max(0.0, (record.expires_at_ms - record.created_at_ms) / 1000)
+            waiter = ApprovalWaiter(self, record.id, time.monotonic() + timeout)
+            self._entries[record.id] = _Entry(record, waiter, deferred=True)
+            return record, True
+
+    def resumable(self, call_id: str, *, arguments: str) -> ApprovalRecord | None:
+        """The deferred approval of tool call ``call_id`` when the resumed call carries the
+        same model arguments (``arguments``: their digest) and it can still be decided or
+        used: its evaluated params run without evaluating the call again."""
+        with self._lock:
+            self._sweep()
+            entry = self._entries.get(call_id)
+            if entry is None or entry.claimed or not entry.record.arguments:
+                return None
+            record = entry.record
+            if record.arguments != arguments:
+                return None
+            if record.resolved_at_ms is not None and record.decision is None:
+                return None  # timed out
+            return record
+
+    def submit(
+        self, call_id: str, decision: Decision, *, digest: str, resolved_by: str | None = None
+    ) -> bool:
+        """Hand in a decision collected elsewhere for the pending approval of tool call
+        ``call_id``. It counts only for the request that was evaluated: ``digest`` must be the
+        record's (``ApprovalRecord.digest``, carried by the framework's pause); otherwise,
+        or when the approval is not pending, nothing changes and the answer is False.
+        ``allow-always`` extends the allowlist as ``resolve`` does."""
+        return self.resolve(call_id, decision, resolved_by, digest=digest)
+
+    def claim(self, call_id: str, *, digest: str) -> Decision | None:
+        """The decision of the deferred approval ``call_id`` for the request ``digest``, once:
+        the call that runs on it takes it, a second claim gets None (as does a pending,
+        expired, unknown or other request's approval)."""
+        with self._lock:
+            self._sweep()
+            entry = self._entries.get(call_id)
+            if entry is None or entry.claimed or entry.record.digest != digest:
+                return None
+            if entry.record.decision is None:
+                return None
+            entry.claimed = True
+            entry.purge_at = time.monotonic() + self.grace_s
+            return entry.record.decision
 
     def expire(self, record_id: str, resolved_by: str | None = None) -> bool:
         """Resolve a pending approval to None (a timeout); False when it is not pending."""
@@ -440,7 +574,10 @@ class ApprovalManager:
         entry.record = dataclasses.replace(
             entry.record, resolved_at_ms=_now_ms(), decision=decision, resolved_by=resolved_by
         )
-        entry.purge_at = time.monotonic() + self.grace_s
+        now = time.monotonic()
+        entry.purge_at = now + self.grace_s
+        if entry.deferred and decision is not None:  # the resumed call may come later
+            entry.purge_at = max(entry.purge_at, entry.waiter.deadline)
         entry.waiter.settle(decision)
 
     def _sweep(self) -> None:

@@ -45,3 +45,37 @@ class ToolBlockedError(ToolError):
 
 class AbortError(ToolError):
     """The call was aborted (its own signal or the run's). Never turned into a result."""
+
+
+class AgentSelectionRequiredError(ValueError):
+    """The request names no agent and the definitions cannot choose one (OpenClaw 2026.9:
+    ``resolveConversationCapabilityProfile`` throws ``AgentSelectionRequiredError`` and
+    builds no tools). An input problem of the request, never an empty or a global tool set:
+    pass ``agent_id`` (one of ``agent_ids``) or an agent-scoped session key
+    (``agent:<id>:...``). Not a ToolError: it refuses the whole request, not one call.
+
+    ``code`` says which refusal: ``AGENT_SELECTION_REQUIRED`` (OpenClaw's own error: no agent
+    chosen among several, or an ``agent_id`` other than the session key's) or
+    ``MALFORMED_AGENT_SESSION_KEY`` (a key starting with ``agent:`` that names none; OpenClaw
+    refuses it with a plain Error)."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        agent_ids: tuple[str, ...] = (),
+        code: str = "AGENT_SELECTION_REQUIRED",
+    ) -> None:
+        ids = f" (one of: {', '.join(agent_ids)})" if agent_ids else ""
+        message = (
+            f"agent selection required: {reason}; pass agent_id{ids} or an "
+            "agent-scoped session key (agent:<id>:...)"
+        )
+        super().__init__(message)
+        self.message = message
+        self.reason = reason
+        self.agent_ids = agent_ids
+        self.code = code
+
+    def __str__(self) -> str:
+        return self.message

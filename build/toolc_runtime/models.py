@@ -13,6 +13,10 @@ class AgentsListParams(BaseModel):
     )
 
 
+class AgentsWaitParams(BaseModel):
+    pass
+
+
 class ApplyPatchParams(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -20,6 +24,54 @@ class ApplyPatchParams(BaseModel):
     input: str
     """
     Full patch contents, including the "*** Begin Patch" and "*** End Patch" lines.
+    """
+
+
+class AutomationsParams(BaseModel):
+    action: Literal["status", "list", "add", "update", "remove", "run", "runs", "wake"]
+    includeDisabled: bool | None = None
+    """
+    Also list disabled jobs (list).
+    """
+    job: Job | None = None
+    """
+    The job to create (add).
+    """
+    jobId: str | None = None
+    """
+    Job to update, remove, run or inspect.
+    """
+    patch: dict[str, Any] | None = None
+    """
+    Fields to change (update).
+    """
+    text: str | None = None
+    """
+    System event text (wake).
+    """
+    mode: Literal["now", "next-heartbeat"] | None = None
+    """
+    When to wake (wake).
+    """
+    runMode: Literal["due", "force"] | None = None
+    """
+    Run only if due, or force (run).
+    """
+    contextMessages: Annotated[int | None, Field(ge=0, le=10)] = None
+    """
+    Attach this many recent chat messages to a reminder (add).
+    """
+    gatewayUrl: str | None = None
+    """
+    Gateway WebSocket URL override.
+    """
+    gatewayToken: str | None = None
+    """
+    Token for gatewayUrl.
+    """
+    timeoutMs: Annotated[int | None, Field(ge=1)] = None
+    """
+    Gateway call timeout.
     """
 
 
@@ -207,54 +259,6 @@ class CodeIndexRebuildParams(BaseModel):
     """
 
 
-class CronParams(BaseModel):
-    action: Literal["status", "list", "add", "update", "remove", "run", "runs", "wake"]
-    includeDisabled: bool | None = None
-    """
-    Also list disabled jobs (list).
-    """
-    job: Job | None = None
-    """
-    The job to create (add).
-    """
-    jobId: str | None = None
-    """
-    Job to update, remove, run or inspect.
-    """
-    patch: dict[str, Any] | None = None
-    """
-    Fields to change (update).
-    """
-    text: str | None = None
-    """
-    System event text (wake).
-    """
-    mode: Literal["now", "next-heartbeat"] | None = None
-    """
-    When to wake (wake).
-    """
-    runMode: Literal["due", "force"] | None = None
-    """
-    Run only if due, or force (run).
-    """
-    contextMessages: Annotated[int | None, Field(ge=0, le=10)] = None
-    """
-    Attach this many recent chat messages to a reminder (add).
-    """
-    gatewayUrl: str | None = None
-    """
-    Gateway WebSocket URL override.
-    """
-    gatewayToken: str | None = None
-    """
-    Token for gatewayUrl.
-    """
-    timeoutMs: Annotated[int | None, Field(ge=1)] = None
-    """
-    Gateway call timeout.
-    """
-
-
 class EditParams(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -438,28 +442,6 @@ class GrepParams(BaseModel):
     multiline: bool | None = False
     """
     Let the pattern span lines (. also matches newlines).
-    """
-
-
-class ImageParams(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    image: str
-    """
-    Local file path or URL of the image.
-    """
-    prompt: str | None = "Describe the image."
-    """
-    What to ask about the image.
-    """
-    model: str | None = None
-    """
-    Image model override, as provider/model.
-    """
-    maxBytesMb: Annotated[float | None, Field(gt=0.0)] = None
-    """
-    Refuse images larger than this many megabytes.
     """
 
 
@@ -1021,6 +1003,28 @@ class TtsParams(BaseModel):
     """
 
 
+class ViewImageParams(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    image: str
+    """
+    Local file path or URL of the image.
+    """
+    prompt: str | None = "Describe the image."
+    """
+    What to ask about the image.
+    """
+    model: str | None = None
+    """
+    Image model override, as provider/model.
+    """
+    maxBytesMb: Annotated[float | None, Field(gt=0.0)] = None
+    """
+    Refuse images larger than this many megabytes.
+    """
+
+
 class WebFetchParams(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -1103,3 +1107,39 @@ class WriteParams(BaseModel):
     """
     The complete new contents of the file.
     """
+
+
+AskUserParams = AgentsWaitParams
+ComputerParams = AgentsWaitParams
+ConversationsListParams = AgentsWaitParams
+ConversationsSendParams = AgentsWaitParams
+ConversationsTurnParams = AgentsWaitParams
+CreateGoalParams = AgentsWaitParams
+DashboardParams = AgentsWaitParams
+DismissTaskParams = AgentsWaitParams
+GetGoalParams = AgentsWaitParams
+GithubIdentityStatusParams = AgentsWaitParams
+GithubPublishParams = AgentsWaitParams
+HeartbeatRespondParams = AgentsWaitParams
+ImageGenerateParams = AgentsWaitParams
+IntentParams = AgentsWaitParams
+LsParams = AgentsWaitParams
+MobileUiParams = AgentsWaitParams
+MusicGenerateParams = AgentsWaitParams
+OpenclawParams = AgentsWaitParams
+PluginsParams = AgentsWaitParams
+PortalParams = AgentsWaitParams
+ProgressCardParams = AgentsWaitParams
+ScreenParams = AgentsWaitParams
+SecretsParams = AgentsWaitParams
+SessionsParams = AgentsWaitParams
+SessionsSearchParams = AgentsWaitParams
+SessionsYieldParams = AgentsWaitParams
+ShowWidgetParams = AgentsWaitParams
+SkillWorkshopParams = AgentsWaitParams
+SuggestTaskParams = AgentsWaitParams
+TerminalParams = AgentsWaitParams
+ThemeParams = AgentsWaitParams
+TranscriptsParams = AgentsWaitParams
+UpdateGoalParams = AgentsWaitParams
+VideoGenerateParams = AgentsWaitParams

@@ -8,11 +8,17 @@ Query:    ``resolve`` (the tools a request sees), ``explain`` (why one is kept o
           ``schema`` / ``load_schemas`` (a tool in a provider's dialect), ``load_runtime``,
           ``load_reference`` and ``reference_resolve`` (the reference interpreter).
 Review:   ``diff`` (who gains or loses which tool between two revisions), ``render_diff``.
-Project:  ``init`` (the starter), ``import_openclaw_config``, ``schema_path``.
+Project:  ``init`` (the starter), ``import_openclaw_config``, ``migrate`` (to a newer OpenClaw
+          release, with the access diff it causes), ``schema_path``.
 MCP:      ``serve_mcp``, ``add_identity``, ``import_mcp`` (need the extra ``toolc[mcp]``).
+Ship:     ``keygen``, ``sign``, ``verify`` (the extra ``toolc[sign]``), ``push``, ``pull``
+          (``toolc[oci]``): signed builds through an OCI registry.
 
-Errors: DefinitionsError (its ``diagnostics``), BuildError (a missing or modified build),
-ValueError subclasses for arguments that cannot be used, InternalError (a bug in toolc).
+Errors: DefinitionsError (its ``diagnostics``), BuildError (a missing or modified build;
+SignatureError, an unsigned or wrongly signed one, is one), RegistryError,
+ValueError subclasses for arguments that cannot be used, AgentSelectionRequiredError (a
+ValueError: a 2026.9 request whose agent the definitions cannot choose), InternalError (a bug
+in toolc).
 A request's context is a dict of ``toolc.rules.context.CONTEXT_KEYS`` (``agent_id``,
 ``message_provider``, ``group_id``, ``sender_id``, ...).
 """
@@ -44,6 +50,7 @@ from ..builds import (
     verify_build,
 )
 from ..diagnostics import DefinitionsError, Diagnostic
+from ..importers.migrate import MigrationError
 from ..importers.openclaw import ConfigError, ImportRefused, ImportResult
 from ..importers.starter import ProjectWriteError, schema_path
 from ..locks import LockTimeoutError
@@ -51,9 +58,12 @@ from ..pipeline.render import DEFAULT_PACKAGE
 from ..pipeline.writer import OutputDirError
 from ..review.diff import DiffInputError, DiffResult, render_diff
 from ..review.report import Report
+from ..runtime._errors import AgentSelectionRequiredError
 from ..semantics.reference import ReferenceInterpreter, Resolution
 from ..serve.mcp_identity import IdentitiesError, add_identity
-from .project import InitResult, import_openclaw_config, init
+from ..targets import KEYS as OPENCLAW_RELEASES
+from ..targets import NEWEST_KEY as NEWEST_OPENCLAW
+from .project import InitResult, MigrateResult, import_openclaw_config, init, migrate
 from .query import (
     ENGINES,
     ExplainResult,
@@ -84,12 +94,25 @@ from .serve import (
     import_mcp,
     serve_mcp,
 )
+from .ship import (
+    RegistryError,
+    SignatureError,
+    keygen,
+    pull,
+    push,
+    sign,
+    target_text,
+    verify,
+)
 
 __all__ = [
     "BUILD_SOURCES_ROOT",
     "DEFAULT_PACKAGE",
     "ENGINES",
     "EXTRAS",
+    "NEWEST_OPENCLAW",
+    "OPENCLAW_RELEASES",
+    "AgentSelectionRequiredError",
     "BuildError",
     "BuildResult",
     "CheckResult",
@@ -108,15 +131,19 @@ __all__ = [
     "InternalError",
     "LockTimeoutError",
     "McpError",
+    "MigrateResult",
+    "MigrationError",
     "MissingExtraError",
     "OutputDirError",
     "ProjectWriteError",
     "ReferenceInterpreter",
+    "RegistryError",
     "Report",
     "Resolution",
     "ResolveResult",
     "Schemas",
     "ServeOptionError",
+    "SignatureError",
     "Source",
     "ToolSchema",
     "UnknownToolError",
@@ -136,9 +163,13 @@ __all__ = [
     "import_openclaw_config",
     "init",
     "inputs_digest",
+    "keygen",
     "load_reference",
     "load_runtime",
     "load_schemas",
+    "migrate",
+    "pull",
+    "push",
     "read_build_file",
     "read_manifest",
     "read_tables",
@@ -154,7 +185,10 @@ __all__ = [
     "schema",
     "schema_path",
     "serve_mcp",
+    "sign",
     "stamped_files",
+    "target_text",
     "validate",
+    "verify",
     "verify_build",
 ]

@@ -26,6 +26,7 @@ from ..builds import (
 from ..diagnostics import Diagnostics, did_you_mean
 from ..pipeline.bundles import build_bundles, dialect_for
 from ..rules.names import normalize_tool_name
+from ..runtime._errors import AgentSelectionRequiredError
 from ..semantics.reference import ReferenceInterpreter
 
 DEFAULT_DEFS, DEFAULT_BUILD = Path("definitions"), Path("build")
@@ -159,8 +160,21 @@ def resolve_from(src: Source, context: dict[str, Any]) -> ResolveResult:
                 f"{src.definitions.as_posix()}`")
         runtime = load_runtime(src.path)
         warnings = context_warnings(Declared.of_tables(read_tables(src.path)), context)
-        names = tuple(runtime.resolve(**context).names)
+        names = runtime_resolve(runtime, context)
     return ResolveResult(names=tuple(names), source=src, warnings=tuple(warnings))
+
+
+def runtime_resolve(runtime: ModuleType, context: dict[str, Any]) -> tuple[str, ...]:
+    """A build's ``resolve``; its AgentSelectionRequiredError (the generated package's own
+    class) is raised as toolc's (``toolc.runtime._errors``), so that callers catch one."""
+    refused = getattr(runtime, "AgentSelectionRequiredError", None)
+    try:
+        return tuple(runtime.resolve(**context).names)
+    except Exception as exc:
+        if refused is not None and isinstance(exc, refused):
+            raise AgentSelectionRequiredError(exc.reason, agent_ids=exc.agent_ids,
+                                              code=exc.code) from exc
+        raise
 
 
 def resolve(build_dir: Path = DEFAULT_BUILD, context: dict[str, Any] | None = None, *,
@@ -208,7 +222,7 @@ def explain(tool: str, context: dict[str, Any] | None = None, *, build_dir: Path
 def check_runtime_agrees(build_dir: Path, context: dict[str, Any], tool: str,
                          explanation: Explanation) -> None:
     """The build's generated runtime must give the reference's answer (InternalError)."""
-    names = tuple(load_runtime(build_dir).resolve(**context).names)
+    names = runtime_resolve(load_runtime(build_dir), context)
     if explanation.resolution is None:  # never present: nothing else was evaluated
         reference = tuple(n for n in names if n != tool)
     else:

@@ -17,6 +17,8 @@ from ..builds import read_manifest
 
 # The optional extras (pyproject's [project.optional-dependencies]) and what each brings.
 EXTRAS: Final = {"mcp": "the MCP Python SDK, anyio, starlette and uvicorn",
+                  "sign": "pyjwt and cryptography",
+                  "oci": "oras, pyjwt and cryptography",
                   "metrics": "prometheus-client, for serve-mcp's /metrics",
                   "otel": "opentelemetry-sdk, for decision-log spans"}
 
@@ -111,17 +113,23 @@ def serve_mcp(build_dir: Path = Path("build"), *, context: dict[str, Any] | None
               impl: str | None = None, hooks: str | None = None,
               upstreams: tuple[str, ...] | list[str] = (), reload_interval: float = 1.0,
               strict: bool = False, max_sessions_per_identity: int = 16,
-              max_inflight_per_identity: int = 8, decision_log: Path | None = None,
-              decision_log_key: Path | None = None, metrics_public: bool = False) -> None:
+              max_inflight_per_identity: int = 8, verify_key: Path | None = None,
+              watch: str | None = None, watch_interval: float = 30.0,
+              decision_log: Path | None = None, decision_log_key: Path | None = None,
+              metrics_public: bool = False) -> None:
     """Serve the build's tools over MCP until stdin closes (stdio) or until interrupted
     (``http="[HOST:]PORT"``, which needs ``identities``, the bearer-token file; over HTTP
     each request's token gives its context, so ``context`` must be empty). ``impl`` and
-    ``hooks`` are ``MODULE:ATTR``; ``upstreams`` are ``NAME=COMMAND`` or ``NAME=URL``. As
-    ``toolc serve-mcp``: raises MissingExtraError, ServeOptionError, BuildError (no build)
-    or McpError. ``decision_log``: a file to append one JSON line per decision to (rotated),
-    senders hashed with the key in ``decision_log_key`` (created when missing; else a random
-    key per process). Over HTTP ``/metrics`` is served (with toolc[metrics]), behind the
-    bearer tokens unless ``metrics_public``."""
+    ``hooks`` are ``MODULE:ATTR``; ``upstreams`` are ``NAME=COMMAND`` or ``NAME=URL``.
+    ``verify_key`` (a public key file, toolc[sign]) refuses any build not signed by it, at
+    start and at every reload, before a byte of it runs; ``watch`` (``oci://REF``,
+    toolc[oci]) pulls new builds of REF into ``build_dir`` every ``watch_interval``
+    seconds (one worker polls for all those sharing ``build_dir``). As ``toolc serve-mcp``:
+    raises MissingExtraError, ServeOptionError, BuildError (no build; SignatureError, an
+    unsigned or wrongly signed one) or McpError. ``decision_log``: a file to append one
+    JSON line per decision to (rotated), senders hashed with the key in ``decision_log_key``
+    (created when missing; else a random key per process). Over HTTP ``/metrics`` is served
+    (with toolc[metrics]), behind the bearer tokens unless ``metrics_public``."""
     server = extra_module("serve-mcp", "serve.mcp_server")
     identity = extra_module("serve-mcp", "serve.mcp_identity")
     context = context or {}
@@ -143,6 +151,8 @@ def serve_mcp(build_dir: Path = Path("build"), *, context: dict[str, Any] | None
         hooks_source = server.import_attr(hooks) if hooks else None
     except (identity.IdentitiesError, ValueError, ImportError, AttributeError) as exc:
         raise ServeOptionError(str(exc)) from exc
+    verify, key = _verifier(verify_key)
+    poller = _poller(watch, build_dir, key)
     read_manifest(build_dir)  # BuildError now, with the reason, when there is no build
     specs = upstream_specs("serve-mcp", upstreams)
     limits = extra_module("serve-mcp", "serve.mcp_http").Limits(max_sessions_per_identity,
@@ -168,6 +178,7 @@ def serve_mcp(build_dir: Path = Path("build"), *, context: dict[str, Any] | None
     options = server.Options(build_dir=build_dir, context=context, identities=ids,
                              impls=impl_source, hooks=hooks_source, upstreams=specs,
                              reload_interval=reload_interval, strict=strict, limits=limits,
+                             verify=verify, poller=poller, watch_interval=watch_interval,
                              observer=observer)
     server.setup_logging()
     unavailable = extra_module("serve-mcp", "serve.mcp_upstream").UpstreamUnavailable
@@ -177,6 +188,33 @@ def serve_mcp(build_dir: Path = Path("build"), *, context: dict[str, Any] | None
         raise McpError(str(exc)) from exc
     finally:
         observer.close()
+
+
+def _verifier(key_file: Path | None) -> tuple[Any, Any]:
+    """``--verify-key``: (a check of a build directory returning its verified files, the
+    public key), or (None, None). The key is read now: a bad one fails the start."""
+    if key_file is None:
+        return None, None
+    signing = extra_module("serve-mcp", "ship.signing", "sign")
+    key = signing.load_public_key(key_file)
+    return (lambda build_dir: signing.verify(build_dir, key).files), key
+
+
+def _poller(watch: str | None, build_dir: Path, key: Any) -> Any:
+    """``--watch oci://REF``: the registry poller; when ``build_dir`` holds no build yet,
+    the first pull happens now (and fails the start with the reason)."""
+    if watch is None:
+        return None
+    if not watch.startswith("oci://"):
+        raise ServeOptionError(f"{watch!r}: expected oci://REGISTRY/REPO:TAG", "watch")
+    oci = extra_module("serve-mcp", "ship.oci", "oci")
+    try:
+        poller = oci.Poller(watch, build_dir, key)
+        if not (build_dir / "manifest.json").exists():  # workers starting together: one
+            oci.pull(watch, build_dir, key=key)  # installs it, the others find it there
+    except oci.RegistryError as exc:
+        raise McpError(f"--watch {watch}: {exc}") from exc
+    return poller
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -114,7 +114,7 @@ class Patterns:
         dims = (self._agents(where.get("agent")),
                 self._providers(where.get("provider"), where.get("model")),
                 self._channels(where),
-                self._bool(where.get("owner"), "sender_is_owner"),
+                self._owner(where.get("owner")),
                 self._bool(where.get("sandboxed"), "sandboxed"),
                 self._subagents(where.get("subagent")))
         cube = tuple(sum(1 << i for i in d) for d in dims)
@@ -161,6 +161,17 @@ class Patterns:
         if p is None:
             return {0: {}, 1: {flag: True}}
         return {1: {flag: True}} if p is True else {0: {}}
+
+    def _owner(self, p: PatternValue | None) -> dict[int, dict[str, Any]]:
+        """``owner: true`` the owner; ``false`` not the owner (2026.9: known not to be, and
+        ``owner: unknown`` the requests that do not say); absent: every class."""
+        classes = self.space.owner
+        if p is None:
+            return {i: dict(k.flags) for i, k in enumerate(classes)}
+        wanted = True if p is True else None if p == ("unknown",) else False
+        if len(classes) == 2 and wanted is None:
+            wanted = False  # 2026.3: not saying is not being the owner
+        return {i: dict(k.flags) for i, k in enumerate(classes) if k.key[0] is wanted}
 
     def _subagents(self, p: PatternValue | None) -> dict[int, dict[str, Any]]:
         leaf = self.view.leaf_depth

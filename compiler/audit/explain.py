@@ -6,7 +6,7 @@ missing from. The reference interpreter does the work (tracing which lists each 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..diagnostics import BUILTIN, Pos, did_you_mean
@@ -51,6 +51,7 @@ class Explanation:
     visible: bool
     rows: tuple[Row, ...]
     resolution: Resolution | None  # None: the tool can never be present
+    target: str = "2026.3"  # the OpenClaw release whose semantics decided
 
     @property
     def decided_by(self) -> str | None:
@@ -63,6 +64,7 @@ class Explanation:
             return None if p is None else "built-in" if p == BUILTIN else str(p)
 
         return {"tool": self.tool, "visible": self.visible, "decided_by": self.decided_by,
+                "target": {"openclaw": self.target},
                 "layers": [{"layer": r.layer, "result": r.result, "rule": r.rule,
                             "pos": pos(r.pos),
                             "details": [{"text": d.text, "pos": pos(d.pos)}
@@ -82,14 +84,15 @@ def catalog_tool(resolved: Resolved, raw: str) -> str:
 def explain(resolved: Resolved, tool: str, context: dict[str, Any]) -> Explanation:
     """Explain ``tool`` (a catalog name, see ``catalog_tool``) for one request."""
     if tool not in {t.name for t in resolved.tools}:
-        return _never_present(resolved, next(t for t in resolved.defs.tools if t.name == tool))
+        never = _never_present(resolved, next(t for t in resolved.defs.tools if t.name == tool))
+        return replace(never, target=resolved.target.key)
     result = ReferenceInterpreter(resolved, trace=True).run(Context.of(**context))
     inventory = result.inventory[tool]
     rows = [_inventory_row(tool, inventory)]
     if inventory.kept:
         rows += [_step_row(step, step.decisions.get(tool)) for step in result.steps]
     return Explanation(tool=tool, visible=tool in result.names, rows=tuple(rows),
-                       resolution=result)
+                       resolution=result, target=resolved.target.key)
 
 
 def _never_present(resolved: Resolved, t: ToolDef) -> Explanation:
@@ -136,7 +139,10 @@ def _rule(step: StepTrace, d: Decision) -> tuple[str, Pos | None, tuple[Detail, 
         if lst is not None and lst.kind == "alsoAllow" and e.text == "*" and e.pos == lst.pos:
             rule = f"{label} without an allow list keeps every tool"
         elif d.rule == "exec":
-            rule = f'allowed by "{e.text}" in {label}, which allows exec (apply_patch follows)'
+            # the tool whose allowance carries apply_patch (the target's: exec or write)
+            implied = d.reason.rsplit(" allows ", 1)[-1]
+            rule = (f'allowed by "{e.text}" in {label}, which allows {implied} (apply_patch '
+                    "follows)")
         else:
             rule = f'{"denied" if d.rule == "deny" else "allowed"} by "{e.text}" in {label}'
         # a kept tool also passed the deny lists: show them, they are part of the answer

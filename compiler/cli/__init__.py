@@ -1,7 +1,8 @@
 """The ``toolc`` command line: a thin click layer over ``toolc.api`` (argv in, output and exit
 code out), one module per command family: build (build, validate), query (resolve, explain,
 schema), review (diff), project (init, import-openclaw, schema-path), serve (serve-mcp,
-identity, import-mcp); _app holds the group and what they share.
+identity, import-mcp), ship (keygen, sign, verify, push, pull); _app holds the group and what
+they share.
 
 Exit codes: 0 ok; 1 errors in the definitions, a stale build under --check, a missing or
 modified build directory, another build holding the output past --lock-timeout, or (explain)
@@ -18,7 +19,7 @@ off, ``FORCE_COLOR`` (any value but ``0``) turns it on where the stream is not a
 from __future__ import annotations
 
 # Each family module registers its commands on the group as it is imported.
-from . import build, project, query, review, serve
+from . import build, project, query, review, serve, ship
 from ._app import main
 
-__all__ = ["build", "main", "project", "query", "review", "serve"]
+__all__ = ["build", "main", "project", "query", "review", "serve", "ship"]

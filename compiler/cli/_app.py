@@ -13,7 +13,14 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from ..api import BuildError, DefinitionsError, Diagnostic, DiffInputError, InternalError
+from ..api import (
+    AgentSelectionRequiredError,
+    BuildError,
+    DefinitionsError,
+    Diagnostic,
+    DiffInputError,
+    InternalError,
+)
 from ..api import MissingExtraError as _ApiMissingExtra
 from ..rules.context import CLI_OPTIONS, CONTEXT_KEYS
 
@@ -80,9 +87,11 @@ def print_diagnostics(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) ->
             text += f"\n  {paint('hint', bold=True)}: {d.hint}"
         echo(text, err=True)
     errors = sum(d.severity == "error" for d in diagnostics)
-    warnings = len(diagnostics) - errors
+    warnings = sum(d.severity == "warning" for d in diagnostics)
+    notes = len(diagnostics) - errors - warnings
     if diagnostics:
-        echo(f"{errors} error(s), {warnings} warning(s)", err=True)
+        echo(f"{errors} error(s), {warnings} warning(s)"
+             + (f", {notes} note(s)" if notes else ""), err=True)
 
 
 # -- errors and exit codes -------------------------------------------------------------------
@@ -104,6 +113,8 @@ def guard(fn: F) -> F:
             sys.exit(EXIT_INPUT)
         except (DiffInputError, BuildError) as exc:
             fail(str(exc))
+        except AgentSelectionRequiredError as exc:  # the request's input, as OpenClaw 2026.9
+            fail(f"AgentSelectionRequiredError: {exc}")
         except _ApiMissingExtra as exc:
             raise MissingExtraError(str(exc)) from exc
         except InternalError as exc:

@@ -57,6 +57,9 @@ def resolve(build_dir: Path, defs: Path | None, engine: str | None, as_json: boo
 
     Warns on stderr when the build is stale relative to the definitions (when both exist)
     and when the request names an agent, channel, account or group that is not declared.
+    Exits 1 with AgentSelectionRequiredError when the definitions follow OpenClaw 2026.9 and
+    cannot choose the request's agent (several agents, none default: true, and neither
+    --agent nor an agent:<id>: session key; or --agent and the session key's agent differ).
 
     \b
     Examples:
@@ -82,7 +85,8 @@ def _print_explanation(ex: api.Explanation) -> None:
     verdict = paint("visible", err=False, fg="green") if ex.visible else paint(
         "not visible", err=False, fg="red")
     decided = f" (removed by: {ex.decided_by})" if ex.decided_by else ""
-    echo(f"{paint(ex.tool, err=False, bold=True)}: {verdict}{decided}")
+    echo(f"{paint(ex.tool, err=False, bold=True)}: {verdict}{decided} "
+         f"[OpenClaw {ex.target}]")
     for row in ex.rows:
         result = paint(row.result, err=False, fg=result_color.get(row.result))
         if row.result in ("skipped", "not reached") and not row.details:
@@ -115,7 +119,8 @@ def explain(build_dir: Path | None, defs: Path | None, as_json: bool, tool: str,
 
     TOOL is read as policies read names (Exec and bash mean exec). Every rule is printed
     with its file:line:col, also the allow list a tool is missing from. Exits 0 when TOOL
-    is visible and 1 when it is not, so scripts can test access.
+    is visible and 1 when it is not, so scripts can test access; also 1, with
+    AgentSelectionRequiredError, for a request OpenClaw 2026.9 refuses (see resolve).
 
     \b
     Examples:

@@ -12,7 +12,7 @@ from .. import api
 from ._app import context_of, context_options, echo, fail, guard, main
 
 # The command-line names of the API's parameters, for "Invalid value for ..." messages.
-_SERVE_OPTIONS = {"http": "--http", "upstreams": "--upstream"}
+_SERVE_OPTIONS = {"http": "--http", "upstreams": "--upstream", "watch": "--watch"}
 
 
 def _usage(exc: api.ServeOptionError, names: dict[str, str]) -> click.UsageError:
@@ -46,6 +46,17 @@ def _usage(exc: api.ServeOptionError, names: dict[str, str]) -> click.UsageError
               show_default=True, help="With --http: requests one identity may have in flight.")
 @click.option("--strict", is_flag=True,
               help="Refuse to start when a context names an agent the build does not declare.")
+@click.option("--verify-key", type=click.Path(path_type=Path), default=None,
+              metavar="PUBLIC.pem",
+              help="Serve only builds signed by this key (toolc sign): checked before any "
+              "byte of the build runs; refused at start (exit 1) and at reload (the last "
+              "good build keeps serving). Needs toolc[sign].")
+@click.option("--watch", default=None, metavar="oci://REGISTRY/REPO:TAG",
+              help="Pull new builds of this registry tag into --build as they are pushed "
+              "(verified; with --verify-key, signed). Workers sharing --build share one "
+              "poller. Needs toolc[oci].")
+@click.option("--watch-interval", type=click.FloatRange(min=0.05), default=30.0,
+              show_default=True, help="With --watch: seconds between two asks of the registry.")
 @click.option("--decision-log", "decision_log", type=click.Path(path_type=Path), default=None,
               metavar="FILE", help="Append one JSON line per decision (tool list, call allowed "
               "or refused with the deciding rule, exec approval) to FILE (rotated at 64 MiB).")
@@ -59,6 +70,7 @@ def _usage(exc: api.ServeOptionError, names: dict[str, str]) -> click.UsageError
 def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | None,
               identities: Path | None, upstreams: tuple[str, ...], reload_interval: float,
               max_sessions_per_identity: int, max_inflight_per_identity: int, strict: bool,
+              verify_key: Path | None, watch: str | None, watch_interval: float,
               decision_log: Path | None, decision_log_key: Path | None, metrics_public: bool,
               **kwargs: Any) -> None:
     """Serve the build's tools over MCP (stdio, or streamable HTTP with --http).
@@ -76,6 +88,8 @@ def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | 
       toolc serve-mcp --agent main --sender-id 42 --impl mytools:IMPLEMENTATIONS
       toolc serve-mcp --http 127.0.0.1:8765 --identities identities.yaml --impl mytools:IMPLS
       toolc serve-mcp --agent coder --upstream files="python -m files_server"
+      toolc serve-mcp --agent main --impl mytools:IMPLS --verify-key keys/public.pem \\
+          --watch oci://127.0.0.1:5000/policies/gateway:1
       toolc serve-mcp --http 8765 --identities ids.yaml --impl m:I --decision-log d.jsonl
     """
     try:
@@ -84,6 +98,7 @@ def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | 
                       reload_interval=reload_interval, strict=strict,
                       max_sessions_per_identity=max_sessions_per_identity,
                       max_inflight_per_identity=max_inflight_per_identity,
+                      verify_key=verify_key, watch=watch, watch_interval=watch_interval,
                       decision_log=decision_log, decision_log_key=decision_log_key,
                       metrics_public=metrics_public)
     except api.ServeOptionError as exc:

@@ -15,6 +15,7 @@ redacted.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -23,7 +24,8 @@ from typing import Any
 import json5
 import yaml
 
-from ..rules.names import normalize_tool_name
+from ..rules.names import normalize_agent_id, normalize_tool_name
+from ..targets import KEYS, NEWEST_KEY
 from .openclaw_keys import SANDBOX_OFF, access_reason, sandbox_mode
 from .openclaw_plugins import (
     BUNDLED_2026_3_2,
@@ -65,6 +67,23 @@ SANDBOX: Spec = {"mode": STR}
 AGENTS: Spec = {"defaults": {"subagents": {"maxSpawnDepth": INT}, "sandbox": SANDBOX},
                 "list": ("list_of", {"id": STR, "default": BOOL, "sandbox": SANDBOX,
                                      "tools": AGENT_TOOLS})}
+# OpenClaw 2026.9.6's shapes (zod-schema*.mjs): sender policies globally and per agent, the
+# sandbox layer's alsoAllow, exec.mode, the keyed roster with its ownership marker (its loader
+# still reads agents.list, moving it to agents.entries), experimental.localModelLean.
+EXEC_9: Spec = {**EXEC, "mode": STR}
+AGENT_TOOLS_9: Spec = {**AGENT_TOOLS, "toolsBySender": _map(POLICY),
+                       "sandbox": {"tools": POLICY}, "exec": EXEC_9}
+GLOBAL_TOOLS_9: Spec = {**AGENT_TOOLS_9, "subagents": {"tools": POLICY}}
+EXPERIMENTAL: Spec = {"localModelLean": BOOL}
+AGENT_ENTRY_9: Spec = {"default": BOOL, "sandbox": SANDBOX, "tools": AGENT_TOOLS_9,
+                       "experimental": EXPERIMENTAL}
+AGENTS_9: Spec = {"defaults": {"subagents": {"maxSpawnDepth": INT}, "sandbox": SANDBOX,
+                               "experimental": EXPERIMENTAL},
+                  "ownership": STR, "entries": _map(AGENT_ENTRY_9),
+                  "list": ("list_of", {"id": STR, **AGENT_ENTRY_9})}
+# (global tools, agents) per target
+SPECS: dict[str, tuple[Spec, Spec]] = {"2026.3": (GLOBAL_TOOLS, AGENTS),
+                                       "2026.9": (GLOBAL_TOOLS_9, AGENTS_9)}
 # `session.scope: global` makes "global" the main session (sandbox mode non-main)
 SESSION: Spec = {"scope": STR}
 PLUGINS: Spec = {"enabled": BOOL, "entries": _map({"enabled": BOOL})}
@@ -109,6 +128,8 @@ class ImportResult:
     included: list[str] = field(default_factory=list)  # $include files read
     notes: list[str] = field(default_factory=list)  # changes of meaning worth reading
     stubs: list[str] = field(default_factory=list)  # "tool (plugin P)"
+    openclaw: str = NEWEST_KEY  # the target written (`openclaw:` in the policy file)
+    openclaw_reason: str = ""  # why that target: the option, meta.lastTouchedVersion, ...
 
 
 # -- parse -----------------------------------------------------------------------------------
@@ -338,11 +359,13 @@ def _entries(node: Any) -> Iterator[tuple[str, str]]:
             yield from _entries(child)
 
 
-def _known_names() -> tuple[set[str], set[str]]:
-    """Tool names and group/plugin names of the shipped starter catalog."""
+@functools.cache
+def _known_names(key: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Tool names and group/plugin names of the target's starter catalog (package data:
+    read once)."""
     tools: set[str] = set()
     others = {"group:plugins"}
-    for rel, text in starter_files().items():
+    for rel, text in starter_files(key).items():
         if not rel.endswith(".yaml"):
             continue
         data = yaml.safe_load(text)
@@ -351,7 +374,7 @@ def _known_names() -> tuple[set[str], set[str]]:
             others.update(f"group:{g}" for g in tool.get("groups", []))
             if "plugin" in tool:
                 others.add(tool["plugin"])
-    return tools, others
+    return frozenset(tools), frozenset(others)
 
 
 def _stub_tool_name(name: str) -> str:
@@ -359,11 +382,12 @@ def _stub_tool_name(name: str) -> str:
     return tool if TOOL_NAME.fullmatch(tool) else f"tool_{tool}"
 
 
-def _stubs(policy: dict[str, Any], result: ImportResult) -> list[dict[str, Any]]:
+def _stubs(policy: dict[str, Any], result: ImportResult, target_key: str
+           ) -> list[dict[str, Any]]:
     """Catalog stubs for the names the policies use that no shipped catalog knows: the tools
     of OpenClaw's own plugins under their real plugin ids (openclaw_plugins), other names as
     a tool of a plugin named after it (the convention of ``lobster`` and ``llm-task``)."""
-    tools, others = _known_names()
+    tools, others = _known_names(target_key)
     declared = set(policy.get("plugins", {}).get("entries", {}))
     seen: dict[str, bool] = {}  # name -> named in an allow list
     for key, raw in _entries(policy):
@@ -550,8 +574,10 @@ def _dump(data: Mapping[str, Any]) -> str:
                           default_flow_style=None)
 
 
-def _profiles_text() -> str:
-    data = yaml.safe_load(starter_text(PROFILES_FILE))
+def _profiles_text(key: str) -> str:
+    if key != "2026.3":  # the generated starter has the release's profiles exactly
+        return starter_text(PROFILES_FILE, key)
+    data = yaml.safe_load(starter_text(PROFILES_FILE, key))
     coding = data["profiles"]["coding"]["allow"]
     if "cron" not in coding:
         coding.append("cron")
@@ -568,15 +594,40 @@ class ImportRefused(ConfigError):
         self.messages = messages
 
 
+def choose_target(config: dict[str, Any], requested: str | None) -> tuple[str, str]:
+    """The OpenClaw release an import follows, and why: ``--openclaw``, else the config's
+    ``meta.lastTouchedVersion`` (the release that last wrote it: 2026.9 or later -> 2026.9,
+    earlier -> 2026.3), else the newest."""
+    if requested is not None:
+        if requested not in KEYS:
+            raise ConfigError(f"--openclaw {requested}: not one of {', '.join(KEYS)}")
+        return requested, f"--openclaw {requested}"
+    meta = config.get("meta")
+    version = meta.get("lastTouchedVersion") if isinstance(meta, dict) else None
+    if version is None:
+        return NEWEST_KEY, "no meta.lastTouchedVersion: the newest release"
+    match = re.match(r"\s*v?(\d+)\.(\d+)", version) if isinstance(version, str) else None
+    if match is None:
+        return NEWEST_KEY, (f"meta.lastTouchedVersion {version!r} is no release number: the "
+                            "newest release")
+    year, minor = int(match[1]), int(match[2])
+    key = "2026.9" if (year, minor) >= (2026, 9) else "2026.3"
+    return key, f"meta.lastTouchedVersion {version}"
+
+
 def import_openclaw(config: dict[str, Any], source_name: str, *, allow_partial: bool = False,
-                    included: Iterable[str] = ()) -> ImportResult:
+                    included: Iterable[str] = (), openclaw: str | None = None) -> ImportResult:
     """Definitions meaning what ``config`` means to OpenClaw, and what was left out.
 
+    ``openclaw`` names the release the definitions follow (None: see ``choose_target``).
     Raises ImportRefused when a key that could change tool access would be left out (unless
-    ``allow_partial``) or a kept key or value holds a secret. Every message is redacted."""
+    ``allow_partial``), a kept key or value holds a secret, or the release's loader would
+    refuse the config for a reason that touches tool access. Every message is redacted."""
     secrets = Secrets(known=config_secrets(config))
     try:
-        result = _import(config, source_name, secrets, allow_partial)
+        key, reason = choose_target(config, openclaw)
+        result = _import(config, source_name, secrets, allow_partial, key)
+        result.openclaw, result.openclaw_reason = key, secrets.redact(reason)
     except ImportRefused as exc:
         raise ImportRefused([secrets.redact(m) for m in exc.messages]) from None
     except ConfigError as exc:
@@ -588,15 +639,20 @@ def import_openclaw(config: dict[str, Any], source_name: str, *, allow_partial: 
 
 
 def _import(config: dict[str, Any], source_name: str, secrets: Secrets,
-            allow_partial: bool) -> ImportResult:
+            allow_partial: bool, target_key: str) -> ImportResult:
     result = ImportResult(files={})
+    refusals = LOADER_REFUSALS.get(target_key)
+    refused = refusals(config, result) if refusals else []
+    if refused:
+        raise ImportRefused(refused)
     keeper = _Keeper(result, config)
+    global_tools, agents = SPECS[target_key]
     policy: dict[str, Any] = {}
     for key, value in config.items():
         if key == "tools":
-            policy["tools"] = keeper.keep(value, GLOBAL_TOOLS, ("tools",))
+            policy["tools"] = keeper.keep(value, global_tools, ("tools",))
         elif key == "agents":
-            policy["agents"] = keeper.keep(value, AGENTS, ("agents",))
+            policy["agents"] = keeper.keep(value, agents, ("agents",))
         elif key == "plugins":
             policy["plugins"] = keeper.keep(value, PLUGINS, ("plugins",))
             _plugin_lists(config, policy["plugins"], keeper)
@@ -610,20 +666,22 @@ def _import(config: dict[str, Any], source_name: str, secrets: Secrets,
         result.notes.extend(f"{k}: duplicate key, the last one is used (as OpenClaw does)"
                             for k in config.duplicates)
     _sandbox_notes(config, result)
-    _profiles(policy, (), result.notes)
+    if target_key == "2026.3":  # 2026.9's loader refuses unknown profiles (LOADER_REFUSALS)
+        _profiles(policy, (), result.notes)
     policy = {k: v for k, v in policy.items() if v}
     errors = [] if allow_partial else list(keeper.errors)
     errors += _check_secrets(policy, secrets, result, allow_partial)
     if errors:
         raise ImportRefused(errors)
     policy = _unescaped(_without_dropped(policy))
-    stubs = _stubs(policy, result)
+    stubs = _stubs(policy, result, target_key)
     _stub_plugin_states(config, policy, stubs, result)
-    files = starter_files()
-    files[PROFILES_FILE] = with_directive(PROFILES_FILE, _profiles_text())
+    files = starter_files(target_key)
+    files[PROFILES_FILE] = with_directive(PROFILES_FILE, _profiles_text(target_key))
     source_name = secrets.redact("".join(c if c.isprintable() else "?" for c in source_name))
     header = (f"version: 1\n\n# Imported from {source_name} by toolc import-openclaw: its "
-              "tool-policy sections,\n# in OpenClaw's own shape.\n")
+              "tool-policy sections,\n# in OpenClaw's own shape.\n"
+              f'openclaw: "{target_key}"\n')
     files[POLICY_FILE] = with_directive(POLICY_FILE, header + (_dump(policy) if policy else ""))
     if stubs:
         files[STUBS_FILE] = with_directive(STUBS_FILE, (
@@ -650,6 +708,9 @@ def _sandbox_notes(config: dict[str, Any], result: ImportResult) -> None:
         if isinstance(agents.get("list"), list):
             blocks += [(("agents", "list", i, "sandbox"), a.get("sandbox"))
                        for i, a in enumerate(agents["list"]) if isinstance(a, dict)]
+        if isinstance(agents.get("entries"), dict):
+            blocks += [(("agents", "entries", k, "sandbox"), a.get("sandbox"))
+                       for k, a in agents["entries"].items() if isinstance(a, dict)]
     for path, block in blocks:
         if isinstance(block, dict) and sandbox_mode(config, path, block) != SANDBOX_OFF:
             result.notes.append(f"{path_text(path)}: sandbox mode "
@@ -660,3 +721,99 @@ def _sandbox_notes(config: dict[str, Any], result: ImportResult) -> None:
     if isinstance(main_key, str) and main_key.strip() not in ("", "main"):
         result.notes.append("session.mainKey: not imported; OpenClaw ignores it too (its "
                             "loader makes the main session key always \"main\")")
+
+
+# -- what 2026.9's loader refuses --------------------------------------------------------------
+def _refusals_2026_9(config: dict[str, Any], result: ImportResult) -> list[str]:
+    """Reasons OpenClaw 2026.9.6's config loader (createConfigIO().loadConfig: its zod schema
+    after the legacy moves it applies itself) refuses ``config`` that touch tool access; the
+    gateway would not start with it, so there is no policy to import. Legacy shapes the loader
+    moves itself are notes."""
+    out: list[str] = []
+    agents = _object(config.get("agents"))
+    defaults = _object(agents.get("defaults"))
+    if "tools" in defaults:
+        out.append("agents.defaults.tools: OpenClaw 2026.9 refuses the config (agents.defaults "
+                   "has no `tools` key); write the policy in tools or in each agent's tools")
+    out += _roster_refusals(agents, result)
+    scopes: list[tuple[tuple[str | int, ...], Any]] = [(("tools",), config.get("tools"))]
+    scopes += [((*at, "tools"), _object(a).get("tools")) for at, a in _roster(agents)]
+    for at, tools in scopes:
+        if not isinstance(tools, dict):
+            continue
+        exec_block = _object(tools.get("exec"))
+        if "mode" in exec_block and ("security" in exec_block or "ask" in exec_block):
+            out.append(f"{path_text((*at, 'exec', 'mode'))}: OpenClaw 2026.9 refuses the "
+                       "config: mode cannot be combined with security or ask in the same exec "
+                       "object")
+        out += _policy_refusals(tools, at)
+    return out
+
+
+def _roster(agents: dict[str, Any]) -> list[tuple[tuple[str | int, ...], Any]]:
+    """(path, entry) of each agent: agents.entries, else agents.list (which the 2026.9 loader
+    moves to entries; with entries set it drops the list)."""
+    if isinstance(agents.get("entries"), dict):
+        return [(("agents", "entries", k), v) for k, v in agents["entries"].items()]
+    if isinstance(agents.get("list"), list):
+        return [(("agents", "list", i), v) for i, v in enumerate(agents["list"])]
+    return []
+
+
+def _roster_refusals(agents: dict[str, Any], result: ImportResult) -> list[str]:
+    if "list" in agents:
+        result.notes.append("agents.list: OpenClaw 2026.9 moves it to the keyed agents.entries "
+                            "when it loads the config (`openclaw doctor --fix` writes the move)"
+                            + ("; agents.entries is set, so the list is dropped"
+                               if isinstance(agents.get("entries"), dict) else ""))
+    if "entries" not in agents and "list" not in agents:
+        return []
+    roster = _roster(agents)
+    where = "agents.entries" if isinstance(agents.get("entries"), dict) else "agents.list"
+    marked = [at for at, a in roster if _object(a).get("default") is True]
+    explicit = agents.get("ownership") == "explicit"
+    why = None
+    # (an empty roster is no error: the loader fills in the default `main` agent)
+    if len(marked) > 1:
+        why = f"at most one agent may have default: true (found {len(marked)})"
+    elif marked and explicit:
+        why = "agents.ownership=explicit cannot be combined with a default: true agent"
+    elif len(roster) > 1 and not marked and not explicit:
+        why = ("a roster of several agents needs agents.ownership=\"explicit\" or one "
+               "default: true agent: OpenClaw cannot select the agent of a request that names "
+               "none")
+    ids: dict[str, str] = {}
+    for at, agent in roster:
+        raw = str(at[-1]) if at[1] == "entries" else str(_object(agent).get("id", ""))
+        agent_id = normalize_agent_id(raw)
+        if agent_id in ids and why is None:
+            why = (f"agents {ids[agent_id]!r} and {raw!r} resolve to the same agent id "
+                   f"{agent_id!r}")
+        ids.setdefault(agent_id, raw)
+    return [] if why is None else [f"{where}: OpenClaw 2026.9 refuses the config: {why}"]
+
+
+def _policy_refusals(node: Any, at: tuple[str | int, ...]) -> list[str]:
+    """allow beside alsoAllow in one scope, and unknown profiles (both refused by 2026.9's
+    schema), anywhere in a tools block."""
+    out: list[str] = []
+    if not isinstance(node, dict):
+        return out
+    if _list(node.get("allow")) and _list(node.get("alsoAllow")):
+        out.append(f"{path_text(at)}: OpenClaw 2026.9 refuses the config: a tools policy "
+                   "cannot set both allow and alsoAllow in the same scope")
+    profile = node.get("profile")
+    if isinstance(profile, str) and profile not in BUILTIN_PROFILES:
+        out.append(f"{path_text((*at, 'profile'))}: OpenClaw 2026.9 refuses the config: "
+                   f"unknown profile {profile!r} (one of {', '.join(BUILTIN_PROFILES)})")
+    for key, child in node.items():
+        if key in ("byProvider", "toolsBySender"):
+            for name, block in _object(child).items():
+                out += _policy_refusals(block, (*at, key, name))
+        elif key in ("sandbox", "subagents"):
+            out += _policy_refusals(_object(child).get("tools"), (*at, key, "tools"))
+    return out
+
+
+LOADER_REFUSALS: dict[str, Callable[[dict[str, Any], ImportResult], list[str]]] = {
+    "2026.9": _refusals_2026_9}

@@ -108,7 +108,7 @@ SANDBOX_IRRELEVANT = frozenset({"scope", "perSession", "workspaceRoot", "docker"
 def sandbox_mode(config: dict[str, Any], path: Path, value: Any) -> str:
     """The sandbox mode of the agent (or defaults) whose ``sandbox`` block is at ``path``."""
     mode = value.get("mode") if isinstance(value, dict) else None
-    if mode is None and path[:2] == ("agents", "list"):
+    if mode is None and path[:2] in (("agents", "list"), ("agents", "entries")):
         agents = config.get("agents")
         defaults = agents.get("defaults") if isinstance(agents, dict) else None
         sandbox = defaults.get("sandbox") if isinstance(defaults, dict) else None
@@ -153,7 +153,9 @@ def _tools_reason(keys: list[str]) -> str | None:
              "sessions": "session visibility rules of the sessions tools",
              "fs": "file tools' workspace restriction",
              "message": "message tool restrictions",
-             "exec": "exec settings that decide what runs"}
+             "exec": "exec settings that decide what runs",
+             "toolsBySender": "OpenClaw 2026.9's sender policies (--openclaw 2026.9 imports "
+                              "them)"}
     return known.get(keys[0], "an unknown tools key")
 
 
@@ -161,12 +163,15 @@ def _agents_reason(config: dict[str, Any], path: Path, keys: list[str],
                    value: Any) -> str | None:
     if not keys:
         return None
-    if "sandbox" in keys[:2]:
+    if keys == ["entries"]:
+        return "OpenClaw 2026.9's agent roster (--openclaw 2026.9 imports it)"
+    if "sandbox" in keys[:3 if keys[0] == "entries" else 2]:
         return _sandbox_reason(config, path, keys, value)
     if keys[0] == "defaults":
         rest = keys[1:]
-    elif keys[0] == "list":
-        rest = keys[1:]
+    elif keys[0] in ("list", "entries"):
+        # agents.list[i] (the index is no key) or 2026.9's agents.entries.<id>
+        rest = keys[1:] if keys[0] == "list" else keys[2:]
         if rest and rest[0] == "tools":
             return _tools_reason(rest[1:])
         if rest and rest[0] in AGENT_IRRELEVANT:

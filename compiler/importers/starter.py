@@ -11,24 +11,21 @@ import secrets
 import stat
 from collections.abc import Mapping
 from importlib import resources
-from importlib.abc import Traversable
 from pathlib import Path
 
-# The definitions every project starts from: OpenClaw's core tools, the channel tools, the
-# memory-core plugin's tools, the profiles and the provider dialects. In a wheel they are the
-# package ``toolc.shipped`` (the repository's definitions/ directory, these files only).
-STARTER_FILES = ("catalog/10-core.yaml", "catalog/20-channels.yaml",
-                 "plugins/memory-core.yaml", "profiles.yaml", "providers.yaml")
+from ..targets import NEWEST_KEY
+from ..targets.starter import STARTER_FILES
+from ..targets.starter import starter_text as _starter_text
+
+# The definitions every project starts from, per target: OpenClaw's core tools, its bundled
+# plugins' tools, the profiles and the provider dialects (package data of toolc.targets:
+# starter-<key>/, 2026.9's generated from the release's data by toolc.targets.starter).
 SCHEMA_FILE = "definitions.schema.json"
 # Where ``init`` and ``import-openclaw`` put a copy of the editor schema: a hidden folder, so
 # the build neither reads it nor warns about it.
 SCHEMA_COPY = ".schema/definitions.schema.json"
 
-EXAMPLE_POLICY = """\
-version: 1
-
-# An example policy in OpenClaw's own config shape: edit it, or replace it with
-# `toolc import-openclaw openclaw.json5 -o DIR` output. `toolc build` compiles this directory.
+_EXAMPLE_TOOLS = """\
 tools:
   # The base allow list for every agent: minimal, coding, messaging or full (profiles.yaml).
   profile: coding
@@ -36,15 +33,8 @@ tools:
   alsoAllow: [web_fetch]
   # Deny always wins, in every layer.
   deny: [browser]
-
-agents:
-  list:
-    - id: main
-    # A read-only agent: its own allow list narrows the global policy further.
-    - id: viewer
-      tools:
-        allow: [read, web_fetch, sessions_list, session_status]
-
+"""
+_EXAMPLE_CHANNELS = """\
 # channels:
 #   telegram:
 #     groups:
@@ -53,27 +43,50 @@ agents:
 #         toolsBySender:
 #           "id:42": {alsoAllow: [exec]}
 """
+_EXAMPLE_HEAD = """\
+version: 1
+
+# An example policy in OpenClaw's own config shape: edit it, or replace it with
+# `toolc import-openclaw openclaw.json5 -o DIR` output. `toolc build` compiles this directory.
+# The OpenClaw release whose semantics these definitions follow:
+openclaw: "{key}"
+
+"""
+EXAMPLE_POLICY: dict[str, str] = {
+    "2026.3": _EXAMPLE_HEAD.format(key="2026.3") + _EXAMPLE_TOOLS + """
+agents:
+  list:
+    - id: main
+    # A read-only agent: its own allow list narrows the global policy further.
+    - id: viewer
+      tools:
+        allow: [read, web_fetch, sessions_list, session_status]
+
+""" + _EXAMPLE_CHANNELS,
+    "2026.9": _EXAMPLE_HEAD.format(key="2026.9") + _EXAMPLE_TOOLS + """
+agents:
+  # OpenClaw 2026.9's roster, keyed by agent id. A request that names no agent uses the
+  # `default: true` one (or set `ownership: explicit` so that every request must name one).
+  entries:
+    main:
+      default: true
+    # A read-only agent: its own allow list narrows the global policy further.
+    viewer:
+      tools:
+        allow: [read, web_fetch, sessions_list, session_status]
+
+""" + _EXAMPLE_CHANNELS.replace('"id:42": {alsoAllow: [exec]}',
+                                 '"channel:telegram:42": {alsoAllow: [exec]}'),
+}
 
 
 class ProjectWriteError(ValueError):
     """Writing would replace or mix with files the user has (nothing was written)."""
 
 
-def _starter_root() -> Traversable:
-    try:
-        return resources.files("toolc.shipped")
-    except ModuleNotFoundError:
-        # An editable install maps ``toolc`` to the checkout's compiler/ and cannot import a
-        # data-only subpackage mapped elsewhere; the checkout's definitions/ is that package.
-        return Path(__file__).resolve().parents[2] / "definitions"
-
-
-def starter_text(rel: str) -> str:
-    """One file of the shipped core catalog, as shipped."""
-    node = _starter_root()
-    for part in rel.split("/"):
-        node = node.joinpath(part)
-    return node.read_text("utf-8")
+def starter_text(rel: str, key: str = NEWEST_KEY) -> str:
+    """One file of a target's starter, as shipped."""
+    return _starter_text(key, rel)
 
 
 def schema_text() -> str:
@@ -92,16 +105,19 @@ def with_directive(rel: str, text: str) -> str:
     return f"# yaml-language-server: $schema={target}\n{text}"
 
 
-def starter_files() -> dict[str, str]:
-    """The starter definitions: the core catalog, profiles, providers, the schema copy."""
-    files = {rel: with_directive(rel, starter_text(rel)) for rel in STARTER_FILES}
+def starter_files(key: str = NEWEST_KEY) -> dict[str, str]:
+    """A target's starter definitions: the core catalog, profiles, providers, the schema
+    copy."""
+    files = {rel: with_directive(rel, starter_text(rel, key)) for rel in STARTER_FILES[key]}
     files[SCHEMA_COPY] = schema_text()
     return files
 
 
-def init_files() -> dict[str, str]:
-    """What ``toolc init`` writes: the starter plus a commented example policy."""
-    return {**starter_files(), "policy.yaml": with_directive("policy.yaml", EXAMPLE_POLICY)}
+def init_files(key: str = NEWEST_KEY) -> dict[str, str]:
+    """What ``toolc init`` writes: the starter plus a commented example policy naming the
+    target."""
+    return {**starter_files(key),
+            "policy.yaml": with_directive("policy.yaml", EXAMPLE_POLICY[key])}
 
 
 def write_new_files(files: Mapping[str, str], out: Path, *, force: bool,

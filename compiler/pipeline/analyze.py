@@ -13,11 +13,11 @@ import jsonschema
 
 from ..diagnostics import Diagnostics, Pos, did_you_mean
 from ..runtime._shell import pattern_breadth, pattern_can_match
-from .model import Definitions, Entry, EntryList, Policy, ToolDef, ToolsConfig
+from ..targets import DEFAULT_KEY, NEWEST_KEY, Target, target
+from .model import Definitions, Entry, EntryList, Policy, SenderRule, ToolDef, ToolsConfig
 
 DIALECTS = ("openai", "openai-strict", "anthropic", "gemini", "gemini-json", "mcp")
 PLUGINS_GROUP = "group:plugins"
-DEFAULT_MAX_SPAWN_DEPTH = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -30,6 +30,7 @@ class Resolved:
     plugin_tools: Mapping[str, tuple[str, ...]]
     known_names: frozenset[str]
     max_spawn_depth: int
+    target: Target
 
     @property
     def channels(self) -> frozenset[str]:
@@ -61,9 +62,11 @@ def policy_entries(config: ToolsConfig) -> Iterator[EntryList]:
     blocks: list[Policy] = [config.policy, *(bp.policy for bp in config.by_provider)]
     if config.subagents:
         blocks.append(config.subagents)
+    blocks.extend(rule.policy for rule in config.by_sender)
     for block in blocks:
         yield from (lst for lst in (block.allow, block.also_allow, block.deny) if lst)
-    yield from (lst for lst in (config.sandbox_allow, config.sandbox_deny) if lst)
+    yield from (lst for lst in (config.sandbox_allow, config.sandbox_also_allow,
+                                config.sandbox_deny) if lst)
 
 
 def _all_policy_lists(defs: Definitions) -> Iterator[EntryList]:
@@ -243,30 +246,81 @@ class _Analyzer:
                                  hint=f"first defined at {seen[agent.id]}")
             seen.setdefault(agent.id, agent.pos)
 
-    def senders(self) -> None:
+    def senders(self, target: Target) -> None:
+        scopes = [self.defs.tools_config.by_sender,
+                  *(a.tools.by_sender for a in self.defs.agents if a.tools)]
         for channel in self.defs.channels:
-            for gmap in channel.entry_maps():
-                for group in gmap:
-                    seen: dict[tuple[str, str], str] = {}
-                    for rule in group.senders:
-                        if rule.kind != "*" and not rule.value:
-                            self.diags.error(rule.pos, "TC132", f'toolsBySender key '
-                                             f'"{rule.key}" names no sender',
-                                             hint='write a value after the prefix, e.g. '
-                                                  '"id:42", or use "*" for every sender')
-                            continue
-                        if rule.kind == "id" and not rule.key.strip().lower().startswith("id:"):
-                            self.diags.warning(
-                                rule.pos, "TC131", f'toolsBySender key "{rule.key}" is untyped; '
-                                "it matches the sender id only",
-                                hint=f'write "id:{rule.value}" (or e164:, username:, name:)')
-                        bucket = (rule.kind, rule.value)
-                        if rule.kind != "*" and bucket in seen:
-                            self.diags.warning(rule.pos, "TC137", f'toolsBySender key '
-                                               f'"{rule.key}" is shadowed by "{seen[bucket]}"',
-                                               hint="the first key wins")
-                        seen.setdefault(bucket, rule.key)
+            scopes += [group.senders for gmap in channel.entry_maps() for group in gmap]
+        for rules in scopes:
+            self.sender_keys(rules, target)
 
+    def sender_keys(self, rules: tuple[SenderRule, ...], target: Target) -> None:
+        seen: dict[tuple[str, str, str | None], str] = {}
+        for rule in rules:
+            typed = rule.key.strip().lower().split(":", 1)[0]
+            if typed == "channel" and rule.kind != "channel":
+                newest = NEWEST_KEY
+                self.diags.error(rule.pos, "TC107", f'toolsBySender key "{rule.key}": '
+                                 f"channel:<channel>:<id> keys are read by OpenClaw {newest} "
+                                 f"only; these definitions follow OpenClaw {target.key}",
+                                 hint=f'add `openclaw: "{newest}"` to a definitions file to '
+                                      f"follow OpenClaw {newest}, or write \"id:<id>\"")
+                continue
+            if rule.kind != "*" and not rule.value:
+                example = '"channel:discord:42", ' if target.channel_sender_keys else ""
+                self.diags.error(rule.pos, "TC132", f'toolsBySender key '
+                                 f'"{rule.key}" names no sender',
+                                 hint=f'write a value after the prefix, e.g. "id:42", '
+                                      f'{example}or use "*" for every sender')
+                continue
+            if rule.kind == "id" and typed != "id":
+                self.diags.warning(
+                    rule.pos, "TC131", f'toolsBySender key "{rule.key}" is untyped; '
+                    "it matches the sender id only",
+                    hint=f'write "id:{rule.value}" (or e164:, username:, name:)')
+            bucket = (rule.kind, rule.value, rule.channel)
+            if rule.kind != "*" and bucket in seen:
+                self.diags.warning(rule.pos, "TC137", f'toolsBySender key '
+                                   f'"{rule.key}" is shadowed by "{seen[bucket]}"',
+                                   hint="the first key wins")
+            seen.setdefault(bucket, rule.key)
+
+    def roster(self, target: Target) -> None:
+        """2026.9's loader refuses a roster it cannot pick a default agent from (TC108)."""
+        defs = self.defs
+        if not target.roster_checked or defs.roster_pos is None:
+            return
+        kinds = {a.roster for a in defs.agents}
+        if len(kinds) > 1:
+            self.diags.error(defs.roster_pos, "TC108", "agents.list and agents.entries are both "
+                             "set: OpenClaw 2026.9 drops agents.list when agents.entries is set",
+                             hint="move the agents of agents.list into agents.entries")
+        marked = [a for a in defs.agents if a.default]
+        why = None
+        # (an empty roster is no error: 2026.9's loader fills in the default `main` agent)
+        if len(marked) > 1:
+            why = (f"{len(marked)} agents have default: true (OpenClaw 2026.9 allows at most "
+                   "one)")
+        elif marked and defs.agents_ownership == "explicit":
+            why = "agents.ownership: explicit cannot be combined with a default: true agent"
+        elif len(defs.agents) > 1 and not marked and defs.agents_ownership != "explicit":
+            why = ("a roster of several agents needs one default: true agent or "
+                   "agents.ownership: explicit (OpenClaw 2026.9 refuses it otherwise)")
+        if why:
+            self.diags.error(marked[1].pos if len(marked) > 1 else defs.roster_pos, "TC108",
+                             f"agent roster: {why}",
+                             hint="mark the agent that answers requests naming no agent with "
+                                  "default: true, or set agents.ownership: explicit so every "
+                                  "request must name its agent")
+
+    def exec_mode(self) -> None:
+        """2026.9's loader refuses ``exec.mode`` beside ``security`` or ``ask`` (TC109)."""
+        configs = [self.defs.tools_config, *(a.tools for a in self.defs.agents if a.tools)]
+        for config in configs:
+            if config.exec_mode and (config.exec_security or config.exec_ask):
+                self.diags.error(config.exec_mode.pos, "TC109", "tools.exec.mode cannot be "
+                                 "combined with security or ask in the same exec object",
+                                 hint="keep mode and remove security/ask (or the reverse)")
 
     def exec_policy(self) -> None:
         """``tools.exec`` approvals: allowlist patterns that can never match (TC150) or
@@ -341,12 +395,19 @@ def analyze(defs: Definitions, diags: Diagnostics) -> Resolved | None:
     plugin_ids = {t.plugin for t in defs.tools if t.plugin}
     a.profiles()
     a.agents()
-    a.senders()
+    target = target_of(defs, diags)
+    a.senders(target)
+    a.roster(target)
+    a.exec_mode()
     a.exec_policy()
     for name, (members, pos) in sources.items():
         a.check_names([EntryList(items=tuple(members), pos=pos)], all_names, set(sources),
                       set(), f" in {name}")
-    a.check_names(_all_policy_lists(defs), all_names, set(sources), plugin_ids, "")
+    # the release's policy aliases (2026.9: cron, update_plan) name the tools they stand for
+    aliases = {**target.policy_aliases,
+               **{k: v[0] for k, v in target.policy_expansions.items()}}
+    aliased = {alias for alias, name in aliases.items() if name in all_names}
+    a.check_names(_all_policy_lists(defs), all_names | aliased, set(sources), plugin_ids, "")
     plugin_tools: dict[str, list[str]] = {}
     for tool in tools:
         if tool.plugin:
@@ -356,5 +417,20 @@ def analyze(defs: Definitions, diags: Diagnostics) -> Resolved | None:
     return Resolved(defs=defs, tools=tools, groups=groups,
                     plugin_tools={k: tuple(v) for k, v in plugin_tools.items()},
                     known_names=frozenset(all_names),
-                    max_spawn_depth=defs.max_spawn_depth or DEFAULT_MAX_SPAWN_DEPTH)
+                    max_spawn_depth=defs.max_spawn_depth or target.default_max_spawn_depth,
+                    target=target)
+
+
+def target_of(defs: Definitions, diags: Diagnostics) -> Target:
+    """The release the definitions follow; without ``openclaw:`` a note (TC106, never an
+    error, not even under ``--strict``) says which one that is and how to choose."""
+    if defs.openclaw is None and defs.openclaw_pos is not None:
+        diags.note(defs.openclaw_pos, "TC106",
+                   f"no `openclaw` key: these definitions follow OpenClaw {DEFAULT_KEY} "
+                   "semantics",
+                   hint=f'add `openclaw: "{NEWEST_KEY}"` to a definitions file to follow '
+                        f"OpenClaw {NEWEST_KEY} (`toolc migrate --openclaw {NEWEST_KEY}` "
+                        f'rewrites the project), or `openclaw: "{DEFAULT_KEY}"` to keep these '
+                        "semantics without this note")
+    return target(defs.openclaw)
 

@@ -17,7 +17,8 @@ import jsonschema
 
 from ..diagnostics import Diagnostics, Pos, did_you_mean
 from ..rules.channels import rule_for
-from ..rules.names import normalize_agent_id, normalize_key
+from ..rules.names import normalize_agent_id, normalize_channel, normalize_key
+from ..targets import KEYS, Target, target
 from .model import (
     AccountDef,
     AgentDef,
@@ -276,6 +277,8 @@ def _shaped_channel(path: JsonPath) -> str | None:
 # concatenated; `plugins` entries are merged (a plugin file declares its own entry beside its
 # tools), each plugin id and `plugins.enabled` in one file only.
 REPEATABLE = frozenset({"catalog", "assertions", "plugins"})
+# `openclaw` may be said in every file, as long as the files agree (TC105).
+AGREEING = frozenset({"openclaw"})
 
 
 def merge_sections(sources: list[SourceFile],
@@ -287,6 +290,15 @@ def merge_sections(sources: list[SourceFile],
     for src in sources:
         for key, value in src.data.items():
             if key == "version":
+                continue
+            if key in AGREEING and key in sections:
+                first_src, first_value = sections[key][0]
+                if value != first_value:
+                    diags.error(src.pos((key,)), "TC105",
+                                f"{key}: {value!r} here but {first_value!r} at "
+                                f"{first_src.pos((key,))}",
+                                hint="every definitions file that names the OpenClaw release "
+                                     "must name the same one")
                 continue
             if key not in REPEATABLE and key in sections:
                 first = sections[key][0][0].kpos((key,))
@@ -328,8 +340,9 @@ def _plugin_conflicts(earlier: list[tuple[SourceFile, Any]], src: SourceFile,
 class _Builder:
     """Turns structurally valid sections into the typed document model."""
 
-    def __init__(self, src: SourceFile) -> None:
+    def __init__(self, src: SourceFile, *, channel_keys: bool = False) -> None:
         self.src = src
+        self.channel_keys = channel_keys  # the target reads `channel:<channel>:<id>` keys
 
     def entry_list(self, value: Any, path: JsonPath) -> EntryList | None:
         if value is None:
@@ -405,6 +418,9 @@ class _Builder:
             exec_security=self.exec_value(exec_block, ex_path, "security"),
             exec_ask=self.exec_value(exec_block, ex_path, "ask"),
             exec_allowlist=self.entry_list(exec_block.get("allowlist"), (*ex_path, "allowlist")),
+            by_sender=self.senders(value.get("toolsBySender", {}), (*path, "toolsBySender")),
+            sandbox_also_allow=self.entry_list(sandbox.get("alsoAllow"), (*sb_path, "alsoAllow")),
+            exec_mode=self.exec_value(exec_block, ex_path, "mode"),
         )
 
     def exec_value(self, block: dict[str, Any], path: JsonPath, key: str) -> Entry | None:
@@ -435,17 +451,22 @@ class _Builder:
         # JS key order: OpenClaw's case-folded and slug passes take the first key in it
         return tuple(self.group(gid, block, (*path, gid)) for gid, block in js_key_order(value))
 
+    def senders(self, value: dict[str, Any], path: JsonPath) -> tuple[SenderRule, ...]:
+        return tuple(self.sender(key, block, (*path, key)) for key, block in js_key_order(value))
+
     def group(self, gid: str, value: dict[str, Any], path: JsonPath) -> GroupConfig:
-        senders = tuple(self.sender(key, block, (*path, "toolsBySender", key))
-                        for key, block in js_key_order(value.get("toolsBySender", {})))
+        senders = self.senders(value.get("toolsBySender", {}), (*path, "toolsBySender"))
         tools = value.get("tools")
         return GroupConfig(id=gid, pos=self.src.kpos(path), senders=senders,
                            tools=None if tools is None else self.policy(tools, (*path, "tools")))
 
     def sender(self, key: str, value: dict[str, Any], path: JsonPath) -> SenderRule:
-        kind, sender = parse_sender_key(key)
+        if self.channel_keys:
+            kind, sender, channel = parse_sender_key_2026_9(key)
+        else:
+            (kind, sender), channel = parse_sender_key(key), None
         return SenderRule(kind=kind, value=sender, key=key, pos=self.src.kpos(path),
-                          policy=self.policy(value, path))
+                          policy=self.policy(value, path), channel=channel)
 
     def channel(self, name: str, value: dict[str, Any], path: JsonPath) -> ChannelDef:
         """A channel in OpenClaw's own shape: its rule names the map (``groups``, Slack's
@@ -507,13 +528,80 @@ def parse_sender_key(key: str) -> tuple[SenderKind, str]:
     return "id", stripped.removeprefix("@").lower()
 
 
+# 2026.9.6's TOOLS_BY_SENDER_KEY_TYPES, in the order its parser tries them
+_TYPED_2026_9: tuple[SenderKind, ...] = ("channel", "id", "e164", "username", "name")
+
+
+def parse_sender_key_2026_9(key: str) -> tuple[SenderKind, str, str | None]:
+    """2026.9.6's ``parseSenderPolicyKey``: a prefix counts only right at the start of the
+    trimmed key (``"id:"``, not ``" id :"``); ``channel:<channel>:<id>`` names the channel
+    (normalized like a channel key) and the sender id; untyped keys are ids. A key whose
+    value is empty gives an empty value (OpenClaw ignores it; TC132 reports it)."""
+    stripped = key.strip()
+    if stripped == "*":
+        return "*", "*", None
+    lowered = stripped.lower()
+    for kind in _TYPED_2026_9:
+        if not lowered.startswith(f"{kind}:"):
+            continue
+        rest = stripped[len(kind) + 1:]
+        if kind == "channel":
+            channel, sep, sender = rest.strip().partition(":")
+            channel, sender = normalize_channel(channel) or "", sender.strip().lower()
+            if not sep or not channel or not sender:
+                return "channel", "", None
+            return "channel", sender, channel
+        value = rest.strip()
+        value = value.removeprefix("@") if kind == "username" else value
+        return kind, value.lower(), None
+    return "id", stripped.removeprefix("@").lower(), None
+
+
 def _keyset(values: list[str] | None) -> frozenset[str] | None:
     return None if values is None else frozenset(normalize_key(v) for v in values if v.strip())
 
 
-def _one(sections: dict[str, list[tuple[SourceFile, Any]]], key: str) -> Iterator[_Builder]:
+def _one(sections: dict[str, list[tuple[SourceFile, Any]]], key: str, *,
+         channel_keys: bool = False) -> Iterator[_Builder]:
     for src, _ in sections.get(key, [])[:1]:
-        yield _Builder(src)
+        yield _Builder(src, channel_keys=channel_keys)
+
+
+def _release(sections: dict[str, list[tuple[SourceFile, Any]]]) -> Target:
+    """The target the ``openclaw`` key names (structure checks passed: a known value)."""
+    return target(next((value for _, value in sections.get("openclaw", [])[:1]), None))
+
+
+def _agents(sections: dict[str, list[tuple[SourceFile, Any]]], channel_keys: bool
+            ) -> tuple[list[AgentDef], Pos | None, int | None, str | None, dict[str, Any]]:
+    """The roster (``agents.list``, or 2026.9's ``agents.entries`` map in JavaScript key order;
+    both when a file has both, TC107/TC108 report it), where it is, and the defaults."""
+    agents: list[AgentDef] = []
+    roster_pos: Pos | None = None
+    defaults: dict[str, Any] = {}
+    for b in _one(sections, "agents", channel_keys=channel_keys):
+        data = b.src.data["agents"]
+        defaults = data.get("defaults", {})
+        rosters: list[tuple[Literal["list", "entries"], list[tuple[str | int, Any]]]] = []
+        if "list" in data:
+            rosters.append(("list", list(enumerate(data["list"]))))
+        if "entries" in data:
+            rosters.append(("entries", list(js_key_order(data["entries"]))))
+        for kind, items in rosters:
+            roster_pos = roster_pos or b.src.kpos(("agents", kind))
+            for i, (key, agent) in enumerate(items):
+                ap: JsonPath = ("agents", kind, key)
+                agents.append(AgentDef(
+                    id=normalize_agent_id(agent["id"] if kind == "list" else str(key)),
+                    pos=b.src.pos((*ap, "id")) if kind == "list" else b.src.kpos(ap),
+                    tools=(b.tools_config(agent["tools"], (*ap, "tools"))
+                           if "tools" in agent else None),
+                    default=agent.get("default") is True,
+                    sandbox_mode=agent.get("sandbox", {}).get("mode"),
+                    roster=kind, index=i,
+                    local_model_lean=agent.get("experimental", {}).get("localModelLean")))
+    max_depth = defaults.get("subagents", {}).get("maxSpawnDepth")
+    return agents, roster_pos, max_depth, defaults.get("sandbox", {}).get("mode"), defaults
 
 
 # Mappings whose keys OpenClaw compares case-insensitively (or after lowercasing): two keys
@@ -560,6 +648,49 @@ def _walk(node: Any, shape: tuple[str | None, ...], path: JsonPath
         yield from _walk(node[step], rest, (*path, step))
 
 
+def check_release_keys(sources: list[SourceFile], current: Target, diags: Diagnostics) -> None:
+    """Keys only another OpenClaw release reads (TC107): its config shapes mean nothing to the
+    release these definitions follow (its loader would refuse them), so they are errors."""
+    for other in (target(k) for k in KEYS if k != current.key):
+        for shape in other.config_keys:
+            if shape in current.config_keys:
+                continue
+            for src in sources:
+                for path, _ in _walk_keys(src.data, shape, ()):
+                    diags.error(src.kpos(path), "TC107",
+                                f"{_path_text(path)} is read by OpenClaw {other.key} only; "
+                                f"these definitions follow OpenClaw {current.key}",
+                                hint=f'add `openclaw: "{other.key}"` to a definitions file to '
+                                     f"follow OpenClaw {other.key}"
+                                     + (f" (`toolc migrate --openclaw {other.key}` rewrites "
+                                        "the project)" if other.renames else ""))
+        for shape, value in other.config_values:
+            if (shape, value) in current.config_values:
+                continue
+            for src in sources:
+                for path, found in _walk_keys(src.data, shape, ()):
+                    if found == value:
+                        diags.error(src.pos(path), "TC107",
+                                    f"{_path_text(path)}: {value!r} is read by OpenClaw "
+                                    f"{other.key} only; these definitions follow OpenClaw "
+                                    f"{current.key}",
+                                    hint=f'add `openclaw: "{other.key}"` to a definitions file '
+                                         f"to follow OpenClaw {other.key}")
+
+
+def _walk_keys(node: Any, shape: tuple[str | None, ...], path: JsonPath
+               ) -> Iterator[tuple[JsonPath, Any]]:
+    """The values at ``shape`` below ``node`` (None: every key or index), the last step a
+    key that is present."""
+    if len(shape) == 1:
+        key = shape[0]
+        if key is not None and isinstance(node, dict) and key in node:
+            yield (*path, key), node[key]
+        return
+    for parent, child in _walk(node, shape[:-1], path):
+        yield from _walk_keys(child, shape[-1:], parent)
+
+
 def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[SourceFile, Any]]],
                 root: str) -> Definitions:
     """Assemble the document model from structurally valid sections."""
@@ -596,24 +727,13 @@ def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[Source
         dialects = tuple(ProviderDialect(key=normalize_key(k), dialect=v["dialect"],
                                          pos=b.src.kpos(("providers", "entries", k)))
                          for k, v in data.get("entries", {}).items())
+    keys = _release(sections).channel_sender_keys
     tools_config = ToolsConfig(policy=Policy(pos=Pos(file="<builtin>", line=0, col=0)))
-    for b in _one(sections, "tools"):
+    for b in _one(sections, "tools", channel_keys=keys):
         tools_config = b.tools_config(b.src.data["tools"], ("tools",))
-    agents: list[AgentDef] = []
-    max_depth = sandbox_mode = None
-    for b in _one(sections, "agents"):
-        agents_data = b.src.data["agents"]
-        max_depth = agents_data.get("defaults", {}).get("subagents", {}).get("maxSpawnDepth")
-        sandbox_mode = agents_data.get("defaults", {}).get("sandbox", {}).get("mode")
-        for i, agent in enumerate(agents_data.get("list", [])):
-            ap: JsonPath = ("agents", "list", i)
-            agents.append(AgentDef(
-                id=normalize_agent_id(agent["id"]), pos=b.src.pos((*ap, "id")),
-                tools=b.tools_config(agent["tools"], (*ap, "tools")) if "tools" in agent else None,
-                default=agent.get("default") is True,
-                sandbox_mode=agent.get("sandbox", {}).get("mode")))
+    agents, roster_pos, max_depth, sandbox_mode, defaults = _agents(sections, keys)
     channels: tuple[ChannelDef, ...] = ()
-    for b in _one(sections, "channels"):
+    for b in _one(sections, "channels", channel_keys=keys):
         channels = tuple(b.channel(name, block, ("channels", name))
                          for name, block in b.src.data["channels"].items())
     assertions = [_Builder(src).assertion(item, ("assertions", i))
@@ -627,7 +747,14 @@ def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[Source
         agents=tuple(agents), max_spawn_depth=max_depth, channels=channels,
         sandbox_mode=sandbox_mode,
         session_scope=next((b.src.data["session"].get("scope") for b in _one(sections, "session")),
-                           None))
+                           None),
+        openclaw=next((b.src.data["openclaw"] for b in _one(sections, "openclaw")), None),
+        openclaw_pos=next((b.src.pos(("openclaw",)) for b in _one(sections, "openclaw")),
+                          Pos(file=sources[0].path, line=1, col=1) if sources else None),
+        agents_ownership=next((b.src.data["agents"].get("ownership")
+                               for b in _one(sections, "agents")), None),
+        roster_pos=roster_pos,
+        local_model_lean=defaults.get("experimental", {}).get("localModelLean"))
 
 
 def load_definitions(root: Path, diags: Diagnostics) -> Definitions | None:
@@ -655,6 +782,7 @@ def load_files(files: Mapping[str, bytes], display: str, diags: Diagnostics
     # A section defined twice is reported and its second definition ignored: that cannot
     # cause follow-on errors, so the semantic checks still run in the same pass.
     sections = merge_sections(sources, diags)
+    check_release_keys(sources, _release(sections), diags)
     defs = build_model(sources, sections, display)
     # Every file loaded as UTF-8 (or load_yaml reported it), so decoding cannot fail here.
     return replace(defs, texts={rel: raw.decode("utf-8") for rel, raw in sorted(files.items())})

@@ -9,7 +9,8 @@ from typing import Any, Literal
 from ..diagnostics import Pos
 from ..rules.names import normalize_tool_name
 
-SenderKind = Literal["id", "e164", "username", "name", "*"]
+# "channel": 2026.9's ``channel:<channel>:<id>`` keys (SenderRule.channel names the channel)
+SenderKind = Literal["channel", "id", "e164", "username", "name", "*"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,6 +95,19 @@ class ProfileDef:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SenderRule:
+    """One ``toolsBySender`` key: ``kind`` and the normalized ``value`` (for ``channel`` keys
+    the sender id; ``channel`` then holds the normalized channel id)."""
+
+    kind: SenderKind
+    value: str
+    key: str
+    pos: Pos
+    policy: Policy
+    channel: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolsConfig:
     """Global ``tools`` or an agent's ``tools`` (agents have no subagents section)."""
 
@@ -113,6 +127,14 @@ class ToolsConfig:
     exec_ask: Entry | None = None
     # ``exec.allowlist`` (toolc; OpenClaw keeps it in exec-approvals.json): global + agent
     exec_allowlist: EntryList | None = None
+    # -- openclaw "2026.9" only (TC107 elsewhere); their meaning is the engines' ------------
+    # ``toolsBySender`` of this scope, in JavaScript key order (globally: tools.toolsBySender,
+    # per agent: its tools.toolsBySender, matched before the global one)
+    by_sender: tuple[SenderRule, ...] = ()
+    # ``sandbox.tools.alsoAllow``: added to this scope's sandbox allow list
+    sandbox_also_allow: EntryList | None = None
+    # ``exec.mode``: deny, allowlist, ask, auto, full (never beside security/ask: TC109)
+    exec_mode: Entry | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,15 +144,13 @@ class AgentDef:
     tools: ToolsConfig | None
     default: bool = False  # OpenClaw's ``default: true`` (the default agent)
     sandbox_mode: str | None = None  # ``sandbox.mode``: off, non-main, all (None: unset)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SenderRule:
-    kind: SenderKind
-    value: str
-    key: str
-    pos: Pos
-    policy: Policy
+    # Where the roster says it: ``agents.list`` (an array) or ``agents.entries`` (a map keyed
+    # by the agent id, 2026.9), and its 0-based position there (entries: JavaScript key order,
+    # which is the order 2026.9 lists the roster in; the first agent is the fallback default)
+    roster: Literal["list", "entries"] = "list"
+    index: int = 0
+    # ``experimental.localModelLean`` of this agent (2026.9; None: unset)
+    local_model_lean: bool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -232,3 +252,13 @@ class Definitions:
     # ``{relative path: text}`` exactly as read (shipped as build/sources.json for explain)
     texts: Mapping[str, str] = field(default_factory=dict)
     assertions: tuple[AssertionDef, ...] = ()
+    # ``openclaw:``: the release these definitions follow (None: unset, 2026.3) and where the
+    # first file says it (without the key: the start of the first file, for note TC106)
+    openclaw: str | None = None
+    openclaw_pos: Pos | None = None
+    # ``agents.ownership`` (2026.9: "explicit", a roster without a default agent) and where
+    # the roster is (``agents.entries`` or ``agents.list``; None: no agents section)
+    agents_ownership: str | None = None
+    roster_pos: Pos | None = None
+    # ``agents.defaults.experimental.localModelLean`` (2026.9; None: unset)
+    local_model_lean: bool | None = None

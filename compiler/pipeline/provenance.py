@@ -10,7 +10,7 @@ does (``toolc_runtime._decisions``).
 A record is ``{"label", "w", "a", "d", "m", "allow", "deny"}``: ``w`` the witness (None: the
 layer never strips), ``a`` / ``d`` the pass sets with and without the allow list, ``m`` the
 optional tools its allow list names (bitsets as runs, as in ``tables.json``), ``allow`` the
-allow list's position and ``deny`` ``[[text, pos, runs]]``. Records are interned: the
+allow list's position and ``deny`` ``[[text, pos, runs(, the plugin tools it unloads)]]``. Records are interned: the
 structures hold their indices.
 """
 
@@ -54,18 +54,22 @@ class ProvenanceBuilder(TableBuilder):
         return _pos(pos, self._files)
 
     def record(self, policy: LayerPolicy | None, *, strips: bool, label: str,
-               lists: Sequence[EntryList | None] = ()) -> int | None:
+               lists: Sequence[EntryList | None] = (), profile: bool = False) -> int | None:
         """The interned record of one layer (None: the step has no lists). ``lists``: the
         allow lists it was made of, in order (the first one's position is the allow list's,
         as ``toolc explain`` shows it; without them, the first entry's)."""
-        layer, mention = self.layer(policy, strips=strips, label=label)
+        layer, mention, _, _ = self.layer(policy, strips=strips, label=label, profile=profile)
         if layer is None or policy is None:
             return None
         witness, allow_pass, deny_pass = layer
         deny = []
+        admission = self.target.optional_admitted_by_wildcard
         for entry in policy.deny or ():
             bits, _ = self.list_bits([entry.name]) if entry.name else (0, False)
-            deny.append([entry.text, self.pos(entry.pos), _runs(bits)])
+            # 2026.9: a deny entry naming a plugin keeps the plugin from loading at all
+            blocked = self.blocked_plugins([entry.name]) if admission and entry.name else 0
+            item = [entry.text, self.pos(entry.pos), _runs(bits | blocked)]
+            deny.append([*item, _runs(blocked)] if blocked else item)
         given = next((lst.pos for lst in lists if lst is not None), None)
         allow = given if given is not None else policy.allow[0].pos if policy.allow else None
         rec = {"label": label, "w": None if witness == NEVER else _runs(witness),
@@ -78,9 +82,10 @@ class ProvenanceBuilder(TableBuilder):
             self.records.append(rec)
         return self._record_ids[key]
 
-    def group_stack(self, block: Any, where: str = "") -> int:
+    def group_stack(self, block: Any, label: str = "group tools.allow", *,
+                    path: str = "") -> int:
         policy = pick_policy(block)
-        found = self.record(policy, strips=True, label=where, lists=_lists(block))
+        found = self.record(policy, strips=True, label=path or label, lists=_lists(block))
         return -1 if found is None else found
 
     def agent_entry(self, agent: AgentDef | None) -> dict[str, Any]:
@@ -92,16 +97,19 @@ class ProvenanceBuilder(TableBuilder):
         profile = self.r.defs.profiles.get(profile_ref.text) if profile_ref else None
         at = f"agents.{agent.id}.tools" if agent else "agent tools"
         where = f"profiles.{profile_ref.text}" if profile_ref else "tools.profile"
+        full = self.r.target.full_profile_allows_all
         return {
-            "stack": [self.record(profile_policy(profile, profile_also), strips=True,
-                                  label=where, lists=(profile.allow if profile else None,
-                                                      profile_also)),
+            "stack": [self.record(profile_policy(profile, profile_also, full_allows_all=full),
+                                  strips=True, label=where, profile=True,
+                                  lists=(profile.allow if profile else None, profile_also)),
                       self.record(pick_policy(g.policy), strips=True, label="tools",
                                   lists=_lists(g.policy)),
                       self.record(pick_policy(a.policy if a else None), strips=True, label=at,
                                   lists=_lists(a.policy if a else None))],
             "bp": {bp.key: self.bp_entry(bp, f'{at}.byProvider."{bp.key}"')
                    for bp in (a.by_provider if a else ())},
+            # 2026.9 tools.toolsBySender of the agent (an ENTRY of records, as in tables)
+            "sd": self.sender_entry(a.by_sender, f"{at}.toolsBySender") if a else None,
             "sandbox": self.record(sandbox_policy(self.r, a), strips=False,
                                    label=f"{at}.sandbox.tools" if a and (
                                        a.sandbox_allow or a.sandbox_deny)
@@ -118,8 +126,9 @@ class ProvenanceBuilder(TableBuilder):
         out = []
         for name in profile_ids:
             profile = self.r.defs.profiles.get(name)
-            out.append([self.record(profile_policy(profile, also), strips=True,
-                                    label=f"profiles.{name}",
+            full = self.r.target.full_profile_allows_all
+            out.append([self.record(profile_policy(profile, also, full_allows_all=full),
+                                    strips=True, profile=True, label=f"profiles.{name}",
                                     lists=(profile.allow if profile else None, also))
                         for also in [None, *also_lists]])
         return out
@@ -147,6 +156,7 @@ class ProvenanceBuilder(TableBuilder):
             "global_bp": {bp.key: self.bp_entry(bp, f'tools.byProvider."{bp.key}"')
                           for bp in defs.tools_config.by_provider},
             "provider_profiles": self.profiles(profile_ids, also_lists),
+            "senders": self.sender_entry(defs.tools_config.by_sender),
             "subagent": [self.record(subagent_policy(self.r, leaf=leaf), strips=False,
                                      label="tools.subagents.tools" + (" (leaf)" if leaf else ""))
                          for leaf in (False, True)],

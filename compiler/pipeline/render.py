@@ -13,13 +13,14 @@ import jinja2
 
 from .._version import __version__
 from ..diagnostics import Diagnostic
-from ..runtime import EAGER_THROUGH, EXPORTS, MODULES
+from ..runtime import EAGER_THROUGH, EXPORTS, INTEGRATIONS, MODULES
 from ..schema.models import model_class_name
 from .analyze import Resolved
 from .bundles import Bundles
 from .tables import Tables
 
 DEFAULT_PACKAGE = "toolc_runtime"
+LINE_LENGTH = 100  # the generated Python's, as ruff checks it
 SOURCES = "sources.json"  # {relative path: text} of the definitions compiled
 
 
@@ -75,9 +76,15 @@ def sha256(text: str) -> str:
 
 
 def static_modules() -> dict[str, str]:
-    """The runtime's static modules (``toolc.runtime``), copied into every build verbatim."""
+    """The runtime's static modules (``toolc.runtime``) and its framework integrations
+    (``toolc.runtime.integrations``), copied into every build verbatim."""
     root = resources.files("toolc.runtime")
-    return {f"{name}.py": root.joinpath(f"{name}.py").read_text("utf-8") for name in MODULES}
+    extras = root.joinpath("integrations")
+    return {
+        **{f"{name}.py": root.joinpath(f"{name}.py").read_text("utf-8") for name in MODULES},
+        **{f"integrations/{name}.py": extras.joinpath(f"{name}.py").read_text("utf-8")
+           for name in INTEGRATIONS},
+    }
 
 
 BODY_MARKER = "# -- BODY:"
@@ -105,8 +112,10 @@ def render_init(package: str, hashes: list[tuple[str, str]]) -> str:
     lazy = sorted((name, m) for m, names in lazy_imports for name in names)
     public = _import_order(["DataMismatchError", "PACKAGE_NAME", "TOOLC_VERSION",
                             *(n for names in EXPORTS.values() for n in names)])
+    # an entry longer than a line (ruff's 100) is written as ruff format writes it
+    entries = [(n, d, len(f"    {pystr(n)}: {pystr(d)},") > LINE_LENGTH) for n, d in hashes]
     return environment().get_template("__init__.py.jinja").render(
-        package_name=package, toolc_version=__version__, hashes=hashes, modules=MODULES,
+        package_name=package, toolc_version=__version__, hashes=entries, modules=MODULES,
         lazy=lazy, bootstrap=bootstrap_body(), eager_through=EAGER_THROUGH, eager=eager,
         lazy_imports=lazy_imports, public=public)
 
@@ -136,6 +145,8 @@ def render(resolved: Resolved, tables: Tables, bundles: Bundles, models: str | N
         files["ACCESS.md"] = access
     files["manifest.json"] = dump_json({
         "toolc": __version__, "package": package,
+        # the OpenClaw release whose semantics the tables follow
+        "target": {"openclaw": resolved.target.key, "release": resolved.target.release},
         "sources": list(resolved.defs.files),
         "files": {path: sha256(text) for path, text in sorted(files.items())},
         "tables": tables.counts,

@@ -21,15 +21,35 @@ from typing import Any
 
 from ..diagnostics import Diagnostics
 from ..rules.channels import athash_slug, rule_for, rule_json
-from ..rules.names import CASE_INSENSITIVE_GROUP_CHANNELS, NO_E164_CHANNELS, TOPIC_GROUP_CHANNELS
+from ..rules.names import (
+    CASE_INSENSITIVE_GROUP_CHANNELS,
+    NO_E164_CHANNELS,
+    TOPIC_GROUP_CHANNELS,
+    normalize_tool_name,
+)
 from .analyze import PLUGINS_GROUP, Resolved, pattern_matches
-from .model import AgentDef, EntryList, GroupConfig, ProviderPolicy, SpaceConfig, ToolDef
+from .model import (
+    AgentDef,
+    EntryList,
+    GroupConfig,
+    ProviderPolicy,
+    SenderRule,
+    SpaceConfig,
+    ToolDef,
+)
 from .policy import (
     LayerPolicy,
+    agent_ids,
     apply_patch_config,
+    default_agent,
     exec_config,
+    is_owner_only,
+    lean_patterns,
+    local_model_lean,
     mentioned_names,
     pick_policy,
+    policy_name,
+    policy_names,
     profile_policy,
     sandbox_modes,
     sandbox_policy,
@@ -37,7 +57,13 @@ from .policy import (
 )
 
 NEVER = -1  # witness for layers that never strip
+# A stack's plugin-admission flags (2026.9 createPluginToolAllowlist): its allow lists have
+# entries; one of them is an alsoAllow-only list (which includes the default plugin tools).
+ADMIT_ENTRIES = 1
+ADMIT_DEFAULTS = 2
 Layer = tuple[int, int, int]  # (witness, allow_pass, deny_pass) as bitsets
+# one step compiled: (layer or None, mention, ADMIT_* flags, lean tools it keeps)
+Part = tuple[Layer | None, int, int, int]
 TABLES_FORMAT = 5
 
 
@@ -57,6 +83,8 @@ class _Interner:
         self._layer_ids: dict[tuple[int, int, int], int] = {}
         self.stacks: list[tuple[int, ...]] = []
         self._stack_ids: dict[tuple[int, ...], int] = {}
+        self.stack_flags: list[int] = []  # per stack: ADMIT_* bits (2026.9 plugin admission)
+        self.stack_preserve: list[int] = []  # per stack: bitset id of lean tools it keeps
 
     def bitset(self, bits: int) -> int:
         if bits not in self._bitset_ids:
@@ -73,7 +101,8 @@ class _Interner:
             self.layers.append(key)
         return self._layer_ids[key]
 
-    def stack(self, mention: int, layers: Iterable[Layer], all_bits: int) -> int:
+    def stack(self, mention: int, layers: Iterable[Layer], all_bits: int, flags: int = 0,
+              preserve: int = 0) -> int:
         """A stack folds its never-stripping layers into one mask at build time."""
         fixed = all_bits
         stripping = []
@@ -83,10 +112,15 @@ class _Interner:
             else:
                 stripping.append(self.layer(layer))
         key = (self.bitset(mention), self.bitset(fixed), *stripping)
-        if key not in self._stack_ids:
-            self._stack_ids[key] = len(self.stacks)
+        # flags and preserve travel beside the stack string, but stacks differing in them
+        # are different stacks
+        full = (*key, -1 - flags, -1 - self.bitset(preserve))
+        if full not in self._stack_ids:
+            self._stack_ids[full] = len(self.stacks)
             self.stacks.append(key)
-        return self._stack_ids[key]
+            self.stack_flags.append(flags)
+            self.stack_preserve.append(self.bitset(preserve))
+        return self._stack_ids[full]
 
 
 class TableBuilder:
@@ -101,13 +135,17 @@ class TableBuilder:
         self.plugin_bits = {pid: self.names_mask(names)
                             for pid, names in resolved.plugin_tools.items()}
         self.all_plugins = self.mask(t for t in self.tools if t.plugin)
+        self.target = resolved.target
+        lean_names = set(self.target.local_model_lean_tools)
+        self.lean = self.mask(t for t in self.tools
+                              if policy_name(resolved, normalize_tool_name(t.name)) in lean_names)
         self.intern = _Interner()
         self._pattern_cache: dict[str, int] = {}
         self.gates, self.always = self.compile_gates()
         # Core tools present in every context for every sender: a witness holding one of
         # them can never come out empty, so such a layer never strips.
         self.always_core = self.always & self.core & self.mask(
-            t for t in self.tools if not t.owner_only)
+            t for t in self.tools if not is_owner_only(resolved, t))
 
     # -- bit helpers -------------------------------------------------------------------------
     def mask(self, tools: Iterable[ToolDef]) -> int:
@@ -135,17 +173,32 @@ class TableBuilder:
     def list_bits(self, names: Sequence[str]) -> tuple[int, bool]:
         """Bits matched by normalized entries (plugin groups, then core groups); exec hit?"""
         bits, exec_hit = 0, False
-        for name in names:
-            if name == PLUGINS_GROUP and self.all_plugins:
-                bits |= self.all_plugins
-                continue
-            if name in self.plugin_bits:
-                bits |= self.plugin_bits[name]
-                continue
-            for member in self.expanded(name):
-                bits |= self.pattern_bits(member)
-                exec_hit = exec_hit or pattern_matches(member, "exec")
+        implied_by = self.target.apply_patch_implied_by
+        for raw in names:
+            for name in policy_names(self.r, raw):
+                if name == PLUGINS_GROUP and self.all_plugins:
+                    bits |= self.all_plugins
+                    continue
+                if name in self.plugin_bits:
+                    bits |= self.plugin_bits[name]
+                    continue
+                for raw_member in self.expanded(name):
+                    member = policy_name(self.r, raw_member)
+                    bits |= self.pattern_bits(member)
+                    exec_hit = exec_hit or pattern_matches(member, implied_by)
         return bits, exec_hit
+
+    def blocked_plugins(self, names: Sequence[str]) -> int:
+        """2026.9 denylistBlocksPlugin: the tools of every plugin whose id (or the literal
+        group:plugins) a deny entry matches are never loaded."""
+        bits = 0
+        for raw in names:
+            name = policy_name(self.r, raw)
+            for pid, pbits in self.plugin_bits.items():
+                if (pattern_matches(name, normalize_tool_name(pid))
+                        or pattern_matches(name, PLUGINS_GROUP)):
+                    bits |= pbits
+        return bits
 
     # -- gates (availability) ----------------------------------------------------------------
     def compile_gates(self) -> tuple[list[dict[str, Any]], int]:
@@ -160,7 +213,7 @@ class TableBuilder:
             providers = av.providers if av else None
             models = av.models if av else None
             chans = av.channels if av else None
-            excluded = av.exclude_channels if av else None
+            excluded = self.message_provider_excluded(t, av.exclude_channels if av else None)
             if t.channel and t.channel not in channels:
                 providers = frozenset()
             if (providers is None and models is None and chans is None and excluded is None
@@ -178,6 +231,19 @@ class TableBuilder:
                           "exclude_channels": None if excluded is None else sorted(excluded)})
         gates.sort(key=lambda g: int(g["bits"]))
         return gates, always
+
+    def message_provider_excluded(self, t: ToolDef, excluded: frozenset[str] | None
+                                  ) -> frozenset[str] | None:
+        """2026.9 filterToolsByMessageProvider as availability: the message channels whose
+        allow table lacks the tool or whose deny table has it exclude it, beside the
+        catalog's own ``excludeChannels``."""
+        target = self.target
+        extra = {ch for ch, names in target.message_provider_allow.items()
+                 if t.name not in names}
+        extra |= {ch for ch, names in target.message_provider_deny.items() if t.name in names}
+        if not extra:
+            return excluded
+        return frozenset(extra | (excluded or frozenset()))
 
     def apply_patch_variant(self, agent: AgentDef | None) -> int:
         """Index of the agent's ``applyPatch`` choice in ``apply_patch.variants``."""
@@ -197,22 +263,43 @@ class TableBuilder:
         return self.exec_ids[key]
 
     # -- layers ------------------------------------------------------------------------------
-    def layer(self, policy: LayerPolicy | None, *, strips: bool, label: str
-              ) -> tuple[Layer | None, int]:
-        """Compile one step's policy into a layer id (None: no step) and its optional mentions."""
+    def layer(self, policy: LayerPolicy | None, *, strips: bool, label: str,
+              profile: bool = False) -> Part:
+        """Compile one step's policy into a layer id (None: no step), its optional mentions,
+        its plugin-admission flags and the lean tools it keeps (``profile``: a profile step,
+        which keeps none)."""
         if policy is None:
-            return None, 0
-        mention = self.mention_bits(policy)
-        deny_bits, _ = self.list_bits([e.name for e in policy.deny or () if e.name])
+            return None, 0, 0, 0
+        preserve = 0
+        if self.lean and not profile:
+            keep = lean_patterns(self.r, [policy])
+            preserve = self.names_mask(
+                t.name for i, t in enumerate(self.tools) if self.lean >> i & 1 and any(
+                    pattern_matches(p, policy_name(self.r, normalize_tool_name(t.name)))
+                    for p in keep))
+        admission = self.target.optional_admitted_by_wildcard
+        mention, flags = self.admission_bits(policy) if admission else (
+            self.mention_bits(policy), 0)
+        deny_names = [e.name for e in policy.deny or () if e.name]
+        deny_bits, _ = self.list_bits(deny_names)
+        if admission:
+            deny_bits |= self.blocked_plugins(deny_names)
         deny_pass = self.all & ~deny_bits
         allow_names = [e.name for e in policy.allow or () if e.name]
         if not allow_names:
-            return (NEVER, deny_pass, deny_pass), mention
+            return (NEVER, deny_pass, deny_pass), mention, flags, preserve
         allow_bits, exec_hit = self.list_bits(allow_names)
         if exec_hit:
             allow_bits |= self.names_mask(["apply_patch"])
         allow_pass = allow_bits & deny_pass
         witness = NEVER
+        if admission:
+            self.warn_group_only_plugins(policy, mention)
+        if strips and self.target.plugin_only_allowlist_restricts:
+            # 2026.9: the list restricts as written; say so when it keeps no core tool
+            if "*" not in allow_names and not allow_bits & self.core:
+                self.warn_restricts(policy, label)
+            return (NEVER, allow_pass, deny_pass), mention, flags, preserve
         if strips and "*" not in allow_names:
             witness = self.core & self.names_mask(
                 m for n in allow_names for m in self.expanded(n))
@@ -221,8 +308,54 @@ class TableBuilder:
             else:
                 self.warn_strip(policy, label, witness)
             if witness == 0:
-                return (NEVER, deny_pass, deny_pass), mention
-        return (witness, allow_pass, deny_pass), mention
+                return (NEVER, deny_pass, deny_pass), mention, flags, preserve
+        return (witness, allow_pass, deny_pass), mention, flags, preserve
+
+    def warn_restricts(self, policy: LayerPolicy, label: str) -> None:
+        assert policy.allow
+        self.diags.warning(policy.allow[0].pos, "TC140", f"{label} allowlist names no core "
+                           f"tool, so it removes every core tool wherever it applies (OpenClaw "
+                           f"{self.target.key} applies such a list as written)",
+                           hint="name the core tools it should keep, or use alsoAllow to add "
+                                "plugin tools without restricting")
+
+    def warn_group_only_plugins(self, policy: LayerPolicy, admitted: int) -> None:
+        """TC142: a group entry whose members include non-optional plugin tools that this
+        list does not admit by itself (2026.9 loads a plugin tool only when an allow entry
+        names it, its plugin, group:plugins, `*` or a matching glob)."""
+        non_optional_plugins = self.all_plugins & ~self.optional
+        for e in policy.allow or ():
+            name = policy_name(self.r, e.name)
+            if name not in self.r.groups:
+                continue
+            bits, _ = self.list_bits([name])
+            missed = bits & non_optional_plugins & ~admitted
+            if missed:
+                tools = ", ".join(t.name for i, t in enumerate(self.tools) if missed >> i & 1)
+                self.diags.warning(e.pos, "TC142", f'"{e.text}" names plugin tools ({tools}) '
+                                   "that OpenClaw 2026.9 does not load through a group: this "
+                                   "list keeps them only where another allow list names them",
+                                   hint="name the tools (or their plugin) in this list too")
+
+    def admission_bits(self, policy: LayerPolicy) -> tuple[int, int]:
+        """2026.9: the plugin tools this step's allow list admits at load time
+        (createPluginToolAllowlist().allowsTool: ``*``, group:plugins, the plugin id, the
+        name or a glob matching it; no core groups) and its ADMIT_* flags."""
+        entries = {policy_name(self.r, e.name) for e in policy.allow or () if e.name}
+        if policy.implicit_star:
+            entries.discard("*")
+        flags = (ADMIT_ENTRIES if entries else 0) | (
+            ADMIT_DEFAULTS if policy.implicit_star else 0)
+        if not entries:
+            return 0, flags
+        if "*" in entries or PLUGINS_GROUP in entries:
+            return self.all_plugins, flags
+        bits = 0
+        for t in self.tools:
+            if t.plugin and (normalize_tool_name(t.plugin) in entries or any(
+                    pattern_matches(e, t.name) for e in entries)):
+                bits |= 1 << self.index[t.name]
+        return bits, flags
 
     def warn_strip(self, policy: LayerPolicy, label: str, witness: int) -> None:
         assert policy.allow
@@ -248,14 +381,16 @@ class TableBuilder:
                 bits |= self.names_mask([name]) & self.optional
         return bits
 
-    def stack(self, parts: Sequence[tuple[Layer | None, int]]) -> int:
-        mention = 0
+    def stack(self, parts: Sequence[Part]) -> int:
+        mention = flags = preserve = 0
         layers = []
-        for layer_id, m in parts:
+        for layer_id, m, f, p in parts:
             mention |= m
+            flags |= f
+            preserve |= p
             if layer_id is not None:
                 layers.append(layer_id)
-        return self.intern.stack(mention, layers, self.all)
+        return self.intern.stack(mention, layers, self.all, flags, preserve)
 
     # -- factors -----------------------------------------------------------------------------
     def agent_record(self, agent: AgentDef | None) -> dict[str, Any]:
@@ -270,7 +405,9 @@ class TableBuilder:
         plabel = f"tools.profile ({profile_ref.text})" if profile_ref else "tools.profile"
         return {
             "stack": self.stack([
-                self.layer(profile_policy(profile, profile_also), strips=True, label=plabel),
+                self.layer(profile_policy(profile, profile_also,
+                                          full_allows_all=self.r.target.full_profile_allows_all),
+                           strips=True, label=plabel, profile=True),
                 self.layer(pick_policy(g.policy), strips=True, label="tools.allow"),
                 self.layer(pick_policy(a.policy if a else None), strips=True, label=label)]),
             "bp": {bp.key: self.bp_record(bp, f"agents.{aid}.tools.byProvider.allow")
@@ -279,6 +416,9 @@ class TableBuilder:
                                               label="sandbox tools.allow")]),
             "ap": self.apply_patch_variant(agent),
             "ex": self.exec_variant(agent),
+            # 2026.9 tools.toolsBySender of the agent (ENTRY without tools; None: no rules)
+            "sd": self.sender_entry(a.by_sender) if a else None,
+            **({"lean": True} if local_model_lean(self.r, agent) else {}),
         }
 
     def bp_record(self, bp: ProviderPolicy, label: str) -> list[int]:
@@ -295,8 +435,9 @@ class TableBuilder:
             profile = self.r.defs.profiles.get(name)
             row = []
             for also in [None, *self.also_lists]:
-                policy = profile_policy(profile, also)
-                layer = self.layer(policy, strips=True,
+                policy = profile_policy(profile, also,
+                                        full_allows_all=self.r.target.full_profile_allows_all)
+                layer = self.layer(policy, strips=True, profile=True,
                                    label=f"tools.byProvider.profile ({name})")
                 row.append(-1 if layer[0] is None else self.stack([layer]))
             out.append(row)
@@ -307,25 +448,48 @@ class TableBuilder:
         for the labels of the decision provenance (``toolc.pipeline.provenance``)."""
         at = f'{where}."{cfg.id}"'
         # None: no `tools` key (fall through to the next candidate); -1: a block without lists
-        tools = None if cfg.tools is None else self.group_stack(cfg.tools, f"{at}.tools")
+        tools = None if cfg.tools is None else self.group_stack(cfg.tools, path=f"{at}.tools")
         if not cfg.senders:
             return [tools]
-        buckets: dict[str, dict[str, int]] = {"id": {}, "e164": {}, "username": {}, "name": {}}
+        return [tools, *self.sender_buckets(cfg.senders, "group tools.allow",
+                                            f"{at}.toolsBySender")]
+
+    def sender_buckets(self, senders: Sequence[SenderRule], label: str,
+                       where: str = "") -> list[Any]:
+        """[id, e164, username, name buckets, wildcard] and, when a ``channel:`` key exists
+        (2026.9), the channel bucket keyed ``<channel>:<id>``: first key per bucket wins."""
+        buckets: dict[str, dict[str, int]] = {"id": {}, "e164": {}, "username": {}, "name": {},
+                                              "channel": {}}
         wildcard = None  # None: no `*` rule; -1: a `*` rule without lists
-        for rule in cfg.senders:
-            stack = self.group_stack(rule.policy, f'{at}.toolsBySender."{rule.key}"')
+        for rule in senders:
+            stack = self.group_stack(rule.policy, label, path=f'{where}."{rule.key}"')
             if rule.kind == "*":
                 wildcard = stack
+            elif rule.kind == "channel":
+                if rule.value and rule.channel:
+                    buckets["channel"].setdefault(f"{rule.channel}:{rule.value}", stack)
             else:
                 buckets[rule.kind].setdefault(rule.value, stack)
-        return [tools, buckets["id"], buckets["e164"], buckets["username"], buckets["name"],
-                wildcard]
+        out: list[Any] = [buckets["id"], buckets["e164"], buckets["username"], buckets["name"],
+                          wildcard]
+        if buckets["channel"]:
+            out.append(buckets["channel"])
+        return out
 
-    def group_stack(self, block: Any, where: str = "") -> int:
+    def sender_entry(self, senders: Sequence[SenderRule],
+                     where: str = "tools.toolsBySender") -> list[Any] | None:
+        """A ``tools.toolsBySender`` scope (2026.9): an ENTRY without tools, None if empty."""
+        if not senders:
+            return None
+        return [None, *self.sender_buckets(senders, "tools.toolsBySender", where)]
+
+    def group_stack(self, block: Any, label: str = "group tools.allow", *,
+                    path: str = "") -> int:
+        """``label``: the layer in warnings; ``path``: where the block is (provenance)."""
         policy = pick_policy(block)
         if policy is None:
             return -1
-        return self.stack([self.layer(policy, strips=True, label="group tools.allow")])
+        return self.stack([self.layer(policy, strips=True, label=label)])
 
     def group_map(self, groups: tuple[GroupConfig, ...], *, fold: bool,
                   where: str = "") -> dict[str, Any]:
@@ -412,7 +576,13 @@ class TableBuilder:
                       "always": self.intern.bitset(self.always),
                       "non_optional": self.intern.bitset(self.all & ~self.optional),
                       "non_owner": self.intern.bitset(
-                          self.all & ~self.mask(t for t in self.tools if t.owner_only))},
+                          self.all & ~self.mask(t for t in self.tools
+                                                if is_owner_only(self.r, t))),
+                      "core": self.intern.bitset(self.core),
+                      "lean": self.intern.bitset(self.lean),
+                      # filterRequesterYieldTools (2026.9): never in a cron session
+                      "cron_drop": self.intern.bitset(
+                          self.names_mask(self.target.cron_session_drop))},
             "gates": self.gates,
             "agents": agents, "agent_records": records,
             "apply_patch": {"bit": self.index.get("apply_patch", -1),
@@ -428,10 +598,21 @@ class TableBuilder:
             "subagent": {"stacks": subagent, "max_spawn_depth": self.r.max_spawn_depth},
             # which sessions are sandboxed when the caller does not say (rules.sandbox)
             "sandbox": sandbox_modes(defs).to_json(),
+            # the OpenClaw release's request-time rule switches (toolc.targets)
+            "target": self.r.target.runtime_rules(),
+            # 2026.9 agent selection: the agent of a request without one (None: refused,
+            # AgentSelectionRequiredError) and the roster's ids (the error names them)
+            "selection": {"default": default_agent(defs), "ids": list(agent_ids(defs))},
+            # 2026.9 global tools.toolsBySender (ENTRY without tools; None: no rules)
+            "senders": self.sender_entry(defs.tools_config.by_sender),
         }
         # Dotted strings, not nested lists: the runtime parses them lazily (fast imports).
         data["layers"] = [".".join(map(str, x)) for x in self.intern.layers]
         data["stacks"] = [".".join(map(str, x)) for x in self.intern.stacks]
+        if self.target.optional_admitted_by_wildcard:
+            data["stack_flags"] = self.intern.stack_flags
+        if self.lean:
+            data["stack_preserve"] = self.intern.stack_preserve
         data["bitsets"] = [".".join(map(str, _runs(b))) for b in self.intern.bitsets]
         counts = {"tools": len(self.tools), "bitsets": len(self.intern.bitsets),
                   "layers": len(self.intern.layers), "stacks": len(self.intern.stacks),

@@ -43,25 +43,33 @@ _RENAME_SWAP = 2  # macOS renamex_np flag
 _SYS_RENAMEAT2 = {"x86_64": 316, "aarch64": 276}
 
 
+# The signature of a build (``toolc sign``), in the shape of OPA's bundle ``.signatures.json``:
+# a file of the build directory that the manifest does not list (it signs the manifest), so
+# the no-op check and ``build --check`` pass over it, and ``build`` carries it over when it
+# republishes the very same build (``--force``). A changed build drops it: it no longer holds.
+SIGNATURES = ".signatures.json"
+
+
 class OutputDirError(ValueError):
     """The output path is not something toolc may replace (nothing was touched)."""
 
 
-def check_output_dir(out: Path, definitions_dir: Path) -> None:
+def check_output_dir(out: Path, definitions_dir: Path | None) -> None:
     """Refuse an output path whose replacement would delete something toolc does not own.
 
     Refused: a file; the definitions directory or a directory containing it; the current
     directory or one containing it; a non-empty directory without a toolc ``manifest.json``.
-    ``--force`` does not change this.
+    ``--force`` does not change this. ``toolc pull`` has no definitions directory (None).
     """
     target = out.resolve()
     shown = out.as_posix()
     if target.exists() and not target.is_dir():
         raise OutputDirError(f"output {shown} is a file, not a build directory")
-    defs = definitions_dir.resolve()
-    if defs == target or defs.is_relative_to(target):
-        raise OutputDirError(f"output {shown} is or contains the definitions directory "
-                             f"{definitions_dir.as_posix()}")
+    if definitions_dir is not None:
+        defs = definitions_dir.resolve()
+        if defs == target or defs.is_relative_to(target):
+            raise OutputDirError(f"output {shown} is or contains the definitions directory "
+                                 f"{definitions_dir.as_posix()}")
     cwd = Path.cwd().resolve()
     if cwd == target or cwd.is_relative_to(target):
         raise OutputDirError(f"output {shown} is or contains the current directory")
@@ -150,19 +158,26 @@ class PublishError(OSError):
     """The build's temporary directory was removed or replaced while it was written."""
 
 
-def publish(files: Mapping[str, str], out: Path) -> None:
-    """Write everything into a hidden sibling, then swap it with ``out`` atomically, under
-    the output lock (waiting for another writer of ``out``).
+FileMap = Mapping[str, str] | Mapping[str, bytes] | Mapping[str, str | bytes]
 
-    A failure before the swap leaves ``out`` untouched, so there is never a half-written build.
+
+def publish(files: FileMap, out: Path, *, check: Callable[[Path], None] | None = None) -> None:
+    """Write everything (text as UTF-8, bytes as they are) into a hidden sibling, then swap
+    it with ``out`` atomically, under the output lock (waiting for another writer of ``out``).
+
+    ``check(tmp)`` runs on the complete written directory just before the swap (``toolc
+    pull`` verifies digests and the signature there): whatever it raises stops the publish,
+    so what is checked is exactly what is swapped in. A failure before the swap leaves
+    ``out`` untouched, so there is never a half-written build.
     """
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     with output_lock(out):
-        _publish_locked(files, out)
+        _publish_locked(files, out, check)
 
 
-def _publish_locked(files: Mapping[str, str], out: Path) -> None:
+def _publish_locked(files: FileMap, out: Path,
+                    check: Callable[[Path], None] | None = None) -> None:
     remove_leftovers(out)
     _fault("leftovers-removed")
     tmp = out.parent / f"{_prefix(out)}new-{os.getpid()}-{secrets.token_hex(4)}"
@@ -175,6 +190,8 @@ def _publish_locked(files: Mapping[str, str], out: Path) -> None:
         except FileNotFoundError as exc:
             raise _vanished(tmp) from exc
         _fault("written")
+        if check is not None:
+            check(tmp)
         if _identity(tmp) != identity:
             raise _vanished(tmp)
         if out.exists():
@@ -200,7 +217,7 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-def _write_tree(tmp: Path, files: Mapping[str, str]) -> None:
+def _write_tree(tmp: Path, files: FileMap) -> None:
     """Every file under ``tmp``, which must exist: directories are made one level at a time
     with ``os.mkdir`` (never ``parents=True``, which would quietly re-create a removed
     ``tmp``) and files are created exclusively, so nothing is written anywhere else."""
@@ -213,7 +230,7 @@ def _write_tree(tmp: Path, files: Mapping[str, str]) -> None:
                 os.mkdir(tmp / sub)
                 made.add(sub)
         with open(tmp / rel, "xb") as file:
-            file.write(text.encode("utf-8"))
+            file.write(text if isinstance(text, bytes) else text.encode("utf-8"))
         if i == 0:
             _fault("writing")
 
@@ -278,15 +295,19 @@ def matches_disk(out: Path, inputs_digest: str) -> bool:
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
     expected = set(manifest["files"]) | {"manifest.json"}
-    actual = {p.relative_to(out).as_posix() for p in out.rglob("*")
-              if p.is_file() and "__pycache__" not in p.parts}
-    return actual == expected
+    return _on_disk(out) == expected
+
+
+def _on_disk(out: Path) -> set[str]:
+    """The build's files on disk, less what is not part of its content: bytecode caches
+    and the signature (which signs the manifest, and so cannot be listed in it)."""
+    return {p.relative_to(out).as_posix() for p in out.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts} - {SIGNATURES}
 
 
 def diff_disk(files: Mapping[str, str], out: Path) -> list[str]:
     """Paths that differ between the rendered map and ``out`` (for ``toolc build --check``)."""
-    actual = {p.relative_to(out).as_posix() for p in out.rglob("*")
-              if p.is_file() and "__pycache__" not in p.parts} if out.is_dir() else set()
+    actual = _on_disk(out) if out.is_dir() else set()
     changed = sorted(set(files) ^ actual)
     for rel in sorted(set(files) & actual):
         if (out / rel).read_bytes() != files[rel].encode("utf-8"):

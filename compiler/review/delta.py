@@ -138,6 +138,8 @@ class Changes:
         for a, b in ((vb.always, vh.always), (vb.non_optional, vh.non_optional),
                      (vb.non_owner, vh.non_owner)):
             diff |= (a ^ b) & every
+        if vb.owner_unknown_keeps != vh.owner_unknown_keeps:  # unset changes class (2026.9)
+            diff |= ~(vb.non_owner & vh.non_owner) & every
         if vb.gates != vh.gates:
             for v in (vb, vh):
                 for bits, *_ in v.gates:
@@ -599,7 +601,7 @@ def _restrict_agents(xs: XState, agents: int) -> XState:
     for aps, o, s, k in xs.members:
         members = [(a, p) for a, p in aps.members if agents >> a & 1]
         if members:
-            sub = type(aps)(aps.inputs, members)
+            sub = type(aps)(aps.inputs, members, aps.lean)
             out.members.append((sub, o, s, k))
     return out
 

@@ -209,6 +209,12 @@ class DiffResult:
     warnings_added: list[tuple[str, str]]
     warnings_removed: list[tuple[str, str]]
     words: Words
+    targets: tuple[str, str]  # the OpenClaw release each side follows (base, head)
+
+    @property
+    def target_text(self) -> str:
+        base, head = self.targets
+        return f"OpenClaw {head}" if base == head else f"OpenClaw {base} -> {head}"
 
     @property
     def access_changed(self) -> bool:
@@ -238,7 +244,13 @@ def compute_diff(base: Side, head: Side) -> DiffResult:
         schema_changed=schema_changed,
         warnings_added=sorted(set(head.warnings) - set(base.warnings)),
         warnings_removed=sorted(set(base.warnings) - set(head.warnings)),
-        words=Words(space))
+        words=Words(space), targets=(side_target(base), side_target(head)))
+
+
+def side_target(side: Side) -> str:
+    """The release a side's tables follow (builds from before targets follow 2026.3)."""
+    rules = side.tables.get("target") or {}
+    return str(rules.get("openclaw", "2026.3"))
 
 
 def _envelope(side: Side, dialect: str, tool: str) -> Any:
@@ -266,6 +278,7 @@ def to_json(result: DiffResult) -> dict[str, Any]:
     return {
         "format": DIFF_FORMAT, "base": result.base, "head": result.head,
         "classes": space.size(), "access_changed": result.access_changed,
+        "target": {"base": result.targets[0], "head": result.targets[1]},
         "widened": result.widened,
         "dimensions": dict(zip(DIMS, names, strict=True)),
         "access": [{"tool": c.tool,
@@ -284,7 +297,8 @@ def to_text(result: DiffResult, *, color: bool = False, limit: int = 12) -> str:
         return f"\033[{code}m{text}\033[0m" if color else text
 
     space = result.space
-    lines = [f"toolc diff {result.base} -> {result.head} ({_n(space.size())})"]
+    lines = [f"toolc diff {result.base} -> {result.head} ({_n(space.size())}, "
+             f"{result.target_text})"]
     if not result.changes:
         lines.append("access: no tool is gained or lost in any class")
     for c in result.changes:
@@ -318,7 +332,8 @@ def to_markdown(result: DiffResult, *, limit: int = 30) -> str:
     channels, groups, senders, warning texts) and the sides' labels are code spans
     (``markdown.code``): a hostile name cannot close a block, link, embed or mention."""
     space = result.space
-    out = [f"### toolc diff: {code(result.base)} → {code(result.head)}", ""]
+    out = [f"### toolc diff: {code(result.base)} → {code(result.head)}", "",
+           f"Semantics: {result.target_text}.", ""]
     if not result.changes:
         out.append(f"No access change in any of the {_n(space.size())}.")
     else:

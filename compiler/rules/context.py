@@ -8,6 +8,7 @@ tests hold the two to each other and ``make conformance`` holds both to OpenClaw
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -106,6 +107,25 @@ def parse_session_key(key: str | None) -> SessionInfo:
                        depth=lower.count(":subagent:"))
 
 
+_SUBAGENT_MARK = re.compile(r"(?:^|:)subagent:")
+
+
+def subagent_depth(key: str | None) -> int:
+    """2026.9 ``getSubagentDepth``: ``(^|:)subagent:`` counted in the part after
+    ``agent:<id>:`` (the whole key when it is not an agent key), lowercased."""
+    lower = js_trim(key or "").lower()
+    if not lower:
+        return 0
+    agent, rest = _agent_part(lower)
+    return len(_SUBAGENT_MARK.findall(rest if agent is not None else lower))
+
+
+def is_cron_session(key: str | None) -> bool:
+    """2026.9 ``isCronSessionKey``: an agent key whose rest starts with ``cron:``."""
+    agent, rest = _agent_part(js_trim(key or "").lower())
+    return agent is not None and rest.startswith("cron:")
+
+
 def _agent_part(lower: str) -> tuple[str | None, str]:
     """``parseAgentSessionKey``: empty segments dropped, at least ``agent:ID:REST``."""
     parts = [p for p in lower.split(":") if p]
@@ -133,3 +153,171 @@ def group_context(raw_key: str | None) -> tuple[str | None, str | None]:
     if not group:
         return None, None
     return js_trim(body[0]).lower(), group
+
+
+# -- OpenClaw 2026.9.6 (targets with group_id_needs_session / agent_selection) -----------------
+_TOPIC_SENDER = re.compile(r"^(.+):topic:([^:]+):sender:([^:]+)$", re.IGNORECASE | re.DOTALL)
+_TOPIC = re.compile(r"^(.+):topic:([^:]+)$", re.IGNORECASE | re.DOTALL)
+_SENDER = re.compile(r"^(.+):sender:([^:]+)$", re.IGNORECASE | re.DOTALL)
+
+
+def _unique(values: list[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for value in values:
+        v = js_trim(value)
+        if v and v not in out:
+            out.append(v)
+    return tuple(out)
+
+
+def scoped_group_ids(group_id: str | None) -> tuple[str, ...]:
+    """``buildScopedGroupIdCandidates`` (agent-tools.policy, 2026.9.6): ``C:topic:T:sender:S``
+    tries itself, ``C:topic:T`` then ``C``; ``C:topic:T`` tries itself then ``C``;
+    ``C:sender:S`` itself then ``C``; anything else only itself."""
+    raw = js_trim(group_id or "")
+    if not raw:
+        return ()
+    m = _TOPIC_SENDER.match(raw)
+    if m:
+        return _unique([raw, f"{m.group(1)}:topic:{m.group(2)}", m.group(1)])
+    m = _TOPIC.match(raw)
+    if m:
+        return _unique([f"{m.group(1)}:topic:{m.group(2)}", m.group(1)])
+    m = _SENDER.match(raw)
+    if m:
+        return _unique([raw, m.group(1)])
+    return (raw,)
+
+
+def session_group_ids(raw_key: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """``resolveGroupContextFromSessionKey`` (2026.9.6): (channel, group ids) a session key
+    names. A ``:thread:T`` suffix (last, any case, T not blank) is cut first; then
+    ``parseRawSessionConversationRef`` (``[agent:ID:]CHANNEL:group|channel:ID``, segments
+    kept as they are, the kind in any case), else the older split that drops empty segments
+    and a leading ``subagent``. Channel plugins' own conversation resolvers are not modelled
+    (the generic resolution adds nothing to the scoped candidates)."""
+    raw = js_trim(raw_key or "")
+    if not raw:
+        return None, ()
+    cut = raw.lower().rfind(":thread:")
+    if cut >= 0 and js_trim(raw[cut + 8:]):
+        raw = raw[:cut]
+    parts = raw.split(":")
+    wrapped = js_trim(parts[0]).lower() == "agent"
+    ref: tuple[str, str] | None = None
+    if not (wrapped and (not js_trim(parts[1] if len(parts) > 1 else "") or len(parts) < 3)):
+        body = parts[2:] if wrapped else parts
+        if (body and js_trim(body[0]).lower() != "agent" and len(body) >= 3
+                and js_trim(body[2]) and js_trim(body[0])
+                and js_trim(body[1]).lower() in ("group", "channel")):
+            rid = js_trim(":".join(body[2:]))
+            if rid:
+                ref = (js_trim(body[0]).lower(), rid)
+    if ref is not None:
+        return ref[0], scoped_group_ids(ref[1])
+    split = [p for p in raw.split(":") if p]
+    body = split[2:] if split and split[0] == "agent" else split
+    if body and body[0] == "subagent":
+        body = body[1:]
+    if len(body) < 3 or body[1] not in ("group", "channel"):
+        return None, ()
+    gid = js_trim(":".join(body[2:]))
+    if not gid:
+        return None, ()
+    return body[0].strip().lower() or None, scoped_group_ids(gid)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrustedGroup:
+    """The group layer's inputs under the trusted group id rule (2026.9.6)."""
+
+    channel: str | None  # the session key's, else spawned_by's, else message_provider
+    group_ids: tuple[str, ...]  # tried in order
+    dropped: bool  # the caller's group id was refused (group_space/group_channel go too)
+
+
+def trusted_group(session_key: str | None, spawned_by: str | None, group_id: str | None,
+                  message_provider: str | None) -> TrustedGroup:
+    """``resolveTrustedGroupIdFromContexts`` + ``resolveGroupToolPolicyOutcome``: a caller's
+    group id counts only when the session key or ``spawned_by`` names it (else it is
+    dropped with group_space and group_channel); the ids tried are the session key's, then
+    spawned_by's, then the trusted caller's scoped candidates; the channel is the session
+    key's, else spawned_by's, else the message provider."""
+    s_channel, s_ids = session_group_ids(session_key)
+    p_channel, p_ids = session_group_ids(spawned_by)
+    trusted = _unique([*s_ids, *p_ids])
+    caller = js_trim(group_id or "")
+    dropped = bool(caller) and caller not in trusted
+    ids = _unique([*trusted, *(() if dropped or not caller else scoped_group_ids(caller))])
+    return TrustedGroup(channel=s_channel or p_channel or message_provider, group_ids=ids,
+                        dropped=dropped)
+
+
+_SUBAGENT_MARK = re.compile(r"(?:^|:)subagent:")
+
+
+def subagent9(key: str | None) -> tuple[bool, int]:
+    """``isSubagentSessionKey`` and ``getSubagentDepth`` (2026.9.6): whether the key (or an
+    agent key's REST) starts with ``subagent:``, and how many ``(^|:)subagent:`` the REST (or
+    the whole lowercased key) holds."""
+    raw = (key or "").strip()
+    if not raw:
+        return False, 0
+    lower = raw.lower()
+    shape, _ = session_agent9(raw)
+    rest = lower[lower.find(":", 6) + 1:] if shape == "agent" else None
+    is_sub = lower.startswith("subagent:") or (rest is not None
+                                                and rest.startswith("subagent:"))
+    return is_sub, len(_SUBAGENT_MARK.findall(rest if rest is not None else lower))
+
+
+def session_agent9(key: str | None) -> tuple[str, str | None]:
+    """``classifySessionKeyShape`` + ``parseAgentSessionKey`` (2026.9.6): ("missing" |
+    "agent" | "malformed_agent" | "legacy_or_alias", the raw agent id of an agent key). An
+    agent key is ``agent:ID:REST`` with ID not blank and REST neither empty nor starting
+    with ``:`` (segments are not collapsed as 2026.3.2 did)."""
+    raw = (key or "").strip()
+    if not raw:
+        return "missing", None
+    if raw[:6].lower() == "agent:":
+        end = raw.find(":", 6)
+        if end >= 0:
+            agent = raw[6:end].strip()
+            rest = raw[end + 1:]
+            if agent and rest and not rest.startswith(":"):
+                return "agent", agent
+        return "malformed_agent", None
+    return "legacy_or_alias", None
+
+
+_DELIVERY_KINDS = frozenset({"channel", "direct", "dm", "group"})
+
+
+def delivery_channel(key: str | None) -> str | None:
+    """``parseSessionDeliveryRoute(sessionKey)?.channel`` (2026.9.6): the channel of an
+    agent-scoped delivery key, ``agent:ID:CHANNEL:(group|channel|direct|dm):PEER`` or
+    ``agent:ID:CHANNEL:ACCOUNT:(direct|dm):PEER`` (a ``:thread:`` suffix cut first),
+    lowercased; None for any other key."""
+    raw = (key or "").strip()
+    if not raw:
+        return None
+    cut = raw.lower().rfind(":thread:")
+    if cut >= 0:
+        raw = raw[:cut]
+    shape, _ = session_agent9(raw)
+    if shape != "agent":
+        return None
+    raw = raw.strip()
+    rest = raw[raw.find(":", 6) + 1:].lower()
+    parts = rest.split(":")
+    if parts[0] == "agent" or len(parts) < 3:
+        return None
+    channel = parts[0].strip()
+    if not channel:
+        return None
+    if len(parts) >= 4 and parts[2] in ("direct", "dm"):
+        ok = parts[1].strip() and parts[3].strip() and ":".join(parts[3:]).strip()
+        return channel if ok else None
+    if parts[1] not in _DELIVERY_KINDS or not parts[2].strip():
+        return None
+    return channel

@@ -8,6 +8,11 @@ is the public API, module by module; the modules up to ``EAGER_THROUGH`` load at
 ``resolve`` needs), each later one when one of its names is first used, so importing stays
 fast and code that is never used is never compiled.
 
+``INTEGRATIONS`` are the framework integrations (``integrations/``: pydantic-ai, the OpenAI
+Agents SDK, LangChain), copied and verified the same way and imported by name
+(``<package>.integrations.langchain``) through the package's finder; each imports its
+framework when it is used, never at the runtime's import.
+
 Here, ``from . import read_verified`` (and the other names a static module takes from its
 package) resolves to ``bootstrap``'s placeholders; in a build, to the generated ``__init__.py``,
 which holds the same code.
@@ -43,9 +48,11 @@ MODULES: Final = (
     "_adapters",
 )
 EAGER_THROUGH: Final = "_policy"
+INTEGRATIONS: Final = ("__init__", "langchain", "openai_agents", "pydantic_ai")
 EXPORTS: Final[Mapping[str, tuple[str, ...]]] = {
     "_errors": (
         "AbortError",
+        "AgentSelectionRequiredError",
         "ExecDeniedError",
         "InvalidArgumentsError",
         "ToolBlockedError",
@@ -86,6 +93,7 @@ EXPORTS: Final[Mapping[str, tuple[str, ...]]] = {
         "ExecVerdict",
         "evaluate_exec",
         "exec_policy",
+        "request_digest",
         "requires_approval",
     ),
     "_decisions": (
@@ -96,7 +104,7 @@ EXPORTS: Final[Mapping[str, tuple[str, ...]]] = {
         "StdoutSink",
         "deciding_layer",
     ),
-    "_wrap": ("WrappedTool", "WrappedTools", "wrap"),
+    "_wrap": ("Approver", "WrappedTool", "WrappedTools", "wrap"),
     "_prompt": ("system_prompt_tools",),
     "_adapters": ("anthropic_messages", "gemini", "openai_chat", "openai_responses"),
 }

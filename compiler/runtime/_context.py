@@ -12,8 +12,8 @@ from ._abort import AbortSignal
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CallContext:
     """The request a set of wrapped tools serves: the owner guard reads ``sender_is_owner``
-    (only an exact ``True`` is an owner), hooks see the ids, exec approvals use the agent
-    (``agent_id``, else the session key's, as ``resolve`` does), and ``model_provider`` /
+    (2026.3: only an exact ``True`` is an owner; 2026.9: only ``False`` is not), hooks see
+    the ids, exec approvals use the agent (as ``resolve`` chooses it), and ``model_provider`` /
     ``model_id`` choose the dialect of wire names and decoding unless ``wrap`` gets one."""
 
     agent_id: str | None = None

@@ -36,7 +36,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Final, NamedTuple, Protocol
 
 from . import FILE_SHA256, PACKAGE_NAME, read_verified
 from ._errors import (
@@ -47,24 +47,36 @@ from ._errors import (
     ToolNotPermittedError,
 )
 from ._policy import (
+    _AGENT_SELECTION,
     _AGENTS,
     _AP_BIT,
     _CHANNEL_ALIASES,
+    _CRON_DROP,
     _GLOBAL_BP,
     _INDEX,
-    _LEAF_DEPTH,
+    _NO_AGENT,
     _NO_SESSION,
-    _NON_OPTIONAL,
     _NON_OWNER,
+    _OWNER_UNKNOWN_KEEPS,
     _PROVIDER_PROFILES,
+    _SUBAGENT_LEAF,
+    _TRUSTED_GROUP,
+    AgentRecord,
+    Stack,
     ToolSet,
-    _agent_at,
+    _admitted,
+    _agent_record,
     _group_stack,
     _normalize_id,
     _present,
     _request_agent,
+    _requester_stacks,
     _sandboxed_by_mode,
+    _select_agent,
+    _Session,
     _session,
+    _stack,
+    _subagent_stack,
     _text,
     resolve,
 )
@@ -256,61 +268,124 @@ def _same(index: int | None) -> int | None:
     return index
 
 
-def _layer_ids(ctx: Mapping[str, Any], prov: dict[str, Any], where: _Where) -> list[int]:
-    """The provenance records of a request's layers, in the order ``resolve`` applies them
-    (its code path, with records where it has stacks)."""
-    agent_index = 0 if where.raw_agent is None else _AGENTS.get(where.agent or "main", 0)
-    entry = prov["agents"][agent_index]
-    ids: list[int | None] = list(entry["stack"])
-    provider = where.provider
+class _Path(NamedTuple):
+    """One request's path through the tables, as ``resolve_uncached`` takes it: the present
+    set, its stacks, the provenance records of its layers in order (None: a layer without
+    lists), the agent's record and session."""
+
+    present: int
+    stacks: list[Stack]
+    records: list[int | None]
+    record: AgentRecord
+    session: _Session
+
+
+def _path(ctx: Mapping[str, Any], prov: dict[str, Any]) -> _Path:  # noqa: PLR0915
+    """``resolve_uncached``'s steps (``_policy``), each stack paired with its provenance
+    record: the group and sender lookups run twice, once over the tables and once over
+    ``provenance.json`` (the same structure with records at the leaves)."""
+    key = _text(ctx.get("session_key"))
+    sandboxed = ctx.get("sandboxed") is True or _sandboxed_by_mode(key)
+    session = _session(key) if key else _NO_SESSION
+    agent_id = _text(ctx.get("agent_id"))
+    if _AGENT_SELECTION:
+        raw: str | None = _select_agent(agent_id, key)
+    else:
+        raw = _request_agent(agent_id, key, session)
+    record = _NO_AGENT if raw is None else _agent_record(raw)
+    index = 0 if raw is None else _AGENTS.get(_normalize_id(raw) or "main", 0)
+    entry = prov["agents"][index]
+    provider, model = ctx.get("model_provider"), ctx.get("model_id")
+    provider = provider.strip().lower() or None if provider else None
+    model = model.strip().lower() or None if model else None
+    explicit = _text(ctx.get("message_provider"))
+    message = explicit.strip().lower() if explicit else None
+    present = _present(record.apply_patch, provider, model, message)
+    owner = ctx.get("sender_is_owner")
+    if owner is False if _OWNER_UNKNOWN_KEEPS else owner is not True:
+        present &= _NON_OWNER
+    stacks: list[Stack] = [record.stack]
+    profile_rec, global_rec, agent_rec = entry["stack"]
+    named: list[int | None] = [None, None, None]  # agent provider, global provider, profile
     if provider is not None:
-        model = where.model
-        full = (model if "/" in model else f"{provider}/{model}") if model else None
-        bp = entry["bp"]
-        ae_key = full if full is not None and full in bp else provider if provider in bp else None
-        ge_key = (
-            full
-            if full is not None and full in _GLOBAL_BP
-            else provider
-            if provider in _GLOBAL_BP
-            else None
-        )
-        profile = also = -1
-        if ae_key is not None:
-            ids.append(bp[ae_key])
-            record = _agent_at(agent_index).by_provider[ae_key]
-            profile, also = record.profile, record.also
-        if ge_key is not None:
-            ids.append(prov["global_bp"][ge_key])
-            ge = _GLOBAL_BP[ge_key]
-            profile = ge.profile if profile < 0 else profile
-            also = ge.also if also < 0 else also
-        if profile >= 0 and _PROVIDER_PROFILES[profile][also + 1] >= 0:
-            ids.append(prov["provider_profiles"][profile][also + 1])
-    if where.channel and where.group:
-        sender = (
-            ctx.get("sender_id"),
-            ctx.get("sender_e164"),
-            ctx.get("sender_username"),
-            ctx.get("sender_name"),
-        )
-        spot = (_text(ctx.get("group_space")), _text(ctx.get("group_channel")))
-        found = _group_stack(
-            where.channel,
-            where.group,
-            ctx.get("account_id"),
-            sender,
-            spot,
-            channels=_prov_channel,
-            leaf=_same,
-        )
-        if isinstance(found, int) and found >= 0:
-            ids.append(found)
-    if where.sandboxed:
-        ids.append(entry["sandbox"])
-    if where.subagent is not None:
-        ids.append(prov["subagent"][1 if where.subagent else 0])
-    return [i for i in ids if i is not None]
+        _provider_path(record, entry, prov, provider, model, stacks, named)
+    # explain's step order (the reference interpreter's): the first layer there that
+    # removes the tool is the deciding one
+    records: list[int | None] = [profile_rec, named[2], global_rec, named[1], agent_rec, named[0]]
+    sender = (
+        ctx.get("sender_id"),
+        ctx.get("sender_e164"),
+        ctx.get("sender_username"),
+        ctx.get("sender_name"),
+    )
+    spawned_key = _text(ctx.get("spawned_by"))
+    where = (_text(ctx.get("group_space")), _text(ctx.get("group_channel")))
+    if _TRUSTED_GROUP:
+        request = (key, spawned_key, ctx.get("group_id"), message, ctx.get("account_id"))
+        found = _requester_stacks(request, where, sender, owner is True, record)
+        hooks = (_prov_channel, _same, entry.get("sd"), prov.get("senders"))
+        ids = _requester_stacks(request, where, sender, owner is True, record, hooks)
+        _pair(found, ids, stacks, records)
+    else:
+        spawned = _session(spawned_key) if spawned_key else _NO_SESSION
+        group = _text(ctx.get("group_id")) or session.group or spawned.group
+        channel = message if explicit else session.channel or spawned.channel
+        channel = _CHANNEL_ALIASES.get(channel, channel) if channel else None
+        if channel and group:
+            args = (channel, group, ctx.get("account_id"), sender, where)
+            hit = _group_stack(*args)
+            if hit is not None:
+                stacks.append(hit)
+                rid = _group_stack(*args, channels=_prov_channel, leaf=_same)
+                records.append(rid if isinstance(rid, int) and rid >= 0 else None)
+    if sandboxed:
+        stacks.append(record.sandbox)
+        records.append(entry["sandbox"])
+    sub = _subagent_stack(session, key, ctx.get("spawn_depth"))
+    if sub is not None:
+        stacks.append(sub)
+        records.append(prov["subagent"][1 if sub is _SUBAGENT_LEAF else 0])
+    return _Path(present, stacks, records, record, session)
+
+
+def _pair(found: list[Any], ids: list[Any], stacks: list[Stack], records: list[Any]) -> None:
+    """The requester stacks and their records (the same lookups: the same length)."""
+    for stack, rid in zip(found, ids, strict=True):
+        stacks.append(stack)
+        records.append(rid if isinstance(rid, int) and rid >= 0 else None)
+
+
+def _provider_path(  # noqa: PLR0913, PLR0917 - _provider_stacks inputs and both outputs
+    record: AgentRecord,
+    entry: dict[str, Any],
+    prov: dict[str, Any],
+    provider: str,
+    model: str | None,
+    stacks: list[Stack],
+    named: list[int | None],
+) -> None:
+    """``_provider_stacks``, and the records of its layers in ``named``: [agent provider,
+    global provider, provider profile]."""
+    full = (model if "/" in model else f"{provider}/{model}") if model else None
+    bp = record.by_provider
+    ae_key = next((k for k in (full, provider) if k and bp and k in bp), None)
+    ge_key = next((k for k in (full, provider) if k and k in _GLOBAL_BP), None)
+    profile = also = -1
+    if ae_key is not None:
+        stacks.append(bp[ae_key].stack)
+        named[0] = entry["bp"].get(ae_key)
+        profile, also = bp[ae_key].profile, bp[ae_key].also
+    if ge_key is not None:
+        ge = _GLOBAL_BP[ge_key]
+        stacks.append(ge.stack)
+        named[1] = prov["global_bp"].get(ge_key)
+        profile = ge.profile if profile < 0 else profile
+        also = ge.also if also < 0 else also
+    if profile >= 0:
+        chosen = _PROVIDER_PROFILES[profile][also + 1]
+        if chosen >= 0:
+            stacks.append(_stack(chosen))
+            named[2] = prov["provider_profiles"][profile][also + 1]
 
 
 def deciding_layer(  # noqa: PLR0911 - one return per kind of reason
@@ -318,7 +393,7 @@ def deciding_layer(  # noqa: PLR0911 - one return per kind of reason
 ) -> tuple[str, str, str | None] | None:
     """Why ``tool`` is not in ``resolve(**context)``'s set: (layer, rule, ``file:line:col``
     of the rule, None when nothing in the definitions points at it); None when it is in the
-    set. Costs about one uncached ``resolve``; only decision logging calls it."""
+    set. Costs about two uncached ``resolve``s; only decision logging calls it."""
     if tool in resolve(**context).names:
         return None
     index = _INDEX.get(tool)
@@ -329,74 +404,58 @@ def deciding_layer(  # noqa: PLR0911 - one return per kind of reason
         return ("policy", "removed by the policy (this build has no provenance.json)", None)
     bit = 1 << index
     pos = prov["tools"][index]
-    where = _Where(context)
-    if not where.present & bit:
-        if bit == _AP_BIT:
-            rule = "apply_patch needs tools.exec.applyPatch enabled (and the model allowed)"
-            return ("availability", rule, pos)
-        return ("availability", f"{tool} is not available for this provider, model or channel", pos)
-    if not _NON_OWNER & bit and context.get("sender_is_owner") is not True:
+    path = _path(context, prov)
+    if not path.present & bit:
+        if _NON_OWNER & bit:
+            if bit == _AP_BIT:
+                rule = "apply_patch needs tools.exec.applyPatch enabled (and the model allowed)"
+                return ("availability", rule, pos)
+            why = f"{tool} is not available for this provider, model or channel"
+            return ("availability", why, pos)
         return ("owner-only", f"{tool} is ownerOnly and the sender is not an owner", pos)
-    records = [prov["records"][i] for i in _layer_ids(context, prov, where)]
-    mention = 0
-    for rec in records:
-        mention |= _bits(rec["m"])
-    if not (_NON_OPTIONAL | mention) & bit:
-        return ("optional", f"{tool} is an optional plugin tool that no allow list names", pos)
-    present = where.present
-    if context.get("sender_is_owner") is not True:
-        present &= _NON_OWNER
-    for rec in records:
-        applies = rec["w"] is None or bool(_bits(rec["w"]) & present)
+    admitted = _admitted(path.present, path.stacks, path.record.lean)
+    if path.session.cron:
+        admitted &= ~_CRON_DROP
+    if not admitted & bit:
+        if path.session.cron and _CRON_DROP & bit:
+            return ("cron", f"{tool} is not offered to cron sessions", pos)
+        return ("optional", f"{tool} is a plugin tool that no allow list admits here", pos)
+    records = prov["records"]
+    for rid in path.records:  # 2026.9: a deny entry naming a plugin unloads it first
+        for item in records[rid]["deny"] if rid is not None else ():
+            if len(item) > 3 and _bits(item[3]) & bit:
+                why = f'{tool}\'s plugin is not loaded: deny entry "{item[0]}" matches it'
+                return ("inventory", why, item[1])
+    for rid in path.records:  # each layer on its own (the agent stack folds three)
+        if rid is None:
+            continue
+        rec = records[rid]
+        applies = rec["w"] is None or bool(_bits(rec["w"]) & path.present)
         if _bits(rec["a"] if applies else rec["d"]) & bit:
             continue
         label = rec["label"]
-        for text, at, runs in rec["deny"]:
+        for text, at, runs, *_ in rec["deny"]:
             if _bits(runs) & bit:
                 return (label, f'denied by "{text}" in {label}.deny', at)
         return (label, f"not in {label}.allow", rec["allow"])
     return ("policy", "removed by the policy", None)
 
 
-class _Where:
-    """The request fields a decision line names, derived as ``resolve`` derives them."""
-
-    __slots__ = (
-        "agent",
-        "channel",
-        "group",
-        "model",
-        "present",
-        "provider",
-        "raw_agent",
-        "sandboxed",
-        "subagent",
+def _where(ctx: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
+    """The (agent, channel, group) a decision line names: the agent as ``resolve`` selects
+    it (normalized), the message channel and group as the request or its session key give
+    them."""
+    key = _text(ctx.get("session_key"))
+    session = _session(key) if key else _NO_SESSION
+    agent_id = _text(ctx.get("agent_id"))
+    raw = (
+        _select_agent(agent_id, key) if _AGENT_SELECTION else _request_agent(agent_id, key, session)
     )
-
-    def __init__(self, ctx: Mapping[str, Any]) -> None:
-        key = _text(ctx.get("session_key"))
-        session = _session(key) if key else _NO_SESSION
-        self.raw_agent = _request_agent(_text(ctx.get("agent_id")), key, session)
-        self.agent = None if self.raw_agent is None else (_normalize_id(self.raw_agent) or "main")
-        provider, model = ctx.get("model_provider"), ctx.get("model_id")
-        self.provider = provider.strip().lower() or None if provider else None
-        self.model = model.strip().lower() or None if model else None
-        explicit = _text(ctx.get("message_provider"))
-        message = explicit.strip().lower() if explicit else None
-        spawned_key = _text(ctx.get("spawned_by"))
-        spawned = _session(spawned_key) if spawned_key else _NO_SESSION
-        self.group = _text(ctx.get("group_id")) or session.group or spawned.group
-        channel = message if explicit else session.channel or spawned.channel
-        self.channel = _CHANNEL_ALIASES.get(channel, channel) if channel else None
-        self.sandboxed = ctx.get("sandboxed") is True or _sandboxed_by_mode(key)
-        depth = ctx.get("spawn_depth")
-        self.subagent: bool | None = None
-        if session.is_subagent or (depth or 0) >= 1:
-            depth = depth if depth is not None else session.depth
-            self.subagent = max(depth, 1) >= _LEAF_DEPTH
-        agent_index = 0 if self.raw_agent is None else _AGENTS.get(self.agent or "main", 0)
-        variant = _agent_at(agent_index).apply_patch
-        self.present = _present(variant, self.provider, self.model, message)
+    agent = None if raw is None else (_normalize_id(raw) or "main")
+    explicit = _text(ctx.get("message_provider"))
+    channel = explicit.strip().lower() if explicit else session.channel
+    channel = _CHANNEL_ALIASES.get(channel, channel) if channel else None
+    return agent, channel, _text(ctx.get("group_id")) or session.group
 
 
 # -- the log ---------------------------------------------------------------------------------------
@@ -501,7 +560,7 @@ class RequestLog:
     def __init__(self, log: DecisionLog, context: Mapping[str, Any]) -> None:
         self.log: Final = log
         self.context: Final = dict(context)
-        where = _Where(self.context)
+        where = _where(self.context)
         sender = next(
             (
                 v
@@ -515,9 +574,9 @@ class RequestLog:
         self._base: Final[Record] = {
             "build": log.build_digest,
             "target": log.target,
-            "agent": where.agent,
-            "channel": where.channel,
-            "group": where.group,
+            "agent": where[0],
+            "channel": where[1],
+            "group": where[2],
             "sender": sender,
             "sender_key_id": None if log.raw_senders else log.sender_key_id,
         }

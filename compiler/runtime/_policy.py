@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
 from . import read_verified
+from ._errors import AgentSelectionRequiredError
 
 _CACHE_LIMIT: Final = 4096
 
@@ -119,9 +120,11 @@ Layer = tuple[int, int, int]  # (witness, allow_pass, deny_pass); witness -1 nev
 
 
 class Stack(NamedTuple):
-    mention: int  # optional plugin tools its allow lists name
+    mention: int  # optional plugin tools its allow lists name (2026.9: plugin tools they admit)
     fixed: int  # the AND of its layers that never strip
     layers: tuple[Layer, ...]  # layers that may strip
+    flags: int = 0  # 2026.9 plugin admission: 1 its allow lists have entries, 2 alsoAllow-only
+    preserve: int = 0  # 2026.9 localModelLean: the lean tools its (non-profile) lists keep
 
 
 class ProviderEntry(NamedTuple):
@@ -136,6 +139,8 @@ class AgentRecord(NamedTuple):
     sandbox: Stack
     apply_patch: int  # index into _AP_VARIANTS
     exec_policy: int  # index into _EXEC_VARIANTS
+    senders: list[Any] | None  # 2026.9 tools.toolsBySender (an ENTRY), None: no rules
+    lean: bool = False  # experimental.localModelLean (2026.9)
 
 
 _T: Final = json.loads(read_verified("tables.json"))
@@ -143,6 +148,10 @@ TOOL_NAMES: Final[tuple[str, ...]] = tuple(_T["tools"])
 _RAW_BITS: Final[list[str]] = _T["bitsets"]
 _RAW_LAYERS: Final[list[str]] = _T["layers"]
 _RAW_STACKS: Final[list[str]] = _T["stacks"]
+# per stack, its plugin-admission flags (builds for OpenClaw 2026.9 only)
+_RAW_FLAGS: Final[list[int]] = _T.get("stack_flags") or []
+# per stack, the bitset of the lean tools it keeps (builds with localModelLean tools only)
+_RAW_PRESERVE: Final[list[int]] = _T.get("stack_preserve") or []
 _RAW_AGENTS: Final[list[dict[str, Any]]] = _T["agent_records"]
 _BITS: Final[list[int | None]] = [None] * len(_RAW_BITS)
 _STACKS: Final[list[Stack | None]] = [None] * len(_RAW_STACKS)
@@ -171,7 +180,9 @@ def _stack(index: int) -> Stack:
     if stack is None:
         raw = [int(x) for x in _RAW_STACKS[index].split(".")]
         layers = tuple(_layer(i) for i in raw[2:])
-        stack = _STACKS[index] = Stack(_bits(raw[0]), _bits(raw[1]), layers)
+        flags = _RAW_FLAGS[index] if _RAW_FLAGS else 0
+        preserve = _bits(_RAW_PRESERVE[index]) if _RAW_PRESERVE else 0
+        stack = _STACKS[index] = Stack(_bits(raw[0]), _bits(raw[1]), layers, flags, preserve)
     return stack
 
 
@@ -200,12 +211,17 @@ def _agent_at(index: int) -> AgentRecord:
             _stack(raw["sandbox"]),
             int(raw["ap"]),
             int(raw["ex"]),
+            raw.get("sd"),
+            bool(raw.get("lean", False)),
         )
         _AGENT_RECORDS[index] = record
     return record
 
 
 _ALWAYS: Final = _bits(_T["masks"]["always"])
+_CORE: Final = _bits(_T["masks"]["core"]) if "core" in _T["masks"] else 0
+_LEAN: Final = _bits(_T["masks"]["lean"]) if "lean" in _T["masks"] else 0
+_CRON_DROP: Final = _bits(_T["masks"]["cron_drop"]) if "cron_drop" in _T["masks"] else 0
 _NON_OPTIONAL: Final = _bits(_T["masks"]["non_optional"])
 _NON_OWNER: Final = _bits(_T["masks"]["non_owner"])
 _AGENTS: Final[dict[str, int]] = _T["agents"]
@@ -268,6 +284,11 @@ def _channel(name: str) -> dict[str, Any] | None:
     return channel
 
 
+# The OpenClaw release's rule switches (toolc.targets; absent in older builds: 2026.3).
+# plugin_admission: plugin tools are admitted as 2026.9's createPluginToolAllowlist decides;
+# subagent_depth_counts_leading: 2026.9's getSubagentDepth, and depth 0 is no leaf.
+_PLUGIN_ADMISSION: Final = bool((_T.get("target") or {}).get("plugin_admission", False))
+_DEPTH_LEADING: Final = bool((_T.get("target") or {}).get("subagent_depth_counts_leading", False))
 _SUBAGENT_NONLEAF: Final = _stack(_T["subagent"]["stacks"][0])
 _SUBAGENT_LEAF: Final = _stack(_T["subagent"]["stacks"][1])
 _LEAF_DEPTH: Final = max(1, int(_T["subagent"]["max_spawn_depth"]))
@@ -278,6 +299,22 @@ _SB_MODES: Final[dict[str, str]] = _T["sandbox"]["agents"]
 _SB_DEFAULT_AGENT: Final[str] = _T["sandbox"]["default_agent"]
 _SB_SCOPE_GLOBAL: Final = bool(_T["sandbox"]["scope_global"])
 _SB_ANY: Final = _SB_DEFAULT_MODE != "off" or any(m != "off" for m in _SB_MODES.values())
+# The OpenClaw release's request-time switches (toolc.targets.Target.runtime_rules); a build
+# without them (before targets) follows 2026.3.2.
+_RULES: Final[dict[str, Any]] = _T.get("target") or {}
+_OWNER_UNKNOWN_KEEPS: Final = bool(_RULES.get("owner_unknown_keeps", False))
+_AGENT_SELECTION: Final = bool(_RULES.get("agent_selection", False))
+_TRUSTED_GROUP: Final = bool(_RULES.get("group_id_needs_session", False))
+_SENDER_LAYER: Final = bool(_RULES.get("global_sender_layer", False))
+_CHANNEL_KEYS: Final = bool(_RULES.get("channel_sender_keys", False))
+_SLASH_PREFIXED: Final = bool(_RULES.get("slash_model_is_prefixed", False))
+_GENERIC_GROUPS: Final = bool(_RULES.get("generic_group_resolver", False))
+_SUBAGENT_KEYS9: Final = bool(_RULES.get("subagent_key_rules", False))
+_REQUEST_ALIASES: Final[dict[str, str]] = dict(_RULES.get("request_channel_aliases") or {})
+_SELECTION: Final[dict[str, Any]] = _T.get("selection") or {"default": "main", "ids": []}
+_DEFAULT_AGENT: Final[str | None] = _SELECTION["default"]
+_AGENT_IDS: Final[tuple[str, ...]] = tuple(_SELECTION["ids"]) or ("main",)
+_GLOBAL_SENDERS: Final[list[Any] | None] = _T.get("senders")
 del _T
 
 # -- request checking and parsing -----------------------------------------------------------
@@ -285,6 +322,7 @@ _ID_OK: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 _ID_BAD_RUN: Final = re.compile(r"[^a-z0-9_-]+")
 _TELEGRAM_CHAT: Final = re.compile(r"-?[0-9]+")
 _TELEGRAM_TOPIC: Final = re.compile(r"[0-9]+")
+_SUBAGENT_MARK: Final = re.compile(r"(?:^|:)subagent:")
 _CHANNEL_ALIASES: Final = {
     "imsg": "imessage",
     "internet-relay-chat": "irc",
@@ -368,7 +406,8 @@ class _Session(NamedTuple):
     channel: str | None
     group: str | None
     is_subagent: bool
-    depth: int
+    depth: int  # ``:subagent:`` markers (2026.9: ``(^|:)subagent:`` after ``agent:ID:``)
+    cron: bool = False  # an ``agent:ID:cron:...`` key (2026.9 isCronSessionKey)
 
 
 _NO_SESSION: Final = _Session(None, None, None, False, 0)
@@ -405,6 +444,178 @@ def _request_agent(agent_id: str | None, session_key: str | None, session: _Sess
     return None
 
 
+class _Session9(NamedTuple):
+    """What OpenClaw 2026.9.6 reads from a session key (toolc.rules.context)."""
+
+    shape: str  # missing, agent, malformed_agent, legacy_or_alias
+    agent: str | None  # the normalized agent id of an agent key
+    channel: str | None  # resolveGroupContextFromSessionKey: the channel naming groups
+    group_ids: tuple[str, ...]  # ... and the group ids, in the order they are tried
+    delivery: str | None  # parseSessionDeliveryRoute(key)?.channel
+    is_subagent: bool  # isSubagentSessionKey
+    depth: int  # getSubagentDepth
+
+
+_NO_SESSION9: Final = _Session9("missing", None, None, (), None, False, 0)
+_SESSIONS9: dict[str, _Session9] = {}
+_TOPIC_SENDER: Final = re.compile(r"^(.+):topic:([^:]+):sender:([^:]+)$", re.I | re.S)
+_TOPIC: Final = re.compile(r"^(.+):topic:([^:]+)$", re.I | re.S)
+_SENDER: Final = re.compile(r"^(.+):sender:([^:]+)$", re.I | re.S)
+_DELIVERY_KINDS: Final = frozenset({"channel", "direct", "dm", "group"})
+
+
+def _unique(values: list[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for value in values:
+        v = _JS_TRIM.sub("", value)
+        if v and v not in out:
+            out.append(v)
+    return tuple(out)
+
+
+def _scoped_ids(group_id: str | None) -> tuple[str, ...]:
+    """``buildScopedGroupIdCandidates`` (toolc.rules.context.scoped_group_ids)."""
+    raw = _JS_TRIM.sub("", group_id or "")
+    if not raw:
+        return ()
+    m = _TOPIC_SENDER.match(raw)
+    if m:
+        return _unique([raw, f"{m.group(1)}:topic:{m.group(2)}", m.group(1)])
+    m = _TOPIC.match(raw)
+    if m:
+        return _unique([f"{m.group(1)}:topic:{m.group(2)}", m.group(1)])
+    m = _SENDER.match(raw)
+    if m:
+        return _unique([raw, m.group(1)])
+    return (raw,)
+
+
+def _agent_shape(key: str) -> tuple[str, str | None]:
+    """``classifySessionKeyShape`` + ``parseAgentSessionKey`` (toolc.rules.context)."""
+    raw = key.strip()
+    if not raw:
+        return "missing", None
+    if raw[:6].lower() == "agent:":
+        end = raw.find(":", 6)
+        if end >= 0:
+            agent = raw[6:end].strip()
+            rest = raw[end + 1 :]
+            if agent and rest and not rest.startswith(":"):
+                return "agent", agent
+        return "malformed_agent", None
+    return "legacy_or_alias", None
+
+
+def _group_ids9(key: str) -> tuple[str | None, tuple[str, ...]]:
+    """``resolveGroupContextFromSessionKey`` (toolc.rules.context.session_group_ids)."""
+    raw = _JS_TRIM.sub("", key)
+    if not raw:
+        return None, ()
+    cut = raw.lower().rfind(":thread:")
+    if cut >= 0 and _JS_TRIM.sub("", raw[cut + 8 :]):
+        raw = raw[:cut]
+    parts = raw.split(":")
+    wrapped = _JS_TRIM.sub("", parts[0]).lower() == "agent"
+    second = _JS_TRIM.sub("", parts[1]) if len(parts) > 1 else ""
+    if not (wrapped and (not second or len(parts) < 3)):
+        body = parts[2:] if wrapped else parts
+        if (
+            body
+            and _JS_TRIM.sub("", body[0]).lower() != "agent"
+            and len(body) >= 3
+            and _JS_TRIM.sub("", body[2])
+            and _JS_TRIM.sub("", body[0])
+            and _JS_TRIM.sub("", body[1]).lower() in ("group", "channel")
+        ):
+            rid = _JS_TRIM.sub("", ":".join(body[2:]))
+            if rid:
+                return _JS_TRIM.sub("", body[0]).lower(), _scoped_ids(rid)
+    split = [p for p in raw.split(":") if p]
+    body = split[2:] if split and split[0] == "agent" else split
+    if body and body[0] == "subagent":
+        body = body[1:]
+    if len(body) < 3 or body[1] not in ("group", "channel"):
+        return None, ()
+    gid = _JS_TRIM.sub("", ":".join(body[2:]))
+    if not gid:
+        return None, ()
+    return body[0].strip().lower() or None, _scoped_ids(gid)
+
+
+def _delivery(key: str) -> str | None:
+    """``parseSessionDeliveryRoute(key)?.channel`` (toolc.rules.context.delivery_channel)."""
+    raw = key.strip()
+    cut = raw.lower().rfind(":thread:")
+    if cut >= 0:
+        raw = raw[:cut]
+    if _agent_shape(raw)[0] != "agent":
+        return None
+    raw = raw.strip()
+    parts = raw[raw.find(":", 6) + 1 :].lower().split(":")
+    if parts[0] == "agent" or len(parts) < 3:
+        return None
+    channel = parts[0].strip()
+    if not channel:
+        return None
+    if len(parts) >= 4 and parts[2] in ("direct", "dm"):
+        ok = parts[1].strip() and parts[3].strip() and ":".join(parts[3:]).strip()
+        return channel if ok else None
+    if parts[1] not in _DELIVERY_KINDS or not parts[2].strip():
+        return None
+    return channel
+
+
+def _session9(key: str | None) -> _Session9:
+    if key is None:
+        return _NO_SESSION9
+    session = _SESSIONS9.get(key)
+    if session is None:
+        shape, agent = _agent_shape(key)
+        channel, ids = _group_ids9(key)
+        lower = key.strip().lower()
+        rest = lower[lower.find(":", 6) + 1 :] if shape == "agent" else None
+        session = _Session9(
+            shape,
+            (_normalize_id(agent.lower()) or "main") if agent is not None else None,
+            channel,
+            ids,
+            _delivery(key),
+            lower.startswith("subagent:") or (rest is not None and rest.startswith("subagent:")),
+            len(_SUBAGENT_MARK.findall(rest if rest is not None else lower)),
+        )
+        if len(_SESSIONS9) >= _CACHE_LIMIT:
+            _SESSIONS9.clear()
+        _SESSIONS9[key] = session
+    return session
+
+
+def _select_agent(agent_id: str | None, session_key: str | None) -> str:
+    """2026.9.6 agent selection (toolc.pipeline.policy.select_agent): the session key's
+    agent, else the explicit one, else the default; AgentSelectionRequiredError where
+    OpenClaw refuses to build tools."""
+    explicit = (_normalize_id(agent_id) or "main") if agent_id is not None else None
+    session = _session9(session_key)
+    if session.shape == "malformed_agent":
+        raise AgentSelectionRequiredError(
+            f"session key {session_key!r} starts with agent: but names no agent "
+            "(OpenClaw: malformed agent session key)",
+            code="MALFORMED_AGENT_SESSION_KEY",
+            agent_ids=_AGENT_IDS,
+        )
+    if session.agent is not None and explicit is not None and session.agent != explicit:
+        raise AgentSelectionRequiredError(
+            f"the session key belongs to agent {session.agent!r}, not {explicit!r}",
+            agent_ids=_AGENT_IDS,
+        )
+    chosen = session.agent or explicit or _DEFAULT_AGENT
+    if chosen is None:
+        raise AgentSelectionRequiredError(
+            "several agents are declared, none is marked default: true, and the request names none",
+            agent_ids=_AGENT_IDS,
+        )
+    return chosen
+
+
 def exec_config(agent_id: str | None, session_key: str | None) -> tuple[str | None, ExecVariant]:
     """The request agent's ``tools.exec`` approval policy (the global one without a declared
     agent): (the agent's normalized id or None, (host, security, ask, allowlist))."""
@@ -413,7 +624,10 @@ def exec_config(agent_id: str | None, session_key: str | None) -> tuple[str | No
     if session_key is not None and not isinstance(session_key, str):
         raise TypeError(f"session_key must be a str or None, got {type(session_key).__name__}")
     key = _text(session_key)
-    raw = _request_agent(_text(agent_id), key, _session(key) if key else _NO_SESSION)
+    if _AGENT_SELECTION:
+        raw: str | None = _select_agent(_text(agent_id), key)
+    else:
+        raw = _request_agent(_text(agent_id), key, _session(key) if key else _NO_SESSION)
     if raw is None:
         return None, _EXEC_VARIANTS[_NO_AGENT.exec_policy]
     agent = _normalize_id(raw) or "main"
@@ -447,7 +661,11 @@ def _parse_session(key: str) -> _Session:
         agent, rest = _JS_TRIM.sub("", parts[1]), ":".join(parts[2:])
     is_sub = lower.startswith("subagent:") or (rest is not None and rest.startswith("subagent:"))
     channel, group = _group_context(raw)
-    return _Session(agent, channel, group, is_sub, lower.count(":subagent:"))
+    if _DEPTH_LEADING:
+        depth = len(_SUBAGENT_MARK.findall(rest if rest is not None else lower))
+    else:
+        depth = lower.count(":subagent:")
+    return _Session(agent, channel, group, is_sub, depth, bool(rest and rest.startswith("cron:")))
 
 
 def _session(key: str) -> _Session:
@@ -460,25 +678,43 @@ def _session(key: str) -> _Session:
     return session
 
 
+def channel_of(raw: str | None) -> str | None:
+    """A request channel as the target normalizes it: trimmed, lowercased, aliases resolved
+    (2026.9 adds its own: ``normalizeMessageChannel``)."""
+    value = (raw or "").strip().lower()
+    value = _CHANNEL_ALIASES.get(value, value)
+    return _REQUEST_ALIASES.get(value, value) or None
+
+
 def _model_in(models: frozenset[str], provider: str | None, model: str | None) -> bool:
     if not model:
         return False
     return model in models or ("/" not in model and f"{provider}/{model}" in models)
 
 
-def _sender_stack(  # noqa: PLR0913, PLR0917 - the entry, four sender fields, the leaf
+Sender = tuple[str | None, str | None, str | None, str | None]  # id, e164, username, name
+
+
+def _sender_stack(
     entry: list[Any],
-    sender_id: str | None,
-    e164: str | None,
-    username: str | None,
-    name: str | None,
+    sender: Sender,
+    channel: str | None = None,
     leaf: Callable[[int | None], Any] = _maybe_stack,
 ) -> Stack | bool | None:
-    """The matching toolsBySender rule (id, e164, username, name, then ``*``), else False.
-    ``leaf`` turns an entry's stack index into the result (``_decisions`` passes another)."""
+    """The matching toolsBySender rule (2026.9 with ``channel``: ``channel:<channel>:<id>``
+    first; then id, e164, username, name, then ``*``), else False. ``leaf`` turns an entry's
+    stack index into the result (``_decisions`` passes another, over provenance.json)."""
+    sender_id, e164, username, name = sender
     ids: dict[str, int] = entry[1]
     if sender_id is not None and sender_id.strip():
         sid = sender_id.strip().lower()
+        by_channel: dict[str, int] | None = entry[6] if len(entry) > 6 else None
+        if channel and by_channel:
+            hit = by_channel.get(f"{channel}:{sid}")
+            if hit is None and sid.startswith("@"):
+                hit = by_channel.get(f"{channel}:{sid[1:]}")
+            if hit is not None:
+                return leaf(hit)  # type: ignore[no-any-return]
         hit = ids.get(sid)
         if hit is None and sid.startswith("@"):
             hit = ids.get(sid[1:])
@@ -527,20 +763,27 @@ def _account_id(raw: str | None) -> str:
     return value
 
 
-def _group_stack(  # noqa: PLR0913, PLR0917 - the request's group fields and two hooks
+def _group_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it reads
     channel: str,
     group: str,
     account_id: str | None,
-    sender: tuple[str | None, str | None, str | None, str | None],
+    sender: Sender,
     where: tuple[str | None, str | None],
+    more: tuple[str, ...] | None = None,
+    senders: bool = True,
     channels: Callable[[str], dict[str, Any] | None] = _channel,
     leaf: Callable[[int | None], Any] = _maybe_stack,
 ) -> Stack | None:
-    """The group-level stack of a request (``channels`` and ``leaf``: see _sender_stack)."""
+    """The group layer's stack; ``more`` (2026.9: not None) holds the further ids tried
+    after ``group`` by the generic resolver, ``senders`` False ignores toolsBySender.
+    ``channels`` and ``leaf``: see _sender_stack."""
     ch = channels(channel)
     if ch is None:
         return None
     rule: dict[str, Any] = ch["rule"]
+    if _GENERIC_GROUPS:  # 2026.9: channels.<ch>.groups alone (no Slack/Discord maps)
+        ids = (group, *(more or ()))
+        return _generic_stack(ch, ids, account_id, sender, senders, channel, leaf)
     if not rule["e164"]:
         sender = (sender[0], None, sender[2], sender[3])
     if rule["kind"] == "nested":
@@ -562,11 +805,51 @@ def _group_stack(  # noqa: PLR0913, PLR0917 - the request's group fields and two
     return _groups_stack(gmap, ch["topics"], group, sender, leaf)
 
 
+def _generic_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it reads
+    ch: dict[str, Any],
+    ids: tuple[str, ...],
+    account_id: str | None,
+    sender: Sender,
+    senders: bool,
+    channel: str,
+    leaf: Callable[[int | None], Any] = _maybe_stack,
+) -> Stack | None:
+    """2026.9.6 ``resolveChannelGroupToolsPolicy`` on ``resolveChannelGroups``: the account's
+    groups replace the channel's (an empty map inherits them with at most one account); the
+    first id with an entry (exact) is the selected group; its sender rule > its tools > the
+    ``*`` sender rule > ``*`` tools."""
+    if ch["rule"]["kind"] != "groups":
+        return None
+    gmap = ch["groups"]
+    account = _account_id(account_id)
+    acc = ch["accounts"].get(account, _MISSING)
+    if acc is _MISSING:
+        acc = ch["accounts_folded"].get(account, _MISSING)
+    if acc is not _MISSING and acc is not None:
+        if acc["exact"] or len(ch["accounts"]) > 1:
+            gmap = acc
+    if gmap is None:
+        return None
+    exact: dict[str, list[Any]] = gmap["exact"]
+    specific = next((exact[gid] for gid in ids if gid in exact), None)
+    keyed = channel if _CHANNEL_KEYS else None
+    for entry in (specific, exact.get("*")):
+        if entry is None:
+            continue
+        if senders and len(entry) > 1:
+            hit = _sender_stack(entry, sender, keyed, leaf)
+            if hit is not False:
+                return hit  # type: ignore[return-value]
+        if entry[0] is not None:
+            return leaf(entry[0])  # type: ignore[no-any-return]
+    return None
+
+
 def _groups_stack(
     gmap: dict[str, Any],
     topics: bool,
     group: str,
-    sender: tuple[str | None, str | None, str | None, str | None],
+    sender: Sender,
     leaf: Callable[[int | None], Any] = _maybe_stack,
 ) -> Stack | None:
     """OpenClaw's generic resolver: the group, then ``*``; sender rule > tools at each."""
@@ -580,7 +863,7 @@ def _groups_stack(
             if entry is None:
                 continue
             if len(entry) > 1:
-                hit = _sender_stack(entry, *sender, leaf)
+                hit = _sender_stack(entry, sender, None, leaf)
                 if hit is not False:
                     return hit  # type: ignore[return-value]
             if entry[0] is not None:
@@ -597,17 +880,17 @@ def _entry_stack(
     if entry is None:
         return None
     if len(entry) > 1:
-        hit = _sender_stack(entry, *sender, leaf)
+        hit = _sender_stack(entry, sender, None, leaf)
         if hit is not False:
             return hit  # type: ignore[return-value]
     return leaf(entry[0])  # type: ignore[no-any-return]
 
 
-def _nested_stack(  # noqa: PLR0913, PLR0917 - _group_stack's fields
+def _nested_stack(  # noqa: PLR0913, PLR0917 - _group_stack's fields and the leaf
     ch: dict[str, Any],
     rule: dict[str, Any],
     group: str,
-    sender: tuple[str | None, str | None, str | None, str | None],
+    sender: Sender,
     where: tuple[str | None, str | None],
     leaf: Callable[[int | None], Any] = _maybe_stack,
 ) -> Stack | None:
@@ -696,6 +979,16 @@ _RESULTS: dict[int, ToolSet] = {}
 _INDEX: Final = {name: i for i, name in enumerate(TOOL_NAMES)}
 
 
+def owner_refuses(name: str, sender_is_owner: bool | None) -> bool:
+    """Whether an owner-only tool (its ``ownerOnly`` flag or, 2026.9, a name of the release's
+    owner-only set: what ``resolve`` removes) refuses this caller: 2026.3.2 anyone but an
+    exact True, 2026.9.6 only an explicit False."""
+    index = _INDEX.get(name)
+    if index is None or _NON_OWNER >> index & 1:
+        return False
+    return sender_is_owner is False if _OWNER_UNKNOWN_KEEPS else sender_is_owner is not True
+
+
 def subset(toolset: ToolSet, names: Collection[str]) -> ToolSet:
     """The tools of ``toolset`` that ``names`` holds, as a ToolSet (catalog order)."""
     bits = 0
@@ -780,7 +1073,9 @@ def _provider_stacks(
     record: AgentRecord, provider: str, model: str | None, stacks: list[Stack]
 ) -> None:
     """Global and agent byProvider layers plus the provider-profile step."""
-    full = (model if "/" in model else f"{provider}/{model}") if model else None
+    full = None
+    if model:
+        full = f"{provider}/{model}" if _SLASH_PREFIXED or "/" not in model else model
     ge = (_GLOBAL_BP.get(full) if full else None) or _GLOBAL_BP.get(provider)
     bp = record.by_provider
     ae = ((bp.get(full) if full else None) or bp.get(provider)) if bp else None
@@ -796,6 +1091,30 @@ def _provider_stacks(
         chosen = _PROVIDER_PROFILES[profile][also + 1]
         if chosen >= 0:
             stacks.append(_stack(chosen))
+
+
+def _admitted(present: int, stacks: list[Stack], lean: bool) -> int:
+    """The present tools the request's allow lists let exist before any layer filters:
+    optional plugin tools only when mentioned (2026.9: plugin tools as
+    createPluginToolAllowlist admits them), minus the localModelLean drops."""
+    mention = flags = 0
+    for stack in stacks:
+        mention |= stack.mention
+        flags |= stack.flags
+    if _PLUGIN_ADMISSION:
+        # createPluginToolAllowlist: the plugin tools some allow list admits; the other
+        # non-optional ones too while no list has entries or one is alsoAllow-only
+        defaults = not flags & 1 or bool(flags & 2)
+        bits = present & (mention | (_NON_OPTIONAL if defaults else _CORE))
+    else:
+        bits = present & (_NON_OPTIONAL | mention)
+    if lean:
+        # filterLocalModelLeanTools: the lean tools no allow list outside the profiles keeps
+        preserve = 0
+        for stack in stacks:
+            preserve |= stack.preserve
+        bits &= ~(_LEAN & ~preserve)
+    return bits
 
 
 def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
@@ -825,46 +1144,120 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     # An explicit True stays; False or None never lifts a sandbox the definitions impose.
     sandboxed = sandboxed is True or _sandboxed_by_mode(session_key)
     session = _session(session_key) if session_key else _NO_SESSION
-    raw_agent = _request_agent(_text(agent_id), session_key, session)
+    if _AGENT_SELECTION:
+        raw_agent: str | None = _select_agent(_text(agent_id), session_key)
+    else:
+        raw_agent = _request_agent(_text(agent_id), session_key, session)
     record = _NO_AGENT if raw_agent is None else _agent_record(raw_agent)
     provider = model_provider.strip().lower() or None if model_provider else None
     model = model_id.strip().lower() or None if model_id else None
     explicit_channel = _text(message_provider)
     message = explicit_channel.strip().lower() if explicit_channel else None
     present = _present(record.apply_patch, provider, model, message)
-    if sender_is_owner is not True:
+    # 2026.3.2: only an explicit True keeps owner-only tools; 2026.9.6: only an explicit
+    # False removes them (unknown keeps them)
+    if sender_is_owner is False if _OWNER_UNKNOWN_KEEPS else sender_is_owner is not True:
         present &= _NON_OWNER
 
     stacks = [record.stack]
     if provider is not None:
         _provider_stacks(record, provider, model, stacks)
     spawned_key = _text(spawned_by)
-    spawned = _session(spawned_key) if spawned_key else _NO_SESSION
-    group = _text(group_id) or session.group or spawned.group
-    channel = message if explicit_channel else session.channel or spawned.channel
-    if channel:
-        channel = _CHANNEL_ALIASES.get(channel, channel)
-    if channel and group:
-        sender = (sender_id, sender_e164, sender_username, sender_name)
+    sender = (sender_id, sender_e164, sender_username, sender_name)
+    if _TRUSTED_GROUP:
+        owner = sender_is_owner is True
         where = (_text(group_space), _text(group_channel))
-        found = _group_stack(channel, group, account_id, sender, where)
-        if found is not None:
-            stacks.append(found)
+        request = (session_key, spawned_key, group_id, message, account_id)
+        stacks.extend(_requester_stacks(request, where, sender, owner, record))
+    else:
+        spawned = _session(spawned_key) if spawned_key else _NO_SESSION
+        group = _text(group_id) or session.group or spawned.group
+        channel = message if explicit_channel else session.channel or spawned.channel
+        if channel:
+            channel = _CHANNEL_ALIASES.get(channel, channel)
+        if channel and group:
+            where = (_text(group_space), _text(group_channel))
+            found = _group_stack(channel, group, account_id, sender, where)
+            if found is not None:
+                stacks.append(found)
     if sandboxed is True:
         stacks.append(record.sandbox)
-    if session.is_subagent or (spawn_depth or 0) >= 1:
-        depth = spawn_depth if spawn_depth is not None else session.depth
-        stacks.append(_SUBAGENT_LEAF if max(depth, 1) >= _LEAF_DEPTH else _SUBAGENT_NONLEAF)
+    subagent = _subagent_stack(session, session_key, spawn_depth)
+    if subagent is not None:
+        stacks.append(subagent)
 
-    mention = 0
-    for stack in stacks:
-        mention |= stack.mention
-    bits = present & (_NON_OPTIONAL | mention)
+    bits = _admitted(present, stacks, record.lean)
+    if session.cron:
+        bits &= ~_CRON_DROP  # filterRequesterYieldTools (2026.9; empty mask elsewhere)
     for stack in stacks:
         bits &= stack.fixed
         for witness, allow_pass, deny_pass in stack.layers:
             bits &= allow_pass if witness & present else deny_pass
     return _toolset(bits)
+
+
+def _subagent_stack(
+    session: _Session, session_key: str | None, spawn_depth: int | None
+) -> Stack | None:
+    """The subagent layer: a subagent key (2026.9: an agent key's REST starts with
+    ``subagent:``, depth counted there) or ``spawn_depth >= 1``; a leaf from the max depth."""
+    key_sub, key_depth = session.is_subagent, session.depth
+    if _SUBAGENT_KEYS9:
+        own = _session9(session_key)
+        key_sub, key_depth = own.is_subagent, own.depth
+    if not (key_sub or (spawn_depth or 0) >= 1):
+        return None
+    depth = spawn_depth if spawn_depth is not None else key_depth
+    if _DEPTH_LEADING:  # 2026.9: depth 0 is the main role, never a leaf
+        leaf = depth >= 1 and depth >= _LEAF_DEPTH
+    else:
+        leaf = max(depth, 1) >= _LEAF_DEPTH
+    return _SUBAGENT_LEAF if leaf else _SUBAGENT_NONLEAF
+
+
+def _requester_stacks(  # noqa: PLR0913, PLR0917 - the request's parts, provenance hooks
+    request: tuple[str | None, str | None, str | None, str | None, str | None],
+    where: tuple[str | None, str | None],
+    sender: Sender,
+    owner: bool,
+    record: AgentRecord,
+    hooks: tuple[Any, ...] | None = None,
+) -> list[Any]:
+    """2026.9.6's group and sender layers (``resolveRequesterToolPolicies``). ``request``:
+    (session key, spawned_by, group id, message channel, account id), blanks as None.
+
+    The group layer's channel and ids come from the session key (else spawned_by); a
+    caller's group id counts only when one of them names it (else group_space and
+    group_channel are dropped with it). The owner on webchat gets no sender policies
+    (``isOwnerInternalSession``). The sender layer: the agent's tools.toolsBySender rule,
+    else the global one."""
+    session_key, spawned_key, group_id, message, account_id = request
+    out: list[Any] = []
+    own, parent = _session9(session_key), _session9(spawned_key)
+    trusted = _unique([*own.group_ids, *parent.group_ids])
+    caller = _JS_TRIM.sub("", group_id or "")
+    dropped = bool(caller) and caller not in trusted
+    ids = _unique([*trusted, *(_scoped_ids(caller) if caller and not dropped else ())])
+    channel = channel_of(own.channel or parent.channel or message)
+    senders = not (owner and channel_of(message) == "webchat")
+    # hooks (``_decisions``): (channel lookup, leaf, the agent's and the global sender
+    # entries), so the same path yields provenance records instead of stacks
+    lookup, leaf, mine, every = hooks or (_channel, _maybe_stack, record.senders, _GLOBAL_SENDERS)
+    if channel and ids:
+        at = (None, None) if dropped else where
+        found = _group_stack(
+            channel, ids[0], account_id, sender, at, ids[1:], senders, lookup, leaf
+        )
+        if found is not None:
+            out.append(found)
+    if _SENDER_LAYER and senders:
+        keyed = channel_of(own.delivery or message) if _CHANNEL_KEYS else None
+        hit = _sender_stack(mine, sender, keyed, leaf) if mine else False
+        if hit is False and every:
+            hit = _sender_stack(every, sender, keyed, leaf)
+        if hit is not False and hit is not None:
+            out.append(hit)  # a Stack, or (hooks) a provenance record index
+    return out
 
 
 _MEMO: dict[tuple[object, ...], ToolSet] = {}
@@ -894,8 +1287,9 @@ def resolve(  # noqa: PLR0913 - one keyword per context input: the stable interf
     """The tools a request sees, exactly as the layered policy semantics decide.
 
     Results are memoized per request (bounded); values are checked on a memo miss, so an
-    ill-typed value raises TypeError and is never stored. The key holds ``sender_is_owner is
-    True`` (anything but an exact ``True`` may only ever hit a non-owner entry) and
+    ill-typed value raises TypeError and is never stored. The key holds ``sender_is_owner`` as
+    True, None or False (anything else may only ever hit the False entry, which has the
+    fewest tools under every target: 2026.9 keeps owner-only tools for None) and
     ``sandboxed not in (None, False)`` (anything but absent or ``False`` may only hit a
     sandboxed entry): a malformed value can never reach a wider cached result. One tuple hash
     (strings cache their hashes) is cheaper than fifteen nested lookups.
@@ -915,7 +1309,8 @@ def resolve(  # noqa: PLR0913 - one keyword per context input: the stable interf
         sender_e164,
         sender_username,
         sender_name,
-        sender_is_owner is True,
+        # True, None or False: anything else (malformed) keys as False, the narrowest
+        True if sender_is_owner is True else None if sender_is_owner is None else False,
         sandboxed is not None and sandboxed is not False,
         spawn_depth,
     )

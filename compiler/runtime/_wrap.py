@@ -3,7 +3,8 @@
 ``wrap(toolset, implementations, context=...)`` returns the tools a request may call. A call
 does, in order:
 
-1. owner guard: an ``ownerOnly`` tool refuses a caller that is not exactly an owner;
+1. owner guard: an owner-only tool refuses a caller that is not an owner (2026.3: not exactly
+   an owner; 2026.9: known not to be one, ``sender_is_owner=False``);
 2. arguments: JSON text or an object; dialect renames undone, parameter aliases mapped, the
    required groups checked, then strict validation with the generated models (a fresh copy
    either way: nothing the caller holds is what runs);
@@ -11,7 +12,8 @@ does, in order:
    as in 2, at every depth; a block, a failure or a change in place stops the call); the
    adjusted params are kept per tool-call id;
    (exec: the compiled approval policy over the final params, the environment and the
-   directory the command runs in included; an approval is awaited when it asks for one)
+   directory the command runs in included; an approval is awaited when it asks for one, or,
+   for a call made with an ``approver``, decided outside: see ``Approver``)
 4. abort: the call's signal combined with the run's;
 5. the implementation (sync, or async as a cancellable task);
 6. after_tool_call hooks, fired and not awaited;
@@ -20,7 +22,9 @@ does, in order:
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 import logging
 import os
 import time
@@ -32,10 +36,13 @@ from . import PACKAGE_NAME, DataMismatchError
 from ._abort import AbortSignal, abort_message, combine_signals, is_abort, run_cancellable
 from ._approvals import (
     ApprovalManager,
+    ApprovalRecord,
     ApprovalWaiter,
     Decision,
     ExecApprovalRequest,
+    ExecVerdict,
     evaluate_exec,
+    request_digest,
 )
 from ._bundles import (
     apply_aliases,
@@ -66,14 +73,30 @@ from ._hooks import (
     frozen,
     plain,
 )
-from ._policy import ToolDefinition, ToolSet, catalog, subset
+from ._policy import ToolDefinition, ToolSet, catalog, owner_refuses, subset
 from ._results import ToolResult, coerce_result, error_result, mark_untrusted
 from ._validate import checked_args, require_models
 
 EXEC_TOOL: Final = "exec"
+_PROBED_LIMIT: Final = 1024
 OWNER_ONLY: Final = "Tool restricted to owner senders."
 Implementation = Callable[[dict[str, Any], ToolCall], Any]
+Approver = Callable[[ApprovalRecord, bool], Decision]
+"""How an agent framework decides an exec approval outside this process's wait (its
+human-in-the-loop pause): called with the call's deferred approval (``ApprovalManager.defer``:
+the record, whose ``digest`` binds the decision to the evaluated request, and whether it was
+registered just now), it raises the framework's pause, or returns the decision the run was
+resumed with. The call runs only when that decision and any decision handed to the manager
+for the same request (``submit``) allow it, and only once."""
 _LOG: Final = logging.getLogger(f"{PACKAGE_NAME}.tools")
+
+
+class _Paused(Exception):
+    """An approver's pause on its way out of the call's path (never an error result)."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
 
 
 @dataclass(slots=True)
@@ -84,6 +107,7 @@ class _Trace:
     tool_call_id: str | None
     started: float = field(default_factory=time.perf_counter)
     params: Mapping[str, Any] = field(default_factory=dict)
+    arguments: str = ""  # with an approver: the digest of the model's validated arguments
 
 
 def describe(error: BaseException) -> str:
@@ -115,11 +139,13 @@ class WrappedTool:
         *,
         tool_call_id: str | None = None,
         signal: AbortSignal | None = None,
+        approver: Approver | None = None,
     ) -> ToolResult:
-        """Run the call's whole path in this thread; the result, or AbortError."""
+        """Run the call's whole path in this thread; the result, or AbortError (or the
+        ``approver``'s pause)."""
         if self.is_async:
             raise TypeError(f"{self.name} has an async implementation: use acall()")
-        return self._tools._run_sync(self, arguments, tool_call_id, signal)
+        return self._tools._run_sync(self, arguments, tool_call_id, signal, approver)
 
     async def acall(
         self,
@@ -127,10 +153,11 @@ class WrappedTool:
         *,
         tool_call_id: str | None = None,
         signal: AbortSignal | None = None,
+        approver: Approver | None = None,
     ) -> ToolResult:
         """Run the call's whole path in the running event loop; the result, or AbortError
-        (a cancellation of the caller stays a CancelledError)."""
-        return await self._tools._run_async(self, arguments, tool_call_id, signal)
+        (a cancellation of the caller stays a CancelledError; the ``approver``'s pause)."""
+        return await self._tools._run_async(self, arguments, tool_call_id, signal, approver)
 
     def __repr__(self) -> str:
         return f"WrappedTool({self.name!r}, async={self.is_async})"
@@ -170,6 +197,8 @@ class WrappedTools(Mapping[str, WrappedTool]):
         self.workspace: Final = workspace
         self.decisions: Final = decisions
         self._tools = {n: WrappedTool(self, every[n], implementations[n]) for n in names}
+        # probe(): exec calls evaluated before they run (call id -> arguments digest, params)
+        self._probed: dict[str, tuple[str, dict[str, Any]]] = {}
         wire = wire_names(dialect)
         self._by_wire = {wire.get(n, n): tool for n, tool in self._tools.items()}
 
@@ -198,12 +227,13 @@ class WrappedTools(Mapping[str, WrappedTool]):
         *,
         tool_call_id: str | None = None,
         signal: AbortSignal | None = None,
+        approver: Approver | None = None,
     ) -> ToolResult:
         """A model's call by the name it used; a name outside this set is an error result."""
         tool = self._lookup(wire_name, tool_call_id)
         if isinstance(tool, ToolResult):
             return tool
-        return tool.call(arguments, tool_call_id=tool_call_id, signal=signal)
+        return tool.call(arguments, tool_call_id=tool_call_id, signal=signal, approver=approver)
 
     async def acall(
         self,
@@ -212,12 +242,15 @@ class WrappedTools(Mapping[str, WrappedTool]):
         *,
         tool_call_id: str | None = None,
         signal: AbortSignal | None = None,
+        approver: Approver | None = None,
     ) -> ToolResult:
         """``call`` for async code (any implementation)."""
         tool = self._lookup(wire_name, tool_call_id)
         if isinstance(tool, ToolResult):
             return tool
-        return await tool.acall(arguments, tool_call_id=tool_call_id, signal=signal)
+        return await tool.acall(
+            arguments, tool_call_id=tool_call_id, signal=signal, approver=approver
+        )
 
     def run(
         self, calls: Iterable[ModelCall], *, signal: AbortSignal | None = None
@@ -257,14 +290,19 @@ class WrappedTools(Mapping[str, WrappedTool]):
         arguments: object,
         tool_call_id: str | None,
         call_signal: AbortSignal | None,
+        approver: Approver | None = None,
     ) -> ToolResult:
         trace = _Trace(tool.name, tool_call_id)
         signal, detach = combine_signals(call_signal, self.signal)
         failure: Exception | None = None
         try:
             params = self._prepare(tool, arguments, signal, trace)  # 1, 2
-            params = self._hooked(tool, params, trace)  # 3
-            params = self._approved(tool, params, signal, trace)  # exec approvals
+            resumed = self._resumed(tool, params, trace, approver)
+            if resumed is None:
+                params = self._hooked(tool, params, trace)  # 3
+                params = self._approved(tool, params, signal, trace, approver)  # exec approvals
+            else:  # evaluated by an earlier pass (hooks included): decided now
+                params = self._reapproved(tool, *resumed, trace, approver)
             if signal is not None:
                 _check(signal)  # 4
             value = tool._impl(params, ToolCall(tool.name, tool_call_id, signal, self.context))
@@ -274,6 +312,8 @@ class WrappedTools(Mapping[str, WrappedTool]):
             if signal is not None:
                 _check(signal)  # aborted while it ran: its result does not count
             result = self._finish(tool, value)
+        except _Paused as paused:  # the call goes on when the run is resumed
+            raise paused.cause from paused.cause.__cause__
         except Exception as exc:
             failure = exc
             result = self._recover(tool.name, exc, signal, trace, self._fire_sync)  # 7
@@ -291,20 +331,27 @@ class WrappedTools(Mapping[str, WrappedTool]):
         arguments: object,
         tool_call_id: str | None,
         call_signal: AbortSignal | None,
+        approver: Approver | None = None,
     ) -> ToolResult:
         trace = _Trace(tool.name, tool_call_id)
         signal, detach = combine_signals(call_signal, self.signal)
         failure: BaseException | None = None
         try:
             params = self._prepare(tool, arguments, signal, trace)  # 1, 2
-            params = await self._ahooked(tool, params, trace)  # 3
-            params = await self._aapproved(tool, params, signal, trace)  # exec approvals
+            resumed = self._resumed(tool, params, trace, approver)
+            if resumed is None:
+                params = await self._ahooked(tool, params, trace)  # 3
+                params = await self._aapproved(tool, params, signal, trace, approver)
+            else:  # evaluated by an earlier pass (hooks included): decided now
+                params = self._reapproved(tool, *resumed, trace, approver)
             _check(signal)  # 4
             value = tool._impl(params, ToolCall(tool.name, tool_call_id, signal, self.context))
             if _awaitable(value):
                 value = await run_cancellable(value, signal)
             _check(signal)
             result = self._finish(tool, value)
+        except _Paused as paused:  # the call goes on when the run is resumed
+            raise paused.cause from paused.cause.__cause__
         except Exception as exc:
             failure = exc
             result = self._recover(tool.name, exc, signal, trace, self._fire_async)  # 7
@@ -318,6 +365,77 @@ class WrappedTools(Mapping[str, WrappedTool]):
                 self.decisions.call(tool.name, tool_call_id, failure, trace.started, arguments)
         self._fire_async(trace, result, None)  # 6
         return result
+
+    async def probe(
+        self,
+        wire_name: str,
+        arguments: Mapping[str, Any] | str | bytes,
+        *,
+        tool_call_id: str,
+        approver: Approver,
+    ) -> bool:
+        """For a framework that asks whether a call needs approval before it runs it: steps
+        1-3 and the exec policy, nothing run. True when the approver paused the call (the
+        approval was registered); False when it may run or is refused (the call reports
+        that). The call that follows with the same id and arguments does not evaluate them
+        again: the hooks ran here, once."""
+        tool = self._lookup(wire_name)
+        if isinstance(tool, ToolResult) or not tool._is_exec:
+            return False
+        trace = _Trace(tool.name, tool_call_id)
+        try:
+            params = self._prepare(tool, arguments, None, trace)
+            trace.arguments = _arguments_digest(params)
+            params = await self._ahooked(tool, params, trace)
+            params = await self._aapproved(tool, params, None, trace, approver)
+        except _Paused:
+            return True
+        except Exception:
+            return False  # refused: the call itself says why
+        if len(self._probed) >= _PROBED_LIMIT:
+            self._probed.clear()
+        self._probed[tool_call_id] = (trace.arguments, params)
+        return False
+
+    def _resumed(
+        self, tool: WrappedTool, params: dict[str, Any], trace: _Trace, approver: Approver | None
+    ) -> tuple[dict[str, Any], ApprovalRecord | None] | None:
+        """An exec call that an earlier pass evaluated, its hooks included (a probe, or the
+        pass that paused for approval), with the same model arguments: the params it was
+        evaluated with and its deferred approval (None after a probe that needed none)."""
+        call_id = trace.tool_call_id
+        if approver is None or not tool._is_exec or not call_id:
+            return None
+        trace.arguments = _arguments_digest(params)
+        probed = self._probed.pop(call_id, None)
+        if probed is not None and probed[0] == trace.arguments:
+            return probed[1], None
+        if self.approvals is None:
+            return None
+        record = self.approvals.resumable(call_id, arguments=trace.arguments)
+        if record is None or record.params is None:
+            return None
+        return plain(record.params), record
+
+    def _reapproved(
+        self,
+        tool: WrappedTool,
+        params: dict[str, Any],
+        record: ApprovalRecord | None,
+        trace: _Trace,
+        approver: Approver | None,
+    ) -> dict[str, Any]:
+        """The exec policy again on params evaluated earlier (no hooks: they ran then); a
+        deferred approval is decided by the approver, and the framework's "no" holds even
+        when the policy no longer asks."""
+        assert approver is not None  # _resumed answers only calls made with one
+        trace.params = frozen(params)
+        params, request = self._gate(tool, params)
+        if request is not None:
+            _decided(params, self._deferred(request, params, trace, approver))
+        elif record is not None and self._answer(approver, record, False) == "deny":
+            _decided(params, "deny")
+        return params
 
     def _hooked(self, tool: WrappedTool, params: dict[str, Any], trace: _Trace) -> dict[str, Any]:
         """Step 3 in this thread (async handlers on a private loop)."""
@@ -348,19 +466,24 @@ class WrappedTools(Mapping[str, WrappedTool]):
         params: dict[str, Any],
         signal: AbortSignal | None,
         trace: _Trace,
+        approver: Approver | None,
     ) -> dict[str, Any]:
-        """The exec policy; a pending approval is waited for in this thread. The params to
-        run with (the workdir the command was evaluated in)."""
+        """The exec policy; a pending approval is waited for in this thread (or decided by
+        the approver). The params to run with (the workdir the command was evaluated in)."""
         if not tool._is_exec:
             return params
-        params, waiter = self._gate(tool, params, trace)
-        if waiter is not None:
+        params, request = self._gate(tool, params)
+        if request is not None and approver is not None:
+            _decided(params, self._deferred(request, params, trace, approver))
+        elif request is not None:
+            waiter = self._waiter(request)
+            self._log_asked(trace, waiter.id)
             detach = self._abort_ends_wait(waiter, signal)
             try:
                 decision = waiter.wait()
             finally:
                 detach()
-            self._log_approval(trace, waiter, decision)
+            self._log_approval(trace, waiter.id, decision)
             _decided(params, decision)
         return params
 
@@ -370,31 +493,38 @@ class WrappedTools(Mapping[str, WrappedTool]):
         params: dict[str, Any],
         signal: AbortSignal | None,
         trace: _Trace,
+        approver: Approver | None,
     ) -> dict[str, Any]:
-        """The exec policy; a pending approval is awaited."""
+        """The exec policy; a pending approval is awaited (or decided by the approver)."""
         if not tool._is_exec:
             return params
-        params, waiter = self._gate(tool, params, trace)
-        if waiter is not None:
+        params, request = self._gate(tool, params)
+        if request is not None and approver is not None:
+            _decided(params, self._deferred(request, params, trace, approver))
+        elif request is not None:
+            waiter = self._waiter(request)
+            self._log_asked(trace, waiter.id)
             detach = self._abort_ends_wait(waiter, signal)
             try:
                 decision = await waiter.wait_async()
             finally:
                 detach()
-            self._log_approval(trace, waiter, decision)
+            self._log_approval(trace, waiter.id, decision)
             _decided(params, decision)
         return params
 
-    def _log_approval(
-        self, trace: _Trace, waiter: ApprovalWaiter, decision: Decision | None
-    ) -> None:
+    def _log_asked(self, trace: _Trace, approval_id: str) -> None:
+        if self.decisions is not None:
+            self.decisions.approval("asked", trace.name, trace.tool_call_id, approval_id)
+
+    def _log_approval(self, trace: _Trace, approval_id: str, decision: Decision | None) -> None:
         if self.decisions is not None:
             granted = decision in ("allow-once", "allow-always")
             self.decisions.approval(
                 "granted" if granted else "denied",
                 trace.name,
                 trace.tool_call_id,
-                waiter.id,
+                approval_id,
                 decision,
             )
 
@@ -404,7 +534,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         """Steps 1 and 2 (an aborted signal stops the call before anything runs)."""
         if signal is not None:
             _check(signal)
-        if tool.definition.owner_only and self.context.sender_is_owner is not True:
+        if owner_refuses(tool.definition.name, self.context.sender_is_owner):
             raise ToolNotPermittedError(OWNER_ONLY, tool=tool.name)
         args = parse_arguments(tool.name, arguments)
         if self.hooks is not None:  # after_tool_call reports these if the call stops here
@@ -455,10 +585,10 @@ class WrappedTools(Mapping[str, WrappedTool]):
         return params
 
     def _gate(
-        self, tool: WrappedTool, params: dict[str, Any], trace: _Trace
-    ) -> tuple[dict[str, Any], ApprovalWaiter | None]:
+        self, tool: WrappedTool, params: dict[str, Any]
+    ) -> tuple[dict[str, Any], ExecApprovalRequest | None]:
         """The exec policy on the params the implementation gets: refuse, or the params to
-        run with and the approval to wait for (None: none needed). The environment is part
+        run with and the approval to ask for (None: none needed). The environment is part
         of the request; a relative workdir is the workspace's, and the implementation is
         told the directory the command was evaluated in."""
         command = params.get("command")
@@ -487,24 +617,65 @@ class WrappedTools(Mapping[str, WrappedTool]):
             raise ExecDeniedError(
                 "exec denied: approval required, and no approver is set up", tool=tool.name
             )
-        waiter = self.approvals.request(
-            ExecApprovalRequest(
-                command=command,
-                cwd=cwd,
-                host=verdict.host,
-                security=verdict.security,
-                ask=verdict.ask,
-                agent_id=verdict.agent_key,
-                session_key=self.context.session_key,
-                resolved_path=verdict.executable if verdict.analysis.ok else None,
-                env_keys=tuple(sorted(map(str, env)))
-                if isinstance(env := params.get("env"), dict)
-                else (),
-            )
+        request = ExecApprovalRequest(
+            command=command,
+            cwd=cwd,
+            host=verdict.host,
+            security=verdict.security,
+            ask=verdict.ask,
+            agent_id=verdict.agent_key,
+            session_key=self.context.session_key,
+            resolved_path=verdict.executable if verdict.analysis.ok else None,
+            env_keys=tuple(sorted(map(str, env)))
+            if isinstance(env := params.get("env"), dict)
+            else (),
+            reason=_reason(verdict),
         )
-        if self.decisions is not None:
-            self.decisions.approval("asked", tool.name, trace.tool_call_id, waiter.id)
-        return params, waiter
+        return params, request
+
+    def _waiter(self, request: ExecApprovalRequest) -> ApprovalWaiter:
+        assert self.approvals is not None  # _gate refuses without one
+        return self.approvals.request(request)
+
+    def _deferred(
+        self,
+        request: ExecApprovalRequest,
+        params: dict[str, Any],
+        trace: _Trace,
+        approver: Approver,
+    ) -> Decision | None:
+        """An approval decided outside (``Approver``): bound to the call id and the digest of
+        the evaluated request; the framework's "no" wins over any other answer."""
+        approvals = self.approvals
+        assert approvals is not None  # _gate refuses without one
+        if not trace.tool_call_id:
+            raise ExecDeniedError(
+                "exec denied: an approval needs the tool call's id", tool=EXEC_TOOL
+            )
+        digest = request_digest(request, params)
+        record, fresh = approvals.defer(
+            request,
+            call_id=trace.tool_call_id,
+            digest=digest,
+            params=frozen(params),
+            arguments=trace.arguments,
+        )
+        if fresh:
+            self._log_asked(trace, record.id)
+        answer = self._answer(approver, record, fresh)
+        approvals.submit(record.id, answer, digest=digest, resolved_by="framework")
+        decision = approvals.claim(record.id, digest=digest)
+        final: Decision | None = "deny" if answer == "deny" else decision
+        self._log_approval(trace, record.id, final)
+        return final
+
+    @staticmethod
+    def _answer(approver: Approver, record: ApprovalRecord, fresh: bool) -> Decision:
+        """The approver's decision; its pause leaves the call's path as ``_Paused``."""
+        try:
+            return approver(record, fresh)
+        except Exception as exc:
+            raise _Paused(exc) from None
 
     def _abort_ends_wait(
         self, waiter: ApprovalWaiter, signal: AbortSignal | None
@@ -579,6 +750,26 @@ class WrappedTools(Mapping[str, WrappedTool]):
 
 def _nothing() -> None:
     return None
+
+
+def _arguments_digest(params: Mapping[str, Any]) -> str:
+    """A digest of a call's validated arguments (what binds a resumed call to its pause)."""
+    text = json.dumps(
+        params, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _reason(verdict: ExecVerdict) -> str:
+    """Why the policy asks about a command (what an approver is told)."""
+    if verdict.ask == "always":
+        return "ask=always: every command is asked about"
+    if not verdict.analysis.ok:
+        why = verdict.analysis.reason or "not one simple command"
+        return f"the command cannot be analysed ({why})"
+    if verdict.executable is None:
+        return "the executable cannot be resolved"
+    return f"allowlist miss: no pattern matches {verdict.executable}"
 
 
 def _workdir(requested: object, workspace: str | None) -> str | None:

@@ -9,7 +9,9 @@ The generated ``__init__.py`` is the root of trust: it holds the sha256 of every
 runtime reads or executes. Static modules are executed from the very bytes that were checked,
 never through the import system, so neither an edited file nor a stale ``__pycache__`` entry
 can run in their place; the package's ``__path__`` is emptied so the import system cannot
-find them on disk either.
+find them on disk either. Imports by name (``import <package>.integrations.langchain``,
+``from .._wrap import wrap`` in an integration module) go through this package's own finder,
+which answers with the same verified modules and nothing else.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import threading
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.machinery import ModuleSpec
 from typing import Any, Final
 
 PACKAGE_NAME: Final = "toolc_runtime"
@@ -169,6 +172,59 @@ def _load_through(last: str) -> types.ModuleType:
             if name == last:
                 return module
     raise ImportError(f"{PACKAGE_NAME} has no module {last!r}")
+
+
+class _VerifiedLoader:
+    """Loads one module of this package from its verified bytes (the import system's loader
+    protocol): a static module through ``_load_through``, any other listed file by
+    executing it."""
+
+    def __init__(self, static: str | None, file: str) -> None:
+        self.static = static
+        self.file = file
+
+    def create_module(self, spec: ModuleSpec) -> types.ModuleType | None:
+        return _load_through(self.static) if self.static is not None else None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        if self.static is not None:
+            return  # ran once in _load_through
+        path = os.path.join(_HERE, *self.file.split("/"))
+        code = compile(read_verified(self.file), path, "exec", dont_inherit=True)
+        module.__file__ = path
+        exec(code, module.__dict__)
+
+
+class _Finder:
+    """``sys.meta_path`` entry for this package's submodules: the static modules and the
+    framework integrations (``integrations/``), each only as a file of this build."""
+
+    def __init__(self, package: str) -> None:
+        self.toolc_package = package
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> Any:
+        prefix = f"{self.toolc_package}."
+        if not fullname.startswith(prefix):
+            return None
+        rest = fullname[len(prefix) :]
+        if rest in _MODULES:
+            loader: Any = _VerifiedLoader(rest, f"{rest}.py")  # the protocol, not the ABC
+            return ModuleSpec(fullname, loader)
+        head, _, name = rest.partition(".")
+        if head != "integrations" or "." in name:
+            return None
+        file = f"integrations/{name or '__init__'}.py"
+        if file not in FILE_SHA256:
+            return None
+        loader = _VerifiedLoader(None, file)
+        return ModuleSpec(fullname, loader, is_package=not name)
+
+
+def install_finder() -> None:
+    """Put this package's finder on ``sys.meta_path`` (replacing one an earlier import of
+    the same package name left there)."""
+    sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "toolc_package", None) != __name__]
+    sys.meta_path.append(_Finder(__name__))
 
 
 def __getattr__(name: str) -> Any:

@@ -10,7 +10,9 @@ A request's tool set depends on six effective inputs, each with finitely many cl
 * **channel**: where the group layer lands (channel, account, group, sender rule), or "no
   group"; and, where availability depends on the message channel, whether the channel was
   given explicitly or only came from the session key or ``spawned_by``;
-* **owner** (or not), **sandboxed** (or not), **subagent** (none, not a leaf, leaf).
+* **owner** (or not; with OpenClaw 2026.9 three classes: unknown, the default request,
+  which keeps owner-only tools, the owner, and known not to be: ``sender_is_owner=False``),
+  **sandboxed** (or not), **subagent** (none, not a leaf, leaf).
   Sandboxed is ``sandboxed=True`` or what the sandbox mode derives from the session key
   (``rules.sandbox``); when two sides derive differently (a diff that changes a mode), the
   session keys that tell them apart add classes ("sandboxed on one side only").
@@ -33,9 +35,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from ..pipeline.policy import apply_patch_model_ok
+from ..pipeline.policy import apply_patch_model_ok, choose_agent
 from ..rules.channels import athash_slug, key_candidates
-from ..rules.context import Context, SessionInfo, group_context, parse_session_key
+from ..rules.context import (
+    Context,
+    SessionInfo,
+    group_context,
+    parse_session_key,
+    subagent_depth,
+)
 from ..rules.names import (
     group_candidates,
     normalize_account_id,
@@ -63,12 +71,14 @@ class Record(NamedTuple):
     bp: dict[str, list[int]]
     sandbox: int
     ap: int
+    lean: bool = False  # experimental.localModelLean (2026.9)
 
 
 class TablesView:
     """One build's tables with every bitset mapped into a shared tool index."""
 
     def __init__(self, data: Mapping[str, Any], tools: Sequence[str]) -> None:
+        self.data = data
         own = list(data["tools"])
         self.tools = own
         index = {n: i for i, n in enumerate(tools)}
@@ -81,10 +91,23 @@ class TablesView:
         masks = data["masks"]
         self.non_optional = self.bits(masks["non_optional"])
         self.non_owner = self.bits(masks["non_owner"])
+        # the release's request-time switches (toolc.targets; absent: 2026.3.2)
+        rules = data.get("target") or {}
+        self.owner_unknown_keeps = bool(rules.get("owner_unknown_keeps", False))
+        self.agent_selection = bool(rules.get("agent_selection", False))
+        selection = data.get("selection") or {"default": "main", "ids": []}
+        self.default_agent: str | None = selection["default"]
+        self.agent_ids = tuple(selection["ids"]) or ("main",)
         self.always = self.bits(masks["always"])
         self.agents: dict[str, int] = dict(data["agents"])
-        self.records = [Record(r["stack"], r["bp"], r["sandbox"], int(r["ap"]))
+        self.records = [Record(r["stack"], r["bp"], r["sandbox"], int(r["ap"]),
+                               bool(r.get("lean", False)))
                         for r in data["agent_records"]]
+        # localModelLean (2026.9): the lean tools, and per stack those its lists keep. A
+        # stack's kept lean tools join its mention: for a lean agent they are visible only
+        # where some layer keeps them, as optional tools are where some layer names them
+        self.lean = self.bits(masks["lean"]) if "lean" in masks else 0
+        self._raw_preserve: list[int] = data.get("stack_preserve") or []
         self.global_bp: dict[str, list[int]] = dict(data["global_bp"])
         self.provider_profiles: list[list[int]] = data["provider_profiles"]
         self.gates = [(self.bits(g["bits"]), _keyset(g["providers"]), _keyset(g["models"]),
@@ -100,9 +123,17 @@ class TablesView:
         sub = data["subagent"]
         self.subagent: tuple[int, int] = (int(sub["stacks"][0]), int(sub["stacks"][1]))
         self.leaf_depth = max(1, int(sub["max_spawn_depth"]))
+        # 2026.9 getSubagentDepth (toolc.targets: subagent_depth_counts_leading)
+        self.depth_leading = bool((data.get("target") or {}).get(
+            "subagent_depth_counts_leading", False))
         self._present: dict[tuple[Any, ...], int] = {}
         self._witnesses: int | None = None
         self._bp_index: dict[str, frozenset[int]] | None = None
+
+    def select_agent(self, agent_id: str | None, session_key: str | None) -> str:
+        """2026.9's agent of a request (``toolc.pipeline.policy.choose_agent`` over the
+        tables' ``selection``); raises AgentSelectionRequiredError where OpenClaw refuses."""
+        return choose_agent(self.default_agent, self.agent_ids, agent_id, session_key)
 
     # -- decoding ----------------------------------------------------------------------------
     def map_bits(self, bits: int) -> int:
@@ -139,8 +170,10 @@ class TablesView:
             for i in raw[2:]:
                 w, a, d = (int(x) for x in self._raw_layers[i].split("."))
                 layers.append((-1 if w < 0 else self.bits(w), self.bits(a), self.bits(d)))
-            stack = self._stacks[index] = Stack(self.bits(raw[0]), self.bits(raw[1]),
-                                                tuple(layers))
+            mention = self.bits(raw[0])
+            if self._raw_preserve:
+                mention |= self.bits(self._raw_preserve[index])
+            stack = self._stacks[index] = Stack(mention, self.bits(raw[1]), tuple(layers))
         return stack
 
     def bp_index(self) -> dict[str, frozenset[int]]:
@@ -407,6 +440,30 @@ class Klass:
     stacks: tuple[int | None, ...] = ()  # channel classes: the group-layer stack per side
 
 
+def owner_classes(views: Sequence[TablesView]) -> list[Klass]:
+    """The owner dimension: the default request first, the owner second. 2026.3.2 tells
+    only the owner (``sender_is_owner=True``) from everyone else; when a side follows
+    2026.9.6, where only a known non-owner (``False``) loses owner-only tools, unset is its
+    own class and ``False`` a third."""
+    owner = Klass(label="owner", flags=(("sender_is_owner", True),), key=(True,))
+    if not any(v.owner_unknown_keeps for v in views):
+        return [Klass(label="non-owner", key=(False,)), owner]
+    return [Klass(label="owner unknown", key=(None,)), owner,
+            Klass(label="known non-owner", flags=(("sender_is_owner", False),), key=(False,))]
+
+
+def owner_index(classes: Sequence[Klass], value: bool | None) -> int:
+    """The owner class of a request's ``sender_is_owner``."""
+    if len(classes) == 2:
+        return int(value is True)
+    return next(i for i, k in enumerate(classes) if k.key[0] is value)
+
+
+def owner_removes(view: TablesView, value: bool | None) -> bool:
+    """Whether a side removes owner-only tools for this ``sender_is_owner`` (its target)."""
+    return value is False if view.owner_unknown_keeps else value is not True
+
+
 def _fresh(taken: Iterable[str], stem: str = OTHER) -> str:
     taken = set(taken)
     value, n = stem, 1
@@ -427,8 +484,7 @@ class ClassSpace:
         self.providers = self._providers()
         self.gate_classes, self.gate_of = self._gate_classes()
         self.channels = self._channels()
-        self.owner = [Klass(label="non-owner", key=(False,)),
-                      Klass(label="owner", flags=(("sender_is_owner", True),), key=(True,))]
+        self.owner = owner_classes(self.views)
         self.sandbox = self._sandboxes()
         self.subagent = self._subagents()
 
@@ -447,9 +503,11 @@ class ClassSpace:
         out: dict[str, Any] = {}
         for dim, i in zip(self.dims(), point, strict=True):
             out.update(dim[i].flags)
-        if "session_key" in out and "agent_id" not in out:
-            # a sandbox class's session key must not pick the policy agent: an undeclared
-            # agent id keeps "no declared agent"
+        if "agent_id" not in out and ("session_key" in out or any(
+                v.agent_selection for v in self.views)):
+            # a sandbox class's session key must not pick the policy agent, nor (2026.9) the
+            # default agent a request without one gets: an undeclared agent id keeps "no
+            # declared agent"
             out["agent_id"] = self._fresh_agent
         return out
 
@@ -458,8 +516,11 @@ class ClassSpace:
         one class, whose representative (``flags``) gets the same tools on every side."""
         ctx = Context.of(**context)
         session = parse_session_key(ctx.session_key)
-        if ctx.agent_id is not None:
-            aid: str | None = normalize_agent_id(ctx.agent_id)
+        chooser = next((v for v in self.views if v.agent_selection), None)
+        if chooser is not None:  # 2026.9 (AgentSelectionRequiredError: the request has none)
+            aid: str | None = chooser.select_agent(ctx.agent_id, ctx.session_key)
+        elif ctx.agent_id is not None:
+            aid = normalize_agent_id(ctx.agent_id)
         elif ctx.session_key is not None:
             aid = normalize_agent_id(session.agent)
         else:
@@ -471,7 +532,8 @@ class ClassSpace:
         prov = self._provider_index[tuple(self._provider_sig(v, provider, model)
                                           for v in self.views)]
         is_sub = session.is_subagent or (ctx.spawn_depth or 0) >= 1
-        depth = ctx.spawn_depth if ctx.spawn_depth is not None else session.depth
+        depth = ctx.spawn_depth if ctx.spawn_depth is not None else (
+            subagent_depth(ctx.session_key) if self.views[0].depth_leading else session.depth)
         sub = self._depth_index[min(max(depth, 1), len(self._depth_index) - 1)] if is_sub \
             else self._depth_index[0]
         sandboxed = tuple(ctx.sandboxed is True or derive_sandboxed(v.sandbox_modes,
@@ -481,7 +543,7 @@ class ClassSpace:
         if found is None:
             raise LookupError(f"no sandbox class holds {ctx}: the class space is incomplete")
         return (agent, prov, self._classify_channel(ctx, session),
-                int(ctx.sender_is_owner is True), found, sub)
+                owner_index(self.owner, ctx.sender_is_owner), found, sub)
 
     # sandbox --------------------------------------------------------------------------------
     def _sandboxes(self) -> list[Klass]:

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .access import DIMS, ClassSpace, Record, Stack, TablesView
+from .access import DIMS, ClassSpace, Record, Stack, TablesView, owner_removes
 
 Layer = tuple[int, int, int]
 # A stack restricted to R: (mention, fixed, stripping layers), where a layer whose two passes
@@ -84,11 +84,13 @@ class APState:
 
     inputs: tuple[tuple[Content, Content, bool, tuple[bool, ...]], ...]
     members: list[tuple[int, int]] = field(default_factory=list)  # (agent, provider bits)
+    lean: tuple[bool, ...] = ()  # per side: the agents' experimental.localModelLean (2026.9)
 
     @property
     def alike(self) -> bool:
         """Both sides' agent-side inputs are equal (only meaningful with two sides)."""
-        return all(i == self.inputs[0] for i in self.inputs[1:])
+        return (all(i == self.inputs[0] for i in self.inputs[1:])
+                and all(x == self.lean[0] for x in self.lean[1:]))
 
 
 @dataclass(slots=True)
@@ -270,7 +272,7 @@ class Evaluator:
                     for side, v in enumerate(views)]
             sig = tuple((self.content(side, (rec.stack,)), self.content(side, (rec.sandbox,)),
                          rec.ap, tuple(sorted((k, self.content(side, (e[0],)), e[1], e[2])
-                                              for k, e in rec.bp.items())))
+                                              for k, e in rec.bp.items())), rec.lean)
                         for side, rec in enumerate(recs))
             agents.setdefault(sig, (recs, []))[1].append(ai)
         states: dict[Any, APState] = {}
@@ -283,9 +285,10 @@ class Evaluator:
                     stacks = (rec.stack, *v.provider_stacks(rec, ae, ge))
                     inputs.append((self.content(side, stacks), sandboxes[side], ap_ok, gates))
                 tkey = tuple(inputs)
-                state = states.get(tkey)
+                lean = tuple(rec.lean for rec in recs)
+                state = states.get((tkey, lean))
                 if state is None:
-                    state = states[tkey] = APState(tkey)
+                    state = states[(tkey, lean)] = APState(tkey, lean=lean)
                 state.members.extend((ai, pbits) for ai in members)
         return list(states.values())
 
@@ -316,7 +319,8 @@ class Evaluator:
                 present |= bits
         if not ap_ok:
             present &= ~v.ap_bit
-        return present if owner else present & v.non_owner
+        value = self.space.owner[owner].key[0]
+        return present & v.non_owner if owner_removes(v, value) else present
 
     def x_states(self, gi: int, ap_states: Iterable[APState], *,
                  changed_only: bool = False) -> list[XState]:
@@ -334,7 +338,7 @@ class Evaluator:
         for aps in ap_states:
             if changed_only and presence_same and subs_same and aps.alike:
                 continue
-            for o in (0, 1):
+            for o in range(len(self.space.owner)):
                 presents = []
                 for side, (_, _, ap_ok, gates) in enumerate(aps.inputs):
                     pkey = (side, gates, ap_ok, o)
@@ -342,12 +346,15 @@ class Evaluator:
                     if p is None:
                         p = pcache[pkey] = self.present(side, gi, gates, ap_ok, o)
                     presents.append(p)
+                # a lean agent's lean tools are visible only where a layer keeps them
+                visible = [n & ~views[side].lean if aps.lean and aps.lean[side] else n
+                           for side, n in enumerate(nonopt)]
                 for s, sb in enumerate(self.space.sandbox):
                     for k in range(len(self.space.subagent)):
                         values = tuple(
                             self._values(presents[side], main,
                                          sandbox if sb.key[side] else None,
-                                         self.subs[side][k], nonopt[side])
+                                         self.subs[side][k], visible[side])
                             for side, (main, sandbox, _, _) in enumerate(aps.inputs))
                         if changed_only and all(x == values[0] for x in values[1:]):
                             continue

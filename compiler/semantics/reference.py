@@ -34,20 +34,37 @@ from ..pipeline.policy import (
     apply_patch_config,
     apply_patch_model_ok,
     is_leaf,
+    is_owner_only,
+    lean_patterns,
+    local_model_lean,
     mentioned_names,
+    owner_removes,
+    pattern_match,
     pick_policy,
+    policy_name,
+    policy_names,
     profile_policy,
+    provider_keys,
     sandbox_modes,
     sandbox_policy,
+    select_agent,
     subagent_policy,
 )
 from ..rules.channels import ChannelRule, athash_slug, key_candidates, rule_for
-from ..rules.context import Context, SessionInfo, group_context, parse_session_key
+from ..rules.context import (
+    Context,
+    SessionInfo,
+    delivery_channel,
+    group_context,
+    is_cron_session,
+    parse_session_key,
+    subagent9,
+    trusted_group,
+)
 from ..rules.names import (
     CASE_INSENSITIVE_GROUP_CHANNELS,
     NO_E164_CHANNELS,
     group_candidates,
-    model_key,
     normalize_account_id,
     normalize_agent_id,
     normalize_channel,
@@ -133,6 +150,44 @@ class _Step:
     lists: tuple[PolicyList, ...] = ()
     notes: tuple[Note, ...] = ()
     skip: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Admission:
+    """2026.9's load-time plugin lists: every step's normalized allow entries (an implicit
+    ``*`` from alsoAllow excluded), whether the defaults are included (no entry at all, or
+    an alsoAllow-only list), and every deny entry."""
+
+    entries: frozenset[str]
+    defaults: bool
+    deny: tuple[tuple[str, Entry], ...]
+
+    def allows(self, t: ToolDef) -> bool:
+        """createPluginToolAllowlist().allowsTool: ``*``, group:plugins or the plugin id;
+        or the tool's name by exact name or glob (core groups are not expanded)."""
+        plugin = normalize_tool_name(t.plugin or "")
+        if {"*", PLUGINS_GROUP, plugin} & self.entries:
+            return True
+        name = normalize_tool_name(t.name)
+        return any(pattern_match(e, name) for e in self.entries)
+
+    def decide(self, t: ToolDef, origin: Entry) -> Decision:
+        plugin = normalize_tool_name(t.plugin or "")
+        for pattern, entry in self.deny:
+            if pattern_match(pattern, plugin) or pattern_match(pattern, PLUGINS_GROUP):
+                return Decision(kept=False, reason=f'plugin {t.plugin} is not loaded: deny '
+                                f'entry "{entry.text}" matches it', entry=entry, rule="deny")
+        if self.allows(t):
+            return Decision(kept=True, reason="present", entry=origin)
+        if t.optional:
+            return Decision(kept=False, reason="optional plugin tool: no allow list names "
+                            "it, its plugin, group:plugins or a pattern matching it",
+                            entry=origin)
+        if self.defaults:
+            return Decision(kept=True, reason="present", entry=origin)
+        return Decision(kept=False, reason="plugin tool not loaded: allow lists exist and none "
+                        "names it, its plugin, group:plugins or a pattern matching it (a core "
+                        "group does not load a plugin tool)", entry=origin)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -237,27 +292,54 @@ class ReferenceInterpreter:
         agent = self.agent_for(ctx, session)
         provider = normalize_key(ctx.model_provider) or None
         model = normalize_key(ctx.model_id) or None
-        spawned_channel, spawned_group = group_context(ctx.spawned_by)
-        # The group layer's channel and group: explicit, else the session key's, else those
-        # of the session that spawned this one (a subagent stays in its parent's group).
-        channel = normalize_channel(ctx.message_provider if ctx.message_provider is not None
-                                    else session.channel or spawned_channel)
-        group_id = (ctx.group_id if ctx.group_id is not None
-                    else session.group or spawned_group)
-        steps = self.steps(ctx, agent, provider, model, channel, group_id, session)
+        if self.r.target.group_id_needs_session:
+            # 2026.9.6: the session key's channel and groups first; a caller's group id only
+            # when the session key or spawned_by names it (else group_space and group_channel
+            # are dropped with it)
+            trusted = trusted_group(ctx.session_key, ctx.spawned_by, ctx.group_id,
+                                    ctx.message_provider)
+            channel = self.request_channel(trusted.channel)
+            group_ids = trusted.group_ids
+            gctx = (replace(ctx, group_space=None, group_channel=None) if trusted.dropped
+                    else ctx)
+            dropped = ctx.group_id if trusted.dropped else None
+        else:
+            spawned_channel, spawned_group = group_context(ctx.spawned_by)
+            # The group layer's channel and group: explicit, else the session key's, else
+            # those of the session that spawned this one (a subagent stays in its parent's
+            # group).
+            channel = normalize_channel(ctx.message_provider if ctx.message_provider
+                                        is not None else session.channel or spawned_channel)
+            group_id = (ctx.group_id if ctx.group_id is not None
+                        else session.group or spawned_group)
+            group_ids = () if group_id is None else (group_id,)
+            gctx, dropped = ctx, None
+        steps = self.steps(gctx, agent, provider, model, channel, group_ids, session,
+                           dropped=dropped)
         explicit: set[str] = set()
         for step in steps:
             explicit |= mentioned_names(step.policy)
+        admission = self.admission(steps) if self.r.target.optional_admitted_by_wildcard else None
         # Availability and the message-provider filter see the explicit message channel only.
         inventory = self.inventory(agent, provider, model, normalize_key(ctx.message_provider)
-                                   or None, explicit)
+                                   or None, explicit, admission)
+        if local_model_lean(self.r, agent):
+            self.lean(inventory, agent, steps)
+        if self.r.target.cron_session_drop and is_cron_session(ctx.session_key):
+            for name in self.r.target.cron_session_drop:
+                if name in inventory and inventory[name].kept:
+                    inventory[name] = Decision(
+                        kept=False, reason="a cron session: OpenClaw never gives it this tool "
+                        "(filterRequesterYieldTools)", entry=inventory[name].entry)
         present = [t for t in self.r.tools if inventory[t.name].kept]
-        if ctx.sender_is_owner is not True:
-            for t in present:
-                if t.owner_only:
-                    inventory[t.name] = Decision(kept=False, reason="owner-only; sender is not "
-                                                 "the owner", entry=Entry(text=t.name, pos=t.pos))
-            present = [t for t in present if not t.owner_only]
+        if owner_removes(self.r, ctx.sender_is_owner):
+            why = ("owner-only; the sender is known not to be the owner (sender_is_owner=False)"
+                   if self.r.target.owner_unknown_keeps else "owner-only; sender is not the owner")
+            owner_only = [t for t in present if is_owner_only(self.r, t)]
+            for t in owner_only:
+                inventory[t.name] = Decision(kept=False, reason=why,
+                                             entry=Entry(text=t.name, pos=t.pos))
+            present = [t for t in present if t not in owner_only]
         return self.pipeline(present, steps, inventory)
 
     def sandboxed(self, ctx: Context) -> bool:
@@ -277,7 +359,11 @@ class ReferenceInterpreter:
 
     def agent_for(self, ctx: Context, session: SessionInfo) -> AgentDef | None:
         """The explicit agent id, else the session key's (``main`` for a key without one);
-        neither, or an undeclared agent: no agent layer (OpenClaw 2026.3.2)."""
+        neither, or an undeclared agent: no agent layer (OpenClaw 2026.3.2). With
+        ``agent_selection`` (2026.9.6) :func:`select_agent` chooses, or raises
+        AgentSelectionRequiredError; an undeclared chosen agent still has no agent layer."""
+        if self.r.target.agent_selection:
+            return self.agents.get(select_agent(self.r.defs, ctx.agent_id, ctx.session_key))
         if ctx.agent_id is not None:
             return self.agents.get(normalize_agent_id(ctx.agent_id))
         if ctx.session_key is not None:
@@ -285,19 +371,22 @@ class ReferenceInterpreter:
         return None
 
     def steps(self, ctx: Context, agent: AgentDef | None, provider: str | None,
-              model: str | None, channel: str | None, group_id: str | None,
-              session: Any) -> list[_Step]:
+              model: str | None, channel: str | None, group_ids: tuple[str, ...],
+              session: Any, *, dropped: str | None = None) -> list[_Step]:
         g = self.r.defs.tools_config
         a = agent.tools if agent else None
         aid = agent.id if agent else None
         at = f"agents.{key_text(aid)}.tools" if aid else ""
-        gp = _provider_entry(g.by_provider, provider, model)
-        ap = _provider_entry(a.by_provider, provider, model) if a else None
+        slash = self.r.target.slash_model_is_prefixed
+        gp = _provider_entry(g.by_provider, provider, model, slash_prefixed=slash)
+        ap = (_provider_entry(a.by_provider, provider, model, slash_prefixed=slash) if a
+              else None)
         gpw = f"tools.byProvider.{key_text(gp.key)}" if gp else ""
         apw = f"{at}.byProvider.{key_text(ap.key)}" if ap else ""
         no_agent = ("no declared agent: only the global policy applies" if agent is None
                     else f"agents.{key_text(agent.id)} has no tools")
-        asked = f"provider {model_key(provider, model) if provider and model else provider}"
+        asked = (f"provider {provider_keys(provider, model, slash_prefixed=slash)[0]}"
+                 if provider else "provider None")
         no_gp = (f"tools.byProvider has no entry for {asked}" if provider
                  else "no provider in the request")
         no_ap = (no_agent if a is None else f"{at}.byProvider has no entry for {asked}"
@@ -324,13 +413,20 @@ class ReferenceInterpreter:
             self.block_step("agent provider", f"agents.{aid}.tools.byProvider.allow" if aid
                             else "agent tools.byProvider.allow", apw, ap.policy if ap else None,
                             no_ap),
-            self.group_step(ctx, channel, group_id),
+            self.group_step(ctx, channel, group_ids, senders=not self.owner_on_webchat(ctx),
+                            dropped=dropped),
+            *([self.sender_step(ctx, agent)] if self.r.target.global_sender_layer else []),
             self.sandbox_step(a, at, ctx) if self.sandboxed(ctx) else _Step(
                 label="sandbox tools.allow", layer="sandbox", policy=None, strips=False,
                 skip=self.not_sandboxed(ctx)),
         ]
-        is_sub = session.is_subagent or (ctx.spawn_depth or 0) >= 1
-        depth = max(ctx.spawn_depth if ctx.spawn_depth is not None else session.depth, 1)
+        key_sub, key_depth = (subagent9(ctx.session_key) if self.r.target.subagent_key_rules
+                              else (session.is_subagent, session.depth))
+        is_sub = key_sub or (ctx.spawn_depth or 0) >= 1
+        depth = ctx.spawn_depth if ctx.spawn_depth is not None else key_depth
+        if not self.r.target.subagent_depth_counts_leading:
+            depth = max(depth, 1)
+        # (2026.9: the stored depth, else getSubagentDepth; 0 is the `main` role)
         steps.append(self.subagent_step(depth) if is_sub else _Step(
             label="subagent tools.allow", layer="subagent", policy=None, strips=False,
             skip="not a subagent session"))
@@ -355,20 +451,77 @@ class ReferenceInterpreter:
         if entry is None:
             return _Step(label=label, layer=layer, policy=None, strips=True, skip=none)
         profile = self.r.defs.profiles.get(entry.text)
-        policy = profile_policy(profile, also[0])
+        policy = profile_policy(profile, also[0],
+                                full_allows_all=self.r.target.full_profile_allows_all)
         step = _Step(label=f"{label} ({entry.text})", layer=f"{layer} {entry.text}",
                      policy=policy, strips=True,
                      skip=f'profile "{entry.text}" restricts nothing')
         if not self.trace or profile is None:
             return step
         pw = f"profiles.{key_text(entry.text)}"
+        if policy is not None and profile.allow is None and profile.deny is None and (
+                policy.allow):
+            # 2026.9's `full` profile: OpenClaw's own allow ["*"]
+            return replace(step, lists=(
+                PolicyList(label=f'{pw} (OpenClaw\'s allow ["*"] for "full")', kind="allow",
+                           pos=profile.pos, entries=policy.allow[:1]),
+                *_entry_list(also[1], "alsoAllow", also[0])),
+                notes=(Note(text=f'profile "{entry.text}" from {where}', pos=entry.pos),))
         return replace(step, lists=(*_entry_list(f"{pw}.allow", "allow", profile.allow),
                                     *_entry_list(also[1], "alsoAllow", also[0]),
                                     *_entry_list(f"{pw}.deny", "deny", profile.deny)),
                        notes=(Note(text=f'profile "{entry.text}" from {where}', pos=entry.pos),))
 
-    def group_step(self, ctx: Context, channel: str | None, group_id: str | None) -> _Step:
-        match = self.group_match(ctx, channel, group_id)
+    def owner_on_webchat(self, ctx: Context) -> bool:
+        """2026.9.6 ``isOwnerInternalSession``: the owner on webchat gets no sender policy
+        (``senderPolicyMode: "never"``: no tools.toolsBySender, no group toolsBySender)."""
+        return (self.r.target.global_sender_layer and ctx.sender_is_owner is True
+                and self.request_channel(ctx.message_provider) == "webchat")
+
+    def request_channel(self, raw: str | None) -> str | None:
+        """A request's channel as the target normalizes it (``normalizeMessageChannel``)."""
+        channel = normalize_channel(raw)
+        return self.r.target.request_channel_aliases.get(channel or "", channel)
+
+    def sender_step(self, ctx: Context, agent: AgentDef | None) -> _Step:
+        """2026.9.6 ``resolveSenderToolPolicy``: the agent's ``tools.toolsBySender`` rule for
+        this sender, else the global one (``tools.toolsBySender``), as a step after the group
+        step (``buildDefaultToolPolicyPipelineSteps``). The sender's channel for
+        ``channel:<channel>:<id>`` keys: the session key's delivery route, else the message
+        provider."""
+        label = "tools.toolsBySender"
+        if self.owner_on_webchat(ctx):
+            return _Step(label=label, layer="sender", policy=None, strips=True,
+                         skip="the owner on webchat: sender policies do not apply")
+        channel = (self.request_channel(delivery_channel(ctx.session_key)
+                                        or ctx.message_provider)
+                   if self.r.target.channel_sender_keys else None)
+        a = agent.tools if agent else None
+        scopes = ((a.by_sender if a else (), f"agents.{key_text(agent.id)}.tools.toolsBySender"
+                   if agent else ""), (self.r.defs.tools_config.by_sender, "tools.toolsBySender"))
+        for rules, where in scopes:
+            rule = sender_match(rules, ctx, channel=channel)
+            if rule is None:
+                continue
+            rw = f"{where}.{key_text(rule.key)}"
+            who = "any sender" if rule.kind == "*" else "this sender"
+            return _Step(label=label, layer="sender", policy=pick_policy(rule.policy),
+                         strips=True, skip=f"{rw} has no allow, alsoAllow or deny list",
+                         lists=block_lists(rw, rule.policy) if self.trace else (),
+                         notes=(Note(text=f"{rw} matches {who}", pos=rule.pos),)
+                         if self.trace else ())
+        return _Step(label=label, layer="sender", policy=None, strips=True,
+                     skip="no tools.toolsBySender rule (agent or global) matches this sender")
+
+    def group_step(self, ctx: Context, channel: str | None, group_ids: tuple[str, ...],
+                   *, senders: bool = True, dropped: str | None = None) -> _Step:
+        """The group layer; ``dropped``: a caller's group id the target refused (2026.9)."""
+        match = self.group_match(ctx, channel, group_ids[0] if group_ids else None,
+                                 group_ids[1:], senders=senders)
+        if dropped is not None and not group_ids:
+            match = GroupMatch(block=None, skip=f"group {dropped.strip()} is ignored: neither "
+                               "the session key nor spawned_by names it (OpenClaw "
+                               f"{self.r.target.key} trusts only those)")
         return _Step(label="group tools.allow", layer="group", strips=True,
                      policy=pick_policy(match.block),
                      skip=match.skip or f"{match.where} has no allow, alsoAllow or deny list",
@@ -429,8 +582,8 @@ class ReferenceInterpreter:
         """The group layer's ``{allow, alsoAllow, deny}`` block, or None."""
         return self.group_match(ctx, channel, group_id).block
 
-    def group_match(self, ctx: Context, channel: str | None, group_id: str | None
-                    ) -> GroupMatch:
+    def group_match(self, ctx: Context, channel: str | None, group_id: str | None,
+                    more: tuple[str, ...] = (), *, senders: bool = True) -> GroupMatch:
         """Section 7: the channel's (or account's) group map, per-channel id rules, then the
         precedence group sender rule > group tools > ``*`` sender rule > ``*`` tools."""
         if channel is None:
@@ -441,11 +594,18 @@ class ReferenceInterpreter:
             return GroupMatch(block=None, skip=f'channel "{channel}" is not declared')
         ch = self.channels[channel]
         row = rule_for(channel)
+        generic = self.r.target.generic_group_resolver
+        if generic and row.kind != "groups":
+            return GroupMatch(block=None, skip=f"OpenClaw {self.r.target.key} reads only "
+                              f"channels.{key_text(channel)}.groups for {channel} (its "
+                              f"{row.map_key} map is not read)")
         if row.kind == "nested":
             return _nested_match(ch, row, ctx, group_id)
         groups, where = ch.groups, f"channels.{key_text(channel)}"
         account = _account(ch, ctx.account_id)
-        if account is not None and account.groups is not None:
+        inherits = (generic and account is not None and account.groups == ()
+                    and len(ch.accounts) <= 1)  # resolveChannelGroups: {} inherits then
+        if account is not None and account.groups is not None and not inherits:
             groups, where = account.groups, f"{where}.accounts.{key_text(account.id)}"
         else:
             account = None
@@ -454,6 +614,9 @@ class ReferenceInterpreter:
         if groups is None:
             return GroupMatch(block=None, skip=f"{where} declares no groups")
         default = next((x for x in groups if x.id == "*"), None)
+        if self.r.target.group_id_needs_session:
+            return self._selected_match(ctx, channel, (group_id, *more), groups, where,
+                                        account, default, senders=senders)
         for gid in group_candidates(channel, group_id):
             specific = next((x for x in groups if x.id == gid), None)
             if specific is None and channel in CASE_INSENSITIVE_GROUP_CHANNELS:
@@ -478,19 +641,106 @@ class ReferenceInterpreter:
         return GroupMatch(block=None, skip=f'neither group {group_id} nor the "*" group of '
                           f"{where}.groups has tools or a rule for this sender")
 
+    def _selected_match(self, ctx: Context, channel: str, ids: tuple[str, ...],
+                        groups: tuple[GroupConfig, ...], where: str,
+                        account: AccountDef | None, default: GroupConfig | None,
+                        *, senders: bool = True) -> GroupMatch:
+        """2026.9.6 ``resolveChannelGroupToolsPolicy``: the first id (in the order the
+        session key gives them) with an entry is the selected group (IRC: also ignoring
+        case); then its sender rule > its tools > the ``*`` sender rule > ``*`` tools."""
+        specific = None
+        gid = ids[0]
+        generic = self.r.target.generic_group_resolver
+        for cand in ids:
+            specific = next((x for x in groups if x.id == cand), None)
+            if (specific is None and channel in CASE_INSENSITIVE_GROUP_CHANNELS
+                    and not generic):
+                specific = next((x for x in groups
+                                 if x.id != "*" and x.id.lower() == cand.lower()), None)
+            if specific is not None:
+                gid = cand
+                break
+        for cfg in (specific, default):
+            if cfg is None:
+                continue
+            rule = _sender_rule(cfg, ctx, e164=generic or channel not in NO_E164_CHANNELS,
+                                channel=channel if self.r.target.channel_sender_keys
+                                else None) if senders else None
+            if rule is None and cfg.tools is None:
+                continue
+            gw = f"{where}.groups.{key_text(cfg.id)}"
+            block_where = (f"{gw}.toolsBySender.{key_text(rule.key)}" if rule is not None
+                           else f"{gw}.tools")
+            return GroupMatch(block=rule.policy if rule is not None else cfg.tools,
+                              where=block_where, map_where=where, account=account,
+                              group_id=ids[0], candidate=gid, entry=cfg, specific=specific,
+                              rule=rule)
+        tried = ", ".join(ids)
+        if default is None:
+            return GroupMatch(block=None, skip=f"no group of {tried} is declared in "
+                              f'{where}.groups, which has no "*" group')
+        return GroupMatch(block=None, skip=f'neither group {tried} nor the "*" group of '
+                          f"{where}.groups has tools or a rule for this sender")
+    def lean(self, inventory: dict[str, Decision], agent: AgentDef | None,
+             steps: Sequence[_Step]) -> None:
+        """2026.9 filterLocalModelLeanTools: with ``experimental.localModelLean`` on, the
+        release's lean list is dropped from the inventory, except tools an allow list outside
+        the profile steps names (by name, group or glob)."""
+        keep = lean_patterns(self.r, [s.policy for s in steps if not s.layer.startswith(
+            ("profile", "provider profile"))])
+        where = (f"agents.{key_text(agent.id)}.experimental" if agent is not None
+                 and agent.local_model_lean is not None else "agents.defaults.experimental")
+        for t in self.r.tools:
+            name = policy_name(self.r, normalize_tool_name(t.name))
+            if (name in self.r.target.local_model_lean_tools and inventory[t.name].kept
+                    and not any(pattern_match(p, name) for p in keep)):
+                inventory[t.name] = Decision(
+                    kept=False, reason=f"{where}.localModelLean drops it: no allow list outside "
+                    "the profiles names it", entry=Entry(text=t.name, pos=t.pos))
+
+    def admission(self, steps: Sequence[_Step]) -> Admission:
+        """2026.9's load-time plugin allow and deny lists (collectExplicitAllowlist and
+        collectExplicitDenylist over every step's policy; createPluginToolAllowlist)."""
+        entries: set[str] = set()
+        defaults = False
+        deny: list[tuple[str, Entry]] = []
+        for step in steps:
+            policy = step.policy
+            if policy is None:
+                continue
+            for e in policy.allow or ():
+                name = policy_name(self.r, e.name)
+                if name and not (name == "*" and policy.implicit_star):
+                    entries.add(name)
+            defaults = defaults or policy.implicit_star
+            deny += [(policy_name(self.r, e.name), e) for e in policy.deny or () if e.name]
+        return Admission(entries=frozenset(entries), defaults=defaults or not entries,
+                         deny=tuple(deny))
+
     def inventory(self, agent: AgentDef | None, provider: str | None, model: str | None,
-                  channel: str | None, explicit: set[str]) -> dict[str, Decision]:
+                  channel: str | None, explicit: set[str], admission: Admission | None = None
+                  ) -> dict[str, Decision]:
         applypatch = apply_patch_config(self.r, agent.tools if agent else None)
         where = (f"agents.{key_text(agent.id)}.tools" if agent and agent.tools
                  and agent.tools.apply_patch_set else "tools")
-        return {t.name: self.present(t, provider, model, channel, explicit, applypatch, where)
+        return {t.name: self.present(t, provider, model, channel, explicit, applypatch, where,
+                                     admission)
                 for t in self.r.tools}
 
     def present(self, t: ToolDef, provider: str | None, model: str | None,
                 channel: str | None, explicit: set[str],
-                applypatch: tuple[bool, tuple[str, ...] | None], where: str = "tools"
-                ) -> Decision:
+                applypatch: tuple[bool, tuple[str, ...] | None], where: str = "tools",
+                admission: Admission | None = None) -> Decision:
         origin = Entry(text=t.name, pos=t.pos)
+        target = self.r.target
+        if channel is not None and channel in target.message_provider_allow and (
+                t.name not in target.message_provider_allow[channel]):
+            return Decision(kept=False, reason=f"not available on channel {channel} (OpenClaw "
+                            f"lets only {', '.join(target.message_provider_allow[channel])} "
+                            "through there)", entry=origin)
+        if channel is not None and t.name in target.message_provider_deny.get(channel, ()):
+            return Decision(kept=False, reason=f"not available on channel {channel}",
+                            entry=origin)
         av = t.availability
         if av and av.providers is not None and provider not in av.providers:
             return Decision(kept=False, reason=f"not available for provider {provider}",
@@ -506,11 +756,14 @@ class ReferenceInterpreter:
         if t.name == "apply_patch":
             enabled, models = applypatch
             if not enabled:
-                return Decision(kept=False, reason=f"{where}.exec.applyPatch.enabled is not "
-                                "true", entry=origin)
+                return Decision(kept=False, reason=f"{where}.exec.applyPatch.enabled is "
+                                + ("false" if target.apply_patch == "default-on"
+                                   else "not true"), entry=origin)
             if not apply_patch_model_ok(models, provider, model):
                 return Decision(kept=False, reason=f"model {model} is not in {where}.exec."
                                 "applyPatch.allowModels", entry=origin)
+        if admission is not None and t.plugin:
+            return admission.decide(t, origin)
         if t.optional and not ({t.name, PLUGINS_GROUP, t.plugin} & explicit):
             return Decision(kept=False, reason="optional plugin tool not named by any allow "
                             "list", entry=origin)
@@ -537,8 +790,10 @@ class ReferenceInterpreter:
                 continue
             allow = step.policy.allow
             if step.strips and allow:
-                allow, warning = self.strip(step, allow, core, by_plugin, plugin_tools)
-                trace.stripped = allow is None
+                kept_allow, warning = self.strip(step, allow, core, by_plugin, plugin_tools)
+                if not self.r.target.plugin_only_allowlist_restricts:
+                    allow = kept_allow
+                    trace.stripped = allow is None
                 if warning:
                     warnings.append(warning)
             allow_p = self.patterns(self.expand_plugins(allow or (), by_plugin, plugin_tools))
@@ -546,7 +801,7 @@ class ReferenceInterpreter:
                                                        plugin_tools))
             kept = []
             for name in names:
-                decision = _decide(name, allow_p, deny_p)
+                decision = _decide(name, allow_p, deny_p, self.r.target.apply_patch_implied_by)
                 trace.decisions[name] = decision
                 if decision.kept:
                     kept.append(name)
@@ -575,6 +830,12 @@ class ReferenceInterpreter:
         if has_core:
             return allow, (f"tools: {step.label} allowlist contains unknown entries "
                            f"({', '.join(unknown)})." if unknown else None)
+        if self.r.target.plugin_only_allowlist_restricts:
+            # 2026.9 applyToolPolicyPipeline: the list restricts as written; only the
+            # unknown entries are reported (analyzeAllowlistByToolType)
+            return allow, (f"tools: {step.label} allowlist contains unknown entries "
+                           f"({', '.join(unknown)}). These entries won't match any tool "
+                           "unless the plugin is enabled." if unknown else None)
         detail = f" Unknown entries: {', '.join(unknown)}." if unknown else ""
         return None, (f"tools: {step.label} allowlist has no core tool entries; ignoring it so "
                       f"core tools remain available.{detail} Use alsoAllow for additive plugin "
@@ -584,27 +845,27 @@ class ReferenceInterpreter:
                        plugin_tools: list[str]) -> list[tuple[str, Entry]]:
         out: list[tuple[str, Entry]] = []
         for e in entries:
-            name = e.name
-            if name == PLUGINS_GROUP and plugin_tools:
-                out.extend((n, e) for n in plugin_tools)
-            elif name in by_plugin:
-                out.extend((n, e) for n in by_plugin[name])
-            else:
-                out.append((name, e))
+            for name in policy_names(self.r, e.name):
+                if name == PLUGINS_GROUP and plugin_tools:
+                    out.extend((n, e) for n in plugin_tools)
+                elif name in by_plugin:
+                    out.extend((n, e) for n in by_plugin[name])
+                else:
+                    out.append((name, e))
         return out
 
     def patterns(self, items: list[tuple[str, Entry]]) -> list[tuple[re.Pattern[str], Entry]]:
         out = []
         for name, origin in items:
             for member in self.r.groups.get(name, (name,)):
-                m = normalize_tool_name(member)
+                m = policy_name(self.r, normalize_tool_name(member))
                 if m:
                     out.append((_compile(m), origin))
         return out
 
 
 def _decide(name: str, allow: list[tuple[re.Pattern[str], Entry]],
-            deny: list[tuple[re.Pattern[str], Entry]]) -> Decision:
+            deny: list[tuple[re.Pattern[str], Entry]], implied_by: str = "exec") -> Decision:
     for pattern, origin in deny:
         if pattern.match(name):
             return Decision(kept=False, reason=f'denied by "{origin.text}"', entry=origin,
@@ -616,24 +877,27 @@ def _decide(name: str, allow: list[tuple[re.Pattern[str], Entry]],
             return Decision(kept=True, reason=f'allowed by "{origin.text}"', entry=origin,
                             rule="allow")
     if name == "apply_patch":
+        # createToolPolicyMatcher: an allow list matching `write` (2026.9; `exec` in 2026.3)
+        # also allows apply_patch
         for pattern, origin in allow:
-            if pattern.match("exec"):
-                return Decision(kept=True, reason=f'allowed because "{origin.text}" allows exec',
-                                entry=origin, rule="exec")
+            if pattern.match(implied_by):
+                return Decision(kept=True, reason=f'allowed because "{origin.text}" allows '
+                                f"{implied_by}", entry=origin, rule="exec")
     return Decision(kept=False, reason="not in the allow list", rule="closed")
 
 
 def _provider_entry(entries: Sequence[ProviderPolicy], provider: str | None,
-                    model: str | None) -> ProviderPolicy | None:
-    """Section 5.3 CLASSIC: the full model key shadows the provider key."""
+                    model: str | None, *, slash_prefixed: bool = False
+                    ) -> ProviderPolicy | None:
+    """Section 5.3: the full model key shadows the provider key (``provider_keys``: with
+    ``slash_prefixed``, 2026.9.6, a model id with ``/`` is still prefixed)."""
     if provider is None:
         return None
     by_key = {e.key: e for e in entries}
-    if model:
-        full = model_key(provider, model)
-        if full in by_key:
-            return by_key[full]
-    return by_key.get(provider)
+    for key in provider_keys(provider, model, slash_prefixed=slash_prefixed):
+        if key in by_key:
+            return by_key[key]
+    return None
 
 
 def _model_in(models: frozenset[str], provider: str | None, model: str | None) -> bool:
@@ -732,21 +996,35 @@ def _account(ch: ChannelDef, account_id: str | None) -> AccountDef | None:
         (a for a in ch.accounts if a.id.lower() == norm), None)
 
 
-def _sender_rule(cfg: GroupConfig, ctx: Context, *, e164: bool = True) -> SenderRule | None:
+def _sender_rule(cfg: GroupConfig, ctx: Context, *, e164: bool = True,
+                 channel: str | None = None) -> SenderRule | None:
     """Section 7.3: id, e164, username, name, then the wildcard; first key wins per bucket."""
+    return sender_match(cfg.senders, ctx, e164=e164, channel=channel)
+
+
+def sender_match(senders: Sequence[SenderRule], ctx: Context, *, e164: bool = True,
+                 channel: str | None = None) -> SenderRule | None:
+    """The ``toolsBySender`` rule a request's sender matches (``matchToolsBySenderPolicy``):
+    with ``channel`` (2026.9.6 typed keys) ``channel:<channel>:<id>`` first, then id (as
+    given, then without a leading ``@``), e164, username, name, then the wildcard; the first
+    key of each bucket wins."""
     buckets: dict[tuple[str, str], SenderRule] = {}
     wildcard = None
-    for rule in cfg.senders:
+    for rule in senders:
         if rule.kind == "*":
             wildcard = rule
+        elif rule.kind == "channel":
+            if rule.value and rule.channel:
+                buckets.setdefault(("channel", f"{rule.channel}:{rule.value}"), rule)
         else:
             buckets.setdefault((rule.kind, rule.value), rule)
     candidates: list[tuple[str, str]] = []
     if ctx.sender_id is not None and ctx.sender_id.strip():
         sid = ctx.sender_id.strip().lower()
-        candidates.append(("id", sid))
-        if sid.startswith("@"):
-            candidates.append(("id", sid[1:]))
+        ids = [sid, sid[1:]] if sid.startswith("@") else [sid]
+        if channel:
+            candidates.extend(("channel", f"{channel}:{i}") for i in ids)
+        candidates.extend(("id", i) for i in ids)
     if e164 and ctx.sender_e164 is not None and ctx.sender_e164.strip():
         candidates.append(("e164", ctx.sender_e164.strip().lower()))
     if ctx.sender_username is not None and ctx.sender_username.strip():

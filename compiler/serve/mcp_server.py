@@ -100,26 +100,39 @@ class LoadedBuild:
     agents: tuple[str, ...]  # the declared agent ids (normalized)
 
 
-def load_runtime_copy(build_dir: Path) -> LoadedBuild:
-    """A build's runtime, every file verified against the manifest first; the runtime is
-    imported under a private name and fully loaded."""
-    digest = manifest_digest(build_dir)
-    manifest = read_manifest(build_dir)
-    for rel in sorted(manifest["files"]):
-        read_build_file(build_dir, rel, manifest)
+# A check of a whole build before any byte of it runs (``--verify-key``: the signature):
+# the files it checked, by name, ``manifest.json`` included; raises BuildError.
+Verifier = Callable[[Path], Mapping[str, bytes]]
+
+
+def load_runtime_copy(build_dir: Path, verify: Verifier | None = None) -> LoadedBuild:
+    """A build's runtime, every file verified against the manifest first (and with
+    ``verify``, the whole build against its signature); the runtime is imported under a
+    private name, from the very bytes of ``__init__.py`` that were checked, and fully
+    loaded (the runtime checks every other file it reads against ``__init__.py``)."""
+    if verify is not None:
+        files = dict(verify(build_dir))
+        digest = hashlib.sha256(files["manifest.json"]).hexdigest()
+        manifest = json.loads(files["manifest.json"])
+    else:
+        digest = manifest_digest(build_dir)
+        manifest = read_manifest(build_dir)
+        files = {rel: read_build_file(build_dir, rel, manifest)
+                 for rel in sorted(manifest["files"])}
     package = manifest["package"]
-    catalog = json.loads(read_build_file(build_dir, f"{package}/catalog.json", manifest))
-    tables = json.loads(read_build_file(build_dir, f"{package}/tables.json", manifest))
+    catalog = json.loads(files[f"{package}/catalog.json"])
+    tables = json.loads(files[f"{package}/tables.json"])
     init = build_dir / package / "__init__.py"
     alias = f"_toolc_mcp_{next(_SEQ)}_{package}"
     spec = importlib.util.spec_from_file_location(alias, init,
                                                   submodule_search_locations=[str(init.parent)])
-    if spec is None or spec.loader is None:
+    if spec is None or spec.loader is None or f"{package}/__init__.py" not in files:
         raise BuildError(f"{build_dir.as_posix()}: no runtime package {package}/")
     module = importlib.util.module_from_spec(spec)
     sys.modules[alias] = module
     try:
-        spec.loader.exec_module(module)
+        code = compile(files[f"{package}/__init__.py"], str(init), "exec", dont_inherit=True)
+        exec(code, module.__dict__)
         _warm(module)
     except Exception as exc:
         sys.modules.pop(alias, None)
@@ -131,7 +144,10 @@ def load_runtime_copy(build_dir: Path) -> LoadedBuild:
 
 def _warm(rt: ModuleType) -> None:
     """Read every file the runtime reads lazily (tables, catalog, bundles, models, modules)."""
-    everyone = rt.resolve(sender_is_owner=True)
+    try:
+        everyone = rt.resolve(sender_is_owner=True)
+    except rt.AgentSelectionRequiredError as exc:  # 2026.9, several agents: warm one of them
+        everyone = rt.resolve(sender_is_owner=True, agent_id=exc.agent_ids[0])
     rt.tool_definitions(everyone, dialect=DIALECT)
     rt.wrap(everyone, {}, dialect=DIALECT)  # needs pydantic and a build with models
     for name in rt.TOOL_NAMES[:1]:  # executes models.py
@@ -163,14 +179,27 @@ class Generation:
     _views: dict[tuple[tuple[str, Any], ...], View] = field(default_factory=dict)
 
     def view(self, context: Mapping[str, Any]) -> View:
-        """What one context sees and may call (cached per context)."""
+        """What one context sees and may call (cached per context). A context the build
+        refuses (AgentSelectionRequiredError: an OpenClaw 2026.9 build with several agents
+        and none chosen) is an invalid request, never an empty or a global tool list."""
         key = tuple(sorted(context.items()))
         view = self._views.get(key)
         if view is None:
             if len(self._views) >= _VIEW_CACHE_LIMIT:
                 self._views.clear()
-            view = self._views[key] = View(self, context)
+            try:
+                view = self._views[key] = View(self, context)
+            except self.runtime.AgentSelectionRequiredError as exc:
+                raise MCPError(types.INVALID_REQUEST, f"refused: {exc}") from exc
         return view
+
+    def refusal(self, context: Mapping[str, Any]) -> str | None:
+        """Why the build refuses every request of ``context`` (None: it does not)."""
+        try:
+            self.runtime.resolve(**context)
+        except self.runtime.AgentSelectionRequiredError as exc:
+            return str(exc)
+        return None
 
     def unknown_agent(self, agent_id: object) -> bool:
         """True when ``agent_id`` names no agent of the build (it then gets no agent layer,
@@ -183,9 +212,10 @@ class Generation:
 
 
 def load_generation(build_dir: Path, impls: ImplSource, hooks: HooksSource,
-                    upstreams: list[Upstream], observer: Observer | None = None) -> Generation:
+                    upstreams: list[Upstream], verify: Verifier | None = None,
+                    observer: Observer | None = None) -> Generation:
     """Load a build and bind the implementations (and upstream routes) to it."""
-    loaded = load_runtime_copy(build_dir)
+    loaded = load_runtime_copy(build_dir, verify)
     rt, catalog = loaded.runtime, loaded.catalog
     given = dict(impls(rt) if callable(impls) else (impls or {}))
     routes, refused = match(catalog, upstreams)
@@ -317,6 +347,9 @@ class Options:
     reload_interval: float = 1.0
     limits: Limits = field(default_factory=Limits)
     strict: bool = False  # an unknown agent is an error, not a warning
+    verify: Verifier | None = None  # --verify-key: the signature, before anything runs
+    poller: Any = None  # --watch oci://REF: toolc.ship.oci.Poller
+    watch_interval: float = 30.0  # seconds between two asks of the registry
     observer: Observer | None = None  # decision logs and metrics (serve.observe)
 
 
@@ -365,6 +398,7 @@ class McpService:
         self.upstreams: list[Upstream] = []
         self.generation: Generation | None = None
         self.refusal: Refusal | None = None
+        self._poll_error: str | None = None
         self.gateway: Gateway | None = None
         self.tasks: Any = None  # the serving task group (elicitations run in it)
         self._loop_thread = threading.get_ident()
@@ -381,6 +415,8 @@ class McpService:
 
     async def start(self, stack: AsyncExitStack) -> None:
         """Connect the upstreams and load the build (BuildError when it cannot serve)."""
+        if self.options.poller is not None:
+            stack.callback(self.options.poller.close)  # another worker may poll from then on
         for spec in self.options.upstreams:
             up = await connect(stack, spec)
             LOG.info("upstream %s: %d tool(s)", spec.name, len(up.tools))
@@ -399,6 +435,12 @@ class McpService:
         if current is not None:
             contexts = [(f"identity {i.name}", i.context) for i in current.all()]
         for who, context in contexts:
+            refused = gen.refusal(context)
+            if refused is not None:
+                text = f"{who}: every request is refused: {refused}"
+                if self.options.strict:
+                    raise ServeError(text)
+                LOG.warning("%s", text)
             agent = context.get("agent_id")
             if not gen.unknown_agent(agent):
                 continue
@@ -411,7 +453,8 @@ class McpService:
 
     def _load(self) -> Generation:
         o = self.options
-        return load_generation(o.build_dir, o.impls, o.hooks, self.upstreams, o.observer)
+        return load_generation(o.build_dir, o.impls, o.hooks, self.upstreams, o.verify,
+                               o.observer)
 
     # -- identity -------------------------------------------------------------------------------
     def context_of(self, ctx: Any) -> Mapping[str, Any]:
@@ -497,12 +540,35 @@ class McpService:
 
     # -- reloading --------------------------------------------------------------------------------
     async def watch(self) -> None:
-        """Poll the build directory (and the identities file), forever."""
+        """Poll the build directory (and the identities file, and with --watch the
+        registry), forever."""
+        next_poll = time.monotonic()
         while True:
             await anyio.sleep(self.options.reload_interval)
             if self.gateway is not None:  # a revoked token's sessions end without a request
                 await self.gateway.refresh()
+            if self.options.poller is not None and time.monotonic() >= next_poll:
+                next_poll = time.monotonic() + self.options.watch_interval
+                await self.poll_registry()
             await self.check_build()
+
+    async def poll_registry(self) -> None:
+        """One round of the registry poller (``--watch``; it pulls into the build directory,
+        which ``check_build`` then loads). Only the worker holding the poll lock asks the
+        registry; a refused or unreachable artifact is logged once, and the build being
+        served stays."""
+        poller = self.options.poller
+        try:
+            said = await anyio.to_thread.run_sync(poller.poll)
+        except Exception as exc:
+            if str(exc) != self._poll_error:
+                LOG.error("--watch: %s; still serving build %s", exc,
+                          self.generation.digest[:12] if self.generation else "none")
+            self._poll_error = str(exc)
+            return
+        self._poll_error = None
+        if said:
+            LOG.info("--watch: %s", said)
 
     async def check_build(self) -> None:
         """Serve the build in the directory if it is new and valid; refuse it otherwise.

@@ -15,6 +15,7 @@ import threading
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.machinery import ModuleSpec
 from typing import TYPE_CHECKING, Any, Final
 
 PACKAGE_NAME: Final = "toolc_runtime"
@@ -23,23 +24,31 @@ TOOLC_VERSION: Final = "0.1.0"
 FILE_SHA256: Final[Mapping[str, str]] = {
     "_abort.py": "fcf66d080cc334da7c1f644a5d909c8836cf5c939834f854f169f2d68d0f9504",
     "_adapters.py": "2cc224a44db1e37fcfef2d6cd4d8fe38c2596f6e22922b7f8b0d8eb9bbc36755",
-    "_approvals.py": "1680fb5540637d46b36663c095e7046512126bb7501b17bb43175e156dd5db0f",
+    "_approvals.py": "24ed7ad1ce2a17fc5f03dd1e27519bba86578cc6f9428b10e882ebba571472d5",
     "_bundles.py": "72d661f5afbc3e5cf6b54d9cd8f12d76a574728b047fd2bd7c0668be29e71df1",
-    "_context.py": "e7a9b6a247d842722ec8a39abdda07dbcdee66787354f804d07aacbd7ed0d816",
-    "_errors.py": "d7e68a859880f13625efc4c78308135274ad0c67b4735883af93108834a012d2",
+    "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
+    "_errors.py": "cc40d3036e004e02051143844bc64cd78759e031f46014e905bf7e444328d865",
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "7a15ece7396cbcb3a457e27cda09ed532a1988aac6201d8cb1229d60a9fd18e8",
+    "_policy.py": "023e1fc373757fc9c29d09215b78434b64ac2ed258f80519f6bb517dd813d795",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
     "_validate.py": "f8d9e534252e319027b6e733e392424da42d1fa85ee3a0023ed5ff2968cbd03d",
-    "_wrap.py": "9d4ae366bb57ca26ff9d8e120489f0c7d3f62c8fa899c38d4a8aebe16d9222c1",
+    "_wrap.py": "839fa88cd149ed17b4fcacd774f80368cb765080030f29674f763e6b798cd5f9",
     "bundles.json": "c2f4b6c1b442678c3e71f1619b88dc6129e2222b91383ac9d2b1466228b6a161",
     "catalog.json": "ac33a134846779fc8ee937d99df77797b0f9ccdbcad07d3c6f0c8391573228c7",
+    "integrations/__init__.py": "e660bea53d3e59a09d4a9df0e2a737c5031113e0e817bdf1e1bc902c29e6eef1",
+    "integrations/langchain.py": "eb2c652d7437c01012bfe47a717a52880e45ffe9848f0d363090a02dd85e9c7d",
+    "integrations/openai_agents.py": (
+        "11c156b66e53d0aab5a1ad3d02ced1ac3c6b679d37cb812a4fec290193600a28"
+    ),
+    "integrations/pydantic_ai.py": (
+        "0223cac84acc809ee127f932f8a999f16c43450fa7382bfe99e05e19db046c70"
+    ),
     "models.py": "2e3e1d7a3e3fa19ddaca3d435652bb653937713152427d97e725db31e247da7e",
-    "tables.json": "740fe81feb70d36e9bed3b9edcf4d1b3db975bff62734bdbd5094a28ed9bef02",
+    "tables.json": "a71d4e4c70832302d76c0f96dc7aac056f070a10bf3c38e6fa7cdf53ae69aa7a",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (
@@ -66,6 +75,7 @@ _LAZY: Final[Mapping[str, str]] = {
     "ApprovalManager": "_approvals",
     "ApprovalRecord": "_approvals",
     "ApprovalWaiter": "_approvals",
+    "Approver": "_wrap",
     "BeforeToolCallEvent": "_hooks",
     "BeforeToolCallResult": "_hooks",
     "CallContext": "_context",
@@ -95,6 +105,7 @@ _LAZY: Final[Mapping[str, str]] = {
     "json_result": "_results",
     "openai_chat": "_adapters",
     "openai_responses": "_adapters",
+    "request_digest": "_approvals",
     "requires_approval": "_approvals",
     "system_prompt_tools": "_prompt",
     "text_result": "_results",
@@ -105,16 +116,18 @@ _LAZY: Final[Mapping[str, str]] = {
     "wrap_untrusted": "_results",
 }
 
-# <toolc/runtime/bootstrap.py body, sha256 8f3e808f5a7ebb310ddbf80d039d288a080dbde8e49da58527e40ff69e8fc62d>
+# <toolc/runtime/bootstrap.py body, sha256 8aeefdbe6b46f538195984d61f985cfc3f1959bcc947c47e2383609feca08e84>
 
 
 check_layout()
 _load_through("_policy")
-# Submodules come from _load_through only, never from the file system.
+# Submodules come from _load_through and this package's finder, never from the file system.
 __path__.clear()
+install_finder()
 
 from ._errors import (  # noqa: E402
     AbortError,
+    AgentSelectionRequiredError,
     ExecDeniedError,
     InvalidArgumentsError,
     ToolBlockedError,
@@ -150,6 +163,7 @@ if TYPE_CHECKING:
         ExecVerdict,
         evaluate_exec,
         exec_policy,
+        request_digest,
         requires_approval,
     )
     from ._bundles import (
@@ -191,6 +205,7 @@ if TYPE_CHECKING:
         validated_args,
     )
     from ._wrap import (
+        Approver,
         WrappedTool,
         WrappedTools,
         wrap,
@@ -203,9 +218,11 @@ __all__ = [
     "AbortError",
     "AbortSignal",
     "AfterToolCallEvent",
+    "AgentSelectionRequiredError",
     "ApprovalManager",
     "ApprovalRecord",
     "ApprovalWaiter",
+    "Approver",
     "BeforeToolCallEvent",
     "BeforeToolCallResult",
     "CallContext",
@@ -244,6 +261,7 @@ __all__ = [
     "json_result",
     "openai_chat",
     "openai_responses",
+    "request_digest",
     "requires_approval",
     "resolve",
     "resolve_uncached",

@@ -1,0 +1,204 @@
+"""``toolc migrate --openclaw 2026.9``: the rewrite of a 2026.3 project (the shipped definitions
+as they were for 2026.3), its access diff (exactly ``compute_diff`` of the two builds),
+``--check`` exit codes, idempotence, edited catalogs, and that nothing is half-written.
+Mechanics only: what 2026.9 answers is the engines' and the conformance suite's business."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+from toolc import api
+from toolc.cli import main
+from toolc.diagnostics import Diagnostics
+from toolc.importers.migrate import plan_migration
+from toolc.pipeline.frontend import read_tree
+from toolc.review.diff import compute_diff, side_from_build, to_json
+from toolc.targets.starter import STARTER_FILES, starter_text
+
+from tests.helpers import ROOT, write_definitions
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# The shipped definitions as they were for 2026.3 (before `toolc migrate` moved definitions/):
+# the 2026.3 starter files plus the project's own files, kept as a fixture.
+FIXTURE = ROOT / "tests" / "fixtures" / "shipped-2026.3"
+
+
+def shipped_2026_3(dst: Path) -> Path:
+    for rel in STARTER_FILES["2026.3"]:
+        (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+        (dst / rel).write_text(starter_text("2026.3", rel), "utf-8")
+    shutil.copytree(FIXTURE, dst, dirs_exist_ok=True)
+    return dst
+
+
+def test_the_fixture_is_the_shipped_definitions_while_they_follow_2026_3(tmp_path: Path) -> None:
+    shipped = _tree(ROOT / "definitions")
+    if b'openclaw: "2026.9"' in b"".join(shipped.values()):
+        pytest.skip("definitions/ follow 2026.9 now; the fixture keeps their 2026.3 form")
+    assert _tree(shipped_2026_3(tmp_path / "d")) == shipped
+
+
+@pytest.fixture(scope="module")
+def migrated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, api.MigrateResult]:
+    """The shipped 2026.3 definitions copied, and that copy migrated."""
+    tmp = tmp_path_factory.mktemp("migrate")
+    before, after = shipped_2026_3(tmp / "before"), shipped_2026_3(tmp / "after")
+    return before, after, api.migrate(after, openclaw="2026.9")
+
+
+def test_the_shipped_definitions_migrate(migrated: tuple[Path, Path, api.MigrateResult]) -> None:
+    before, after, result = migrated
+    assert result.written and result.changed
+    assert api.resolve_definitions(before).target.key == "2026.3"
+    assert api.resolve_definitions(after).target.key == "2026.9"
+    text = "\n".join(p.read_text() for p in after.rglob("*.yaml"))
+    assert 'openclaw: "2026.9"' in text
+    policy_text = "\n".join(p.read_text() for p in (after / "deployment").glob("*.yaml"))
+    assert "cron" not in policy_text and "automations" in policy_text
+    assert " image," not in policy_text and "view_image" in policy_text
+    for rel in ("catalog/10-core.yaml", "profiles.yaml", "plugins/browser.yaml"):
+        assert (after / rel).read_text() == starter_text("2026.9", rel)
+    assert "ownership: explicit" in (after / "deployment/agents.yaml").read_text()
+    # comments and layout of the user's files stay
+    assert (after / "deployment/agents.yaml").read_text().count("#") \
+        == (before / "deployment/agents.yaml").read_text().count("#")
+    assert not list(after.parent.glob(".after.toolc-migrate-*"))
+
+
+def test_the_access_diff_is_compute_diff_of_the_two_builds(
+        migrated: tuple[Path, Path, api.MigrateResult]) -> None:
+    before, after, result = migrated
+    assert result.diff is not None
+    built = []
+    for defs in (before, after):
+        out = defs.parent / f"{defs.name}-build"
+        api.build(defs, out)
+        built.append(side_from_build(out))
+    expected = compute_diff(*built)
+    got, want = to_json(result.diff), to_json(expected)
+    for key in ("base", "head"):
+        got.pop(key), want.pop(key)
+    assert got == want
+    assert result.diff.targets == ("2026.3", "2026.9")
+    # every access change is explained, on one request of it, with a rule
+    changes = {(c.tool, sign) for c in result.diff.changes
+               for sign, cubes in (("+", c.gained), ("-", c.lost)) if cubes}
+    assert {(w.tool, w.sign) for w in result.why} == changes
+    assert all(w.rule and w.before and w.after for w in result.why)
+    renamed = next(w for w in result.why if w.tool == "cron")
+    assert "Target.renames" in renamed.rule
+    assert result.diff_text().startswith("toolc diff ")
+
+
+def test_migrating_again_changes_nothing(migrated: tuple[Path, Path, api.MigrateResult],
+                                         tmp_path: Path) -> None:
+    _, after, _ = migrated
+    copy = tmp_path / "d"
+    shutil.copytree(after, copy)
+    files = _tree(copy)
+    result = run("migrate", str(copy), "--check")
+    assert result.exit_code == 0, result.output
+    assert "already follows OpenClaw 2026.9" in result.output
+    again = api.migrate(copy)
+    assert not again.changed and again.diff is None and _tree(copy) == files
+
+
+def test_check_prints_the_diff_writes_nothing_and_exits_1(tmp_path: Path) -> None:
+    defs = shipped_2026_3(tmp_path / "d")
+    files = _tree(defs)
+    result = run("migrate", str(defs), "--check")
+    assert result.exit_code == 1, result.output
+    assert "--- a/deployment/agents.yaml" in result.output
+    assert "+openclaw: \"2026.9\"" in result.output
+    assert "toolc diff " in result.output and "why (one request" in result.output
+    assert _tree(defs) == files
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]
+
+
+def test_an_init_project_migrates_like_a_fresh_2026_9_init(tmp_path: Path) -> None:
+    assert run("init", str(tmp_path / "old"), "--openclaw", "2026.3").exit_code == 0
+    assert run("init", str(tmp_path / "new")).exit_code == 0
+    result = run("migrate", str(tmp_path / "old"))
+    assert result.exit_code == 0, result.output
+    old, new = _tree(tmp_path / "old"), _tree(tmp_path / "new")
+    starter = {*STARTER_FILES["2026.9"], ".schema/definitions.schema.json"}
+    assert {rel: old[rel] for rel in starter} == {rel: new[rel] for rel in starter}
+    assert "catalog/20-channels.yaml" not in old  # no policy names its tools
+    assert b'openclaw: "2026.9"' in old["policy.yaml"]
+
+
+def test_an_edited_catalog_is_kept_and_its_tools_renamed(tmp_path: Path) -> None:
+    defs = write_definitions(tmp_path / "d", {
+        "catalog.yaml": {"catalog": [
+            {"name": "cron", "description": "my cron", "parameters": {"type": "object"}},
+            {"name": "read", "description": "r", "parameters": {"type": "object"}}]},
+        "profiles.yaml": {"profiles": {"mine": {"allow": ["cron", "read"]}}},
+        "policy.yaml": "version: 1\n# keep me\ntools:\n  profile: mine\n"
+                       "  deny: ['image', \"cr*\", cron]\n"
+                       "assertions:\n  - never: {tool: cron}\n",
+    })
+    result = api.migrate(defs)
+    assert result.written
+    catalog = yaml.safe_load((defs / "catalog.yaml").read_text())
+    assert [t["name"] for t in catalog["catalog"]] == ["automations", "read"]
+    policy = (defs / "policy.yaml").read_text()
+    assert policy.startswith('version: 1\nopenclaw: "2026.9"\n# keep me\n')
+    assert "deny: ['view_image', \"cr*\", automations]" in policy
+    assert "tool: automations" in policy
+    assert "automations" in (defs / "profiles.yaml").read_text()
+    assert any("pattern 'cr*' matched cron" in n for n in result.plan.notes)
+
+
+def test_a_project_with_errors_is_refused_and_untouched(tmp_path: Path) -> None:
+    defs = write_definitions(tmp_path / "d", {"policy.yaml": {"tools": {"profile": "nope"}}})
+    files = _tree(defs)
+    result = run("migrate", str(defs))
+    assert result.exit_code == 1 and "TC104" in result.output
+    assert _tree(defs) == files
+
+
+def test_a_migration_that_would_not_build_writes_nothing(tmp_path: Path) -> None:
+    # a tool named after the new name already exists: the rename would duplicate it
+    defs = write_definitions(tmp_path / "d", {"catalog.yaml": {"catalog": [
+        {"name": n, "description": n, "parameters": {"type": "object"}}
+        for n in ("cron", "automations")]}})
+    files = _tree(defs)
+    with pytest.raises(api.MigrationError, match="TC120"):
+        api.migrate(defs)
+    assert _tree(defs) == files
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]
+
+
+def test_plan_is_pure_and_deterministic(tmp_path: Path) -> None:
+    files = read_tree(shipped_2026_3(tmp_path / "d"), Diagnostics())
+    assert files is not None
+    a = plan_migration(files, "definitions", "2026.9")
+    b = plan_migration(dict(reversed(list(files.items()))), "definitions", "2026.9")
+    assert a.files == b.files and a.deleted == b.deleted and a.done == b.done
+
+
+def test_a_project_of_starter_files_only_gets_a_file_for_the_key(tmp_path: Path) -> None:
+    defs = tmp_path / "d"
+    for rel in STARTER_FILES["2026.3"]:
+        (defs / rel).parent.mkdir(parents=True, exist_ok=True)
+        (defs / rel).write_text(starter_text("2026.3", rel), "utf-8")
+    result = api.migrate(defs)
+    assert result.written
+    assert (defs / "openclaw.yaml").read_text().endswith('openclaw: "2026.9"\n')
+    for rel in STARTER_FILES["2026.9"]:
+        assert (defs / rel).read_text() == starter_text("2026.9", rel)
+    assert not (defs / "catalog/20-channels.yaml").exists()
+    assert api.resolve_definitions(defs).target.key == "2026.9"
