@@ -136,4 +136,5 @@ def test_the_console_script_is_the_click_group() -> None:
     assert script.value == "toolc.cli:main" and script.load() is main
     assert {"build", "validate", "resolve", "explain", "schema", "diff", "init",
             "import-openclaw", "migrate", "schema-path", "serve-mcp", "identity",
-            "import-mcp", "keygen", "sign", "verify", "push", "pull", "report"} == set(main.commands)
+            "import-mcp", "keygen", "sign", "verify", "push", "pull",
+            "report"} == set(main.commands)

@@ -10,8 +10,8 @@ does (``toolc_runtime._decisions``).
 A record is ``{"label", "w", "a", "d", "m", "allow", "deny"}``: ``w`` the witness (None: the
 layer never strips), ``a`` / ``d`` the pass sets with and without the allow list, ``m`` the
 optional tools its allow list names (bitsets as runs, as in ``tables.json``), ``allow`` the
-allow list's position and ``deny`` ``[[text, pos, runs(, the plugin tools it unloads)]]``. Records are interned: the
-structures hold their indices.
+allow list's position and ``deny`` ``[[text, pos, runs(, the plugin tools it unloads)]]``.
+Records are interned: the structures hold their indices.
 """
 
 from __future__ import annotations

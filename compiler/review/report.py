@@ -84,8 +84,12 @@ def _channel_fields(k: Klass) -> list[str]:
 
 
 def _variants(space: ClassSpace) -> list[tuple[tuple[int, int, int], str]]:
-    out = [((0, 0, 0), "default request (not the owner, not sandboxed, not a subagent)"),
-           ((1, 0, 0), "owner"), ((0, 1, 0), "sandboxed")]
+    """The request kinds the page offers: the default request (owner class 0: not the owner,
+    or, 2026.9, owner unknown), each other owner class, sandboxed, each subagent class."""
+    out = [((0, 0, 0), f"default request ({space.owner[0].label}, not sandboxed, not a "
+                       "subagent)")]
+    out += [((o, 0, 0), klass.label) for o, klass in enumerate(space.owner) if o]
+    out.append(((0, 1, 0), "sandboxed"))
     out += [((0, 0, k), klass.label) for k, klass in enumerate(space.subagent) if k]
     return out
 
@@ -148,7 +152,9 @@ def _gates(space: ClassSpace, pool: _Pool) -> dict[str, Any]:
         for a, pbits in aps.members:
             agents[a] = agents.get(a, 0) | pbits
         cubes = _agent_cubes(agents)
-        for o in (0, 1):
+        # a lean agent's lean tools are visible only where a layer keeps them (x_states)
+        visible = nonopt & ~view.lean if aps.lean and aps.lean[0] else nonopt
+        for o in range(len(space.owner)):
             pkey = (gate_verdicts, ap_ok, o)
             if pkey not in presents:
                 ps = [ev.present(0, gi, gate_verdicts, ap_ok, o) for gi, _ in gates]
@@ -167,15 +173,15 @@ def _gates(space: ClassSpace, pool: _Pool) -> dict[str, Any]:
                     if any(w & varying for c in parts for w, _, _ in c[2]):
                         for g, p in enumerate(ps):
                             values = ev._values(p, main, sandbox if sb.key[0] else None,
-                                                ev.subs[0][k], nonopt)
+                                                ev.subs[0][k], visible)
                             fallback[g].setdefault(values, []).extend(members)
                         continue
                     bits, mention = everything, 0
                     for c in parts:
                         bits &= eval_content(c, ps[0])
                         mention |= c[0]
-                    visible = nonopt | mention
-                    key = (bits & visible, bits & ~visible, index)
+                    shown = visible | mention
+                    key = (bits & shown, bits & ~shown, index)
                     shared.setdefault(key, []).extend(members)
     for g, states in enumerate(fallback):
         out_gates[g]["fallback"] = [
