@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
@@ -696,10 +696,14 @@ Sender = tuple[str | None, str | None, str | None, str | None]  # id, e164, user
 
 
 def _sender_stack(
-    entry: list[Any], sender: Sender, channel: str | None = None
+    entry: list[Any],
+    sender: Sender,
+    channel: str | None = None,
+    leaf: Callable[[int | None], Any] = _maybe_stack,
 ) -> Stack | bool | None:
     """The matching toolsBySender rule (2026.9 with ``channel``: ``channel:<channel>:<id>``
-    first; then id, e164, username, name, then ``*``), else False."""
+    first; then id, e164, username, name, then ``*``), else False. ``leaf`` turns an entry's
+    stack index into the result (``_decisions`` passes another, over provenance.json)."""
     sender_id, e164, username, name = sender
     ids: dict[str, int] = entry[1]
     if sender_id is not None and sender_id.strip():
@@ -710,12 +714,12 @@ def _sender_stack(
             if hit is None and sid.startswith("@"):
                 hit = by_channel.get(f"{channel}:{sid[1:]}")
             if hit is not None:
-                return _maybe_stack(hit)
+                return leaf(hit)  # type: ignore[no-any-return]
         hit = ids.get(sid)
         if hit is None and sid.startswith("@"):
             hit = ids.get(sid[1:])
         if hit is not None:
-            return _maybe_stack(hit)
+            return leaf(hit)  # type: ignore[no-any-return]
     for value, bucket, strip_at in (
         (e164, entry[2], False),
         (username, entry[3], True),
@@ -725,8 +729,8 @@ def _sender_stack(
             norm = value.strip().lower()
             hit = bucket.get(norm.removeprefix("@") if strip_at else norm)
             if hit is not None:
-                return _maybe_stack(hit)
-    return False if entry[5] is None else _maybe_stack(entry[5])
+                return leaf(hit)  # type: ignore[no-any-return]
+    return False if entry[5] is None else leaf(entry[5])
 
 
 def _group_ids(group: str, topics: bool) -> tuple[str, ...]:
@@ -767,19 +771,23 @@ def _group_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it 
     where: tuple[str | None, str | None],
     more: tuple[str, ...] | None = None,
     senders: bool = True,
+    channels: Callable[[str], dict[str, Any] | None] = _channel,
+    leaf: Callable[[int | None], Any] = _maybe_stack,
 ) -> Stack | None:
     """The group layer's stack; ``more`` (2026.9: not None) holds the further ids tried
-    after ``group`` by the generic resolver, ``senders`` False ignores toolsBySender."""
-    ch = _channel(channel)
+    after ``group`` by the generic resolver, ``senders`` False ignores toolsBySender.
+    ``channels`` and ``leaf``: see _sender_stack."""
+    ch = channels(channel)
     if ch is None:
         return None
     rule: dict[str, Any] = ch["rule"]
     if _GENERIC_GROUPS:  # 2026.9: channels.<ch>.groups alone (no Slack/Discord maps)
-        return _generic_stack(ch, (group, *(more or ())), account_id, sender, senders, channel)
+        ids = (group, *(more or ()))
+        return _generic_stack(ch, ids, account_id, sender, senders, channel, leaf)
     if not rule["e164"]:
         sender = (sender[0], None, sender[2], sender[3])
     if rule["kind"] == "nested":
-        return _nested_stack(ch, rule, group, sender, where)
+        return _nested_stack(ch, rule, group, sender, where, leaf)
     gmap = ch["groups"]
     account = _account_id(account_id)
     acc = ch["accounts"].get(account, _MISSING)
@@ -792,8 +800,9 @@ def _group_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it 
     exact: dict[str, list[Any]] = gmap["exact"]
     if rule["kind"] == "pick":
         keys = _keys(rule["keys"], group, where)
-        return _entry_stack(next((exact[k] for k in keys if k in exact), exact.get("*")), sender)
-    return _groups_stack(gmap, ch["topics"], group, sender)
+        entry = next((exact[k] for k in keys if k in exact), exact.get("*"))
+        return _entry_stack(entry, sender, leaf)
+    return _groups_stack(gmap, ch["topics"], group, sender, leaf)
 
 
 def _generic_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it reads
@@ -803,6 +812,7 @@ def _generic_stack(  # noqa: PLR0913, PLR0917 - one argument per request input i
     sender: Sender,
     senders: bool,
     channel: str,
+    leaf: Callable[[int | None], Any] = _maybe_stack,
 ) -> Stack | None:
     """2026.9.6 ``resolveChannelGroupToolsPolicy`` on ``resolveChannelGroups``: the account's
     groups replace the channel's (an empty map inherits them with at most one account); the
@@ -827,11 +837,11 @@ def _generic_stack(  # noqa: PLR0913, PLR0917 - one argument per request input i
         if entry is None:
             continue
         if senders and len(entry) > 1:
-            hit = _sender_stack(entry, sender, keyed)
+            hit = _sender_stack(entry, sender, keyed, leaf)
             if hit is not False:
                 return hit  # type: ignore[return-value]
         if entry[0] is not None:
-            return _maybe_stack(entry[0])
+            return leaf(entry[0])  # type: ignore[no-any-return]
     return None
 
 
@@ -840,6 +850,7 @@ def _groups_stack(
     topics: bool,
     group: str,
     sender: Sender,
+    leaf: Callable[[int | None], Any] = _maybe_stack,
 ) -> Stack | None:
     """OpenClaw's generic resolver: the group, then ``*``; sender rule > tools at each."""
     exact: dict[str, list[Any]] = gmap["exact"]
@@ -852,33 +863,36 @@ def _groups_stack(
             if entry is None:
                 continue
             if len(entry) > 1:
-                hit = _sender_stack(entry, sender)
+                hit = _sender_stack(entry, sender, None, leaf)
                 if hit is not False:
                     return hit  # type: ignore[return-value]
             if entry[0] is not None:
-                return _maybe_stack(entry[0])
+                return leaf(entry[0])  # type: ignore[no-any-return]
     return None
 
 
 def _entry_stack(
-    entry: list[Any] | None, sender: tuple[str | None, str | None, str | None, str | None]
+    entry: list[Any] | None,
+    sender: tuple[str | None, str | None, str | None, str | None],
+    leaf: Callable[[int | None], Any] = _maybe_stack,
 ) -> Stack | None:
     """One chosen entry: its sender rule, else its tools (None: neither)."""
     if entry is None:
         return None
     if len(entry) > 1:
-        hit = _sender_stack(entry, sender)
+        hit = _sender_stack(entry, sender, None, leaf)
         if hit is not False:
             return hit  # type: ignore[return-value]
-    return _maybe_stack(entry[0])
+    return leaf(entry[0])  # type: ignore[no-any-return]
 
 
-def _nested_stack(
+def _nested_stack(  # noqa: PLR0913, PLR0917 - _group_stack's fields and the leaf
     ch: dict[str, Any],
     rule: dict[str, Any],
     group: str,
     sender: Sender,
     where: tuple[str | None, str | None],
+    leaf: Callable[[int | None], Any] = _maybe_stack,
 ) -> Stack | None:
     """Discord: the guild (id, slug key, slug field, ``*``), then a channel in it; channel
     sender rule > channel tools > guild sender rule > guild tools."""
@@ -898,10 +912,10 @@ def _nested_stack(
     inner = guild[2]["exact"] if guild[2] else None
     if inner:
         keys = _keys(rule["inner_keys"], group, where)
-        found = _entry_stack(next((inner[k] for k in keys if k in inner), None), sender)
+        found = _entry_stack(next((inner[k] for k in keys if k in inner), None), sender, leaf)
         if found is not None:
             return found
-    return _entry_stack(guild[0], sender)
+    return _entry_stack(guild[0], sender, leaf)
 
 
 _WS: Final = re.compile(r"\s+")
@@ -1201,13 +1215,14 @@ def _subagent_stack(
     return _SUBAGENT_LEAF if leaf else _SUBAGENT_NONLEAF
 
 
-def _requester_stacks(
+def _requester_stacks(  # noqa: PLR0913, PLR0917 - the request's parts, provenance hooks
     request: tuple[str | None, str | None, str | None, str | None, str | None],
     where: tuple[str | None, str | None],
     sender: Sender,
     owner: bool,
     record: AgentRecord,
-) -> list[Stack]:
+    hooks: tuple[Any, ...] | None = None,
+) -> list[Any]:
     """2026.9.6's group and sender layers (``resolveRequesterToolPolicies``). ``request``:
     (session key, spawned_by, group id, message channel, account id), blanks as None.
 
@@ -1217,7 +1232,7 @@ def _requester_stacks(
     (``isOwnerInternalSession``). The sender layer: the agent's tools.toolsBySender rule,
     else the global one."""
     session_key, spawned_key, group_id, message, account_id = request
-    out: list[Stack] = []
+    out: list[Any] = []
     own, parent = _session9(session_key), _session9(spawned_key)
     trusted = _unique([*own.group_ids, *parent.group_ids])
     caller = _JS_TRIM.sub("", group_id or "")
@@ -1225,18 +1240,23 @@ def _requester_stacks(
     ids = _unique([*trusted, *(_scoped_ids(caller) if caller and not dropped else ())])
     channel = channel_of(own.channel or parent.channel or message)
     senders = not (owner and channel_of(message) == "webchat")
+    # hooks (``_decisions``): (channel lookup, leaf, the agent's and the global sender
+    # entries), so the same path yields provenance records instead of stacks
+    lookup, leaf, mine, every = hooks or (_channel, _maybe_stack, record.senders, _GLOBAL_SENDERS)
     if channel and ids:
         at = (None, None) if dropped else where
-        found = _group_stack(channel, ids[0], account_id, sender, at, ids[1:], senders)
+        found = _group_stack(
+            channel, ids[0], account_id, sender, at, ids[1:], senders, lookup, leaf
+        )
         if found is not None:
             out.append(found)
     if _SENDER_LAYER and senders:
         keyed = channel_of(own.delivery or message) if _CHANNEL_KEYS else None
-        hit = _sender_stack(record.senders, sender, keyed) if record.senders else False
-        if hit is False and _GLOBAL_SENDERS:
-            hit = _sender_stack(_GLOBAL_SENDERS, sender, keyed)
-        if isinstance(hit, Stack):
-            out.append(hit)
+        hit = _sender_stack(mine, sender, keyed, leaf) if mine else False
+        if hit is False and every:
+            hit = _sender_stack(every, sender, keyed, leaf)
+        if hit is not False and hit is not None:
+            out.append(hit)  # a Stack, or (hooks) a provenance record index
     return out
 
 

@@ -54,6 +54,7 @@ from ._bundles import (
     wire_names,
 )
 from ._context import CallContext, ModelCall, ToolCall
+from ._decisions import RequestLog
 from ._errors import (
     AbortError,
     ExecDeniedError,
@@ -182,6 +183,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         dialect: str,
         validate: bool,
         workspace: str | None = None,
+        decisions: RequestLog | None = None,
     ) -> None:
         every = catalog()
         names = [n for n in toolset.names if n in implementations]
@@ -193,6 +195,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         self.dialect: Final = dialect
         self.validate: Final = validate
         self.workspace: Final = workspace
+        self.decisions: Final = decisions
         self._tools = {n: WrappedTool(self, every[n], implementations[n]) for n in names}
         # probe(): exec calls evaluated before they run (call id -> arguments digest, params)
         self._probed: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -227,7 +230,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         approver: Approver | None = None,
     ) -> ToolResult:
         """A model's call by the name it used; a name outside this set is an error result."""
-        tool = self._lookup(wire_name)
+        tool = self._lookup(wire_name, tool_call_id)
         if isinstance(tool, ToolResult):
             return tool
         return tool.call(arguments, tool_call_id=tool_call_id, signal=signal, approver=approver)
@@ -242,7 +245,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         approver: Approver | None = None,
     ) -> ToolResult:
         """``call`` for async code (any implementation)."""
-        tool = self._lookup(wire_name)
+        tool = self._lookup(wire_name, tool_call_id)
         if isinstance(tool, ToolResult):
             return tool
         return await tool.acall(
@@ -263,7 +266,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
             await self.acall(c.name, c.arguments, tool_call_id=c.id, signal=signal) for c in calls
         ]
 
-    def _lookup(self, wire_name: str) -> WrappedTool | ToolResult:
+    def _lookup(self, wire_name: str, tool_call_id: str | None = None) -> WrappedTool | ToolResult:
         tool = self._by_wire.get(wire_name)
         if tool is not None:
             return tool
@@ -271,9 +274,13 @@ class WrappedTools(Mapping[str, WrappedTool]):
             name = tool_name_for(wire_name, self.dialect)
         except UnknownToolError as exc:
             _LOG.warning("[tools] %s", exc.message)
+            if self.decisions is not None:
+                self.decisions.refused(wire_name, tool_call_id, exc.message)
             return error_result(wire_name, exc.message)
         message = f"Tool {name} is not available to this request"
         _LOG.warning("[tools] %s", message)
+        if self.decisions is not None:
+            self.decisions.refused(name, tool_call_id, message)
         return error_result(name, message)
 
     # -- the path of one call --------------------------------------------------------------------
@@ -287,6 +294,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
     ) -> ToolResult:
         trace = _Trace(tool.name, tool_call_id)
         signal, detach = combine_signals(call_signal, self.signal)
+        failure: Exception | None = None
         try:
             params = self._prepare(tool, arguments, signal, trace)  # 1, 2
             resumed = self._resumed(tool, params, trace, approver)
@@ -307,9 +315,12 @@ class WrappedTools(Mapping[str, WrappedTool]):
         except _Paused as paused:  # the call goes on when the run is resumed
             raise paused.cause from paused.cause.__cause__
         except Exception as exc:
+            failure = exc
             result = self._recover(tool.name, exc, signal, trace, self._fire_sync)  # 7
         finally:
             detach()
+            if self.decisions is not None:
+                self.decisions.call(tool.name, tool_call_id, failure, trace.started, arguments)
         if self.hooks is not None:
             self._fire_sync(trace, result, None)  # 6
         return result
@@ -324,6 +335,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
     ) -> ToolResult:
         trace = _Trace(tool.name, tool_call_id)
         signal, detach = combine_signals(call_signal, self.signal)
+        failure: BaseException | None = None
         try:
             params = self._prepare(tool, arguments, signal, trace)  # 1, 2
             resumed = self._resumed(tool, params, trace, approver)
@@ -341,12 +353,16 @@ class WrappedTools(Mapping[str, WrappedTool]):
         except _Paused as paused:  # the call goes on when the run is resumed
             raise paused.cause from paused.cause.__cause__
         except Exception as exc:
+            failure = exc
             result = self._recover(tool.name, exc, signal, trace, self._fire_async)  # 7
-        except BaseException:  # a cancelled caller: report the end, then let it through
+        except BaseException as exc:  # a cancelled caller: report the end, then let it through
+            failure = AbortError(abort_message(None), tool=tool.name)
             self._fire_async(trace, None, abort_message(None))
-            raise
+            raise exc
         finally:
             detach()
+            if self.decisions is not None:
+                self.decisions.call(tool.name, tool_call_id, failure, trace.started, arguments)
         self._fire_async(trace, result, None)  # 6
         return result
 
@@ -461,11 +477,14 @@ class WrappedTools(Mapping[str, WrappedTool]):
             _decided(params, self._deferred(request, params, trace, approver))
         elif request is not None:
             waiter = self._waiter(request)
+            self._log_asked(trace, waiter.id)
             detach = self._abort_ends_wait(waiter, signal)
             try:
-                _decided(params, waiter.wait())
+                decision = waiter.wait()
             finally:
                 detach()
+            self._log_approval(trace, waiter.id, decision)
+            _decided(params, decision)
         return params
 
     async def _aapproved(
@@ -484,12 +503,30 @@ class WrappedTools(Mapping[str, WrappedTool]):
             _decided(params, self._deferred(request, params, trace, approver))
         elif request is not None:
             waiter = self._waiter(request)
+            self._log_asked(trace, waiter.id)
             detach = self._abort_ends_wait(waiter, signal)
             try:
-                _decided(params, await waiter.wait_async())
+                decision = await waiter.wait_async()
             finally:
                 detach()
+            self._log_approval(trace, waiter.id, decision)
+            _decided(params, decision)
         return params
+
+    def _log_asked(self, trace: _Trace, approval_id: str) -> None:
+        if self.decisions is not None:
+            self.decisions.approval("asked", trace.name, trace.tool_call_id, approval_id)
+
+    def _log_approval(self, trace: _Trace, approval_id: str, decision: Decision | None) -> None:
+        if self.decisions is not None:
+            granted = decision in ("allow-once", "allow-always")
+            self.decisions.approval(
+                "granted" if granted else "denied",
+                trace.name,
+                trace.tool_call_id,
+                approval_id,
+                decision,
+            )
 
     def _prepare(
         self, tool: WrappedTool, arguments: object, signal: AbortSignal | None, trace: _Trace
@@ -623,10 +660,14 @@ class WrappedTools(Mapping[str, WrappedTool]):
             params=frozen(params),
             arguments=trace.arguments,
         )
+        if fresh:
+            self._log_asked(trace, record.id)
         answer = self._answer(approver, record, fresh)
         approvals.submit(record.id, answer, digest=digest, resolved_by="framework")
         decision = approvals.claim(record.id, digest=digest)
-        return "deny" if answer == "deny" else decision
+        final: Decision | None = "deny" if answer == "deny" else decision
+        self._log_approval(trace, record.id, final)
+        return final
 
     @staticmethod
     def _answer(approver: Approver, record: ApprovalRecord, fresh: bool) -> Decision:
@@ -797,6 +838,7 @@ def wrap(  # noqa: PLR0913 - one keyword per part of the request path
     dialect: str | None = None,
     validate: bool = True,
     workspace: str | os.PathLike[str] | None = None,
+    decisions: RequestLog | None = None,
 ) -> WrappedTools:
     """Wrap the gateway's implementations (tool name -> ``fn(args, call)``, sync or async)
     for the tools ``toolset`` holds; tools without an implementation are left out.
@@ -811,8 +853,9 @@ def wrap(  # noqa: PLR0913 - one keyword per part of the request path
     path): relative workdirs, executables and PATH entries are resolved against the
     directory the command runs in, never this process's cwd, and the exec implementation
     gets that directory, absolute, as ``workdir``; without a workspace, a call that needs it
-    asks for approval. An implementation for a name that is no tool of this build is an
-    UnknownToolError.
+    asks for approval. ``decisions`` (``DecisionLog.request(...)`` for the same request)
+    logs every call, refusal and exec approval as one line each. An implementation for a name
+    that is no tool of this build is an UnknownToolError.
     """
     if not isinstance(toolset, ToolSet):
         raise TypeError(f"toolset must be a ToolSet from resolve(), got {type(toolset).__name__}")
@@ -839,4 +882,5 @@ def wrap(  # noqa: PLR0913 - one keyword per part of the request path
         dialect=dialect or dialect_for(ctx.model_provider, ctx.model_id),
         validate=validate,
         workspace=root,
+        decisions=decisions,
     )
