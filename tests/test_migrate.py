@@ -202,3 +202,42 @@ def test_a_project_of_starter_files_only_gets_a_file_for_the_key(tmp_path: Path)
         assert (defs / rel).read_text() == starter_text("2026.9", rel)
     assert not (defs / "catalog/20-channels.yaml").exists()
     assert api.resolve_definitions(defs).target.key == "2026.9"
+
+
+def test_the_migrated_project_validates_strict(
+        migrated: tuple[Path, Path, api.MigrateResult]) -> None:
+    """The allow lists whose groups name memory-core's tools get the plugin id beside the
+    group (2026.9 loads plugin tools only for a list naming them or their plugin), so the
+    migrated project has no TC142 and passes `validate --strict`; migrate says so."""
+    _, after, result = migrated
+    assert '"group:memory", memory-core,' in (after / "deployment/tools.yaml").read_text()
+    assert '"group:research", memory-core,' in (after / "deployment/agents.yaml").read_text()
+    beside = [d for d in result.plan.done if "added memory-core beside" in d]
+    assert [d.split(":")[0] for d in beside] == ["deployment/agents.yaml",
+                                                 "deployment/tools.yaml"]
+    checked = run("validate", "--strict", str(after))
+    assert checked.exit_code == 0, checked.output
+    assert "TC142" not in checked.output
+
+
+def test_a_block_list_group_gets_its_plugin_id_on_a_line_of_its_own(tmp_path: Path) -> None:
+    defs = tmp_path / "d"
+    for rel in STARTER_FILES["2026.3"]:
+        (defs / rel).parent.mkdir(parents=True, exist_ok=True)
+        (defs / rel).write_text(starter_text("2026.3", rel), "utf-8")
+    (defs / "policy.yaml").write_text("version: 1\ntools:\n  alsoAllow: [exec]\n  sandbox:\n"
+                                      "    tools:\n      allow:\n        - read\n"
+                                      "        - 'group:memory'  # recall\n")
+    api.migrate(defs)
+    assert (defs / "policy.yaml").read_text().endswith(
+        "      allow:\n        - read\n        - 'group:memory'  # recall\n"
+        "        - memory-core\n")
+    checked = run("validate", "--strict", str(defs))
+    assert "TC142" not in checked.output, checked.output
+
+
+def test_the_shipped_definitions_are_migrated() -> None:
+    result = run("migrate", "--check", str(ROOT / "definitions"))
+    assert result.exit_code == 0, result.output
+    assert "already follows OpenClaw 2026.9" in result.output
+    assert "access: nothing changes" in result.output

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -169,9 +170,42 @@ def test_account_defaults_to_default_and_folds_case(tmp_path: Path) -> None:
     assert "read" not in e.both(**ctx, account_id=" ")
 
 
-# -- 26: the shipped core catalog is 2026.3.2's ------------------------------------------------
-def test_shipped_catalog_is_openclaw_2026_3_2(tmp_path: Path) -> None:
-    tools = {t.name: t for t in resolve_definitions(ROOT / "definitions").tools}
+# -- 26: the shipped core catalog is the named release's; the 2026.3 starter is 2026.3.2's ------
+def test_shipped_catalog_is_the_named_release(tmp_path: Path) -> None:
+    """definitions/ name OpenClaw 2026.9 (since `toolc migrate`): their core catalog is
+    2026.9.6's, in the release's order, its plugin tools carry the release's plugin ids and
+    every tool the release's groups."""
+    resolved = resolve_definitions(ROOT / "definitions")
+    assert resolved.target.key == "2026.9"
+    data = resolved.target.data
+    assert data["release"] == "2026.9.6"
+    tools = {t.name: t for t in resolved.tools}
+    plugin_of = {n: pid for pid, p in data["plugins"].items() for n in p["tools"]}
+    core = [n for n, t in tools.items() if t.plugin is None and t.channel is None]
+    assert core == [t["name"] for t in data["tools"] if t["name"] not in plugin_of] \
+        + list(data["outsideCatalog"])
+    for name in ("memory_search", "memory_get"):
+        assert tools[name].plugin == "memory-core"
+    for name, t in tools.items():
+        if name in plugin_of and t.channel is None:
+            assert t.plugin == plugin_of[name], name
+        groups = sorted(g.removeprefix("group:") for g, members in data["groups"].items()
+                        if name in members)
+        if name in plugin_of or (t.plugin is None and t.channel is None):
+            assert sorted(t.groups) == groups, name
+    assert tools["pdf"].plugin is None and "media" in tools["pdf"].groups
+    runtime = build_runtime(ROOT / "definitions", tmp_path / "out")
+    assert set(runtime.TOOL_NAMES) == set(tools)
+
+
+def test_2026_3_starter_catalog_is_openclaw_2026_3_2(tmp_path: Path) -> None:
+    """The 2026.3 starter (`toolc init --openclaw 2026.3`, compiler/targets/starter-2026.3/)
+    holds 2026.3.2's core catalog, pdf outside every group and memory-core's tools."""
+    defs = tmp_path / "d"
+    shutil.copytree(ROOT / "compiler" / "targets" / "starter-2026.3", defs)
+    resolved = resolve_definitions(defs)
+    assert resolved.target.key == "2026.3"
+    tools = {t.name: t for t in resolved.tools}
     assert tools["pdf"].plugin is None and tools["pdf"].groups == ()
     for name in ("memory_search", "memory_get"):
         assert tools[name].plugin == "memory-core"
@@ -180,7 +214,7 @@ def test_shipped_catalog_is_openclaw_2026_3_2(tmp_path: Path) -> None:
                     "web_fetch", "sessions_list", "sessions_history", "sessions_send",
                     "sessions_spawn", "subagents", "session_status", "browser", "canvas",
                     "message", "cron", "gateway", "nodes", "agents_list", "image", "tts", "pdf"]
-    runtime = build_runtime(ROOT / "definitions", tmp_path / "out")
+    runtime = build_runtime(defs, tmp_path / "out")
     assert set(runtime.TOOL_NAMES) == set(tools)
 
 

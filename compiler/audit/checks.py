@@ -191,7 +191,7 @@ class Patterns:
             for flags in self._variants(k, fields):
                 if not self._channel_match(flags, fields):
                     continue
-                i = self.space.classify(**flags)[2]
+                i = self.space.classify_channel(**flags)
                 out.setdefault(i, {f: v for f, v in flags.items()})
         return out
 

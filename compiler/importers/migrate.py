@@ -15,7 +15,10 @@ does to a config:
   ``view_image``) are renamed in every policy list, group, assertion and catalog entry; globs
   that matched an old name are reported, never rewritten;
 - a roster of several agents without a ``default: true`` agent gets ``ownership: explicit``
-  (doctor's ``runtime.agents-explicit-ownership``), without which 2026.9 refuses it.
+  (doctor's ``runtime.agents-explicit-ownership``), without which 2026.9 refuses it;
+- an allow list whose group names plugin tools (``group:memory``: memory-core's) gets the
+  plugin id next to the group: 2026.9 loads a plugin's tools only for a list naming them or
+  their plugin (``createPluginToolAllowlist``), never through a group (TC142 otherwise).
 
 Edits are made in the text at the positions the YAML parser reports, so comments, quoting and
 layout stay as the user wrote them.
@@ -28,9 +31,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostics
-from ..pipeline.analyze import _all_policy_lists, pattern_matches
+from ..pipeline.analyze import PLUGINS_GROUP, _all_policy_lists, analyze, pattern_matches
 from ..pipeline.frontend import load_files, read_sources
-from ..pipeline.model import Definitions, Entry
+from ..pipeline.model import Definitions, Entry, EntryList, ToolsConfig
+from ..pipeline.policy import policy_name
 from ..pipeline.yamlsrc import SourceFile
 from ..targets import Target, target
 from ..targets.starter import STARTER_FILES, starter_text
@@ -94,6 +98,7 @@ def plan_migration(files: Mapping[str, bytes], display: str, to: str) -> Plan:
     for rel in sorted({*edits, *inserts}):
         plan.files[rel] = _apply(texts[rel], edits.get(rel, []), inserts.get(rel, []), rel,
                                  plan)
+    _plugin_ids_beside_groups(texts, display, plan)
     return plan
 
 
@@ -241,6 +246,92 @@ def _ownership(defs: Definitions, sources: Mapping[str, SourceFile], display: st
                      "default: true: as `openclaw doctor --fix` does; a request must now name "
                      "its agent, or mark one agent default: true to keep 2026.3's fallback to "
                      "the first agent)")
+
+
+# -- plugin ids beside groups ----------------------------------------------------------------------
+def _allow_lists(config: ToolsConfig) -> Iterator[EntryList]:
+    blocks = [config.policy, *(bp.policy for bp in config.by_provider),
+              *(rule.policy for rule in config.by_sender)]
+    if config.subagents:
+        blocks.append(config.subagents)
+    yield from (b.allow for b in blocks if b.allow)
+    if config.sandbox_allow:
+        yield config.sandbox_allow
+
+
+def _plugin_ids_beside_groups(texts: Mapping[str, str], display: str, plan: Plan) -> None:
+    """Second pass, over the rewritten files: after an allow list's group entry whose members
+    include non-optional plugin tools the list does not otherwise admit, add their plugin ids
+    (what TC142 asks for), so the migrated project keeps what 2026.3 loaded through the
+    group."""
+    new_texts = {rel: plan.files.get(rel, text) for rel, text in texts.items()
+                 if rel not in plan.deleted}
+    new_texts.update({rel: text for rel, text in plan.files.items() if rel not in new_texts})
+    diags = Diagnostics()
+    defs = load_files({rel: t.encode("utf-8") for rel, t in new_texts.items()}, display, diags)
+    resolved = analyze(defs, diags) if defs is not None and not diags.has_errors() else None
+    if defs is None or resolved is None or diags.has_errors():
+        return  # api.migrate builds the result and reports its errors
+    plugin_of = {t.name: t.plugin for t in resolved.tools if t.plugin and not t.optional}
+    lists = [lst for c in (defs.tools_config, *(a.tools for a in defs.agents if a.tools))
+             for lst in _allow_lists(c)]
+    lists += [block.allow for ch in defs.channels for gmap in ch.entry_maps() for g in gmap
+              for block in (g.tools, *(s.policy for s in g.senders)) if block and block.allow]
+    appends: dict[str, list[tuple[int, int, str, str]]] = {}
+    for lst in lists:
+        names = [policy_name(resolved, e.name) for e in lst.items]
+        added: set[str] = set()
+        for entry, name in zip(lst.items, names, strict=True):
+            if name not in resolved.groups or name == PLUGINS_GROUP:
+                continue
+            ids = sorted({plugin_of[m] for m in resolved.groups[name] if m in plugin_of
+                          and not any(n in (m, plugin_of[m], PLUGINS_GROUP)
+                                      or ("*" in n and pattern_matches(n, m))
+                                      for n in names)} - added)
+            if ids:
+                added.update(ids)
+                rel = entry.pos.file.removeprefix(display + "/")
+                appends.setdefault(rel, []).append((entry.pos.line, entry.pos.col, entry.text,
+                                                    ", ".join(ids)))
+    for rel, items in sorted(appends.items()):
+        lines = new_texts[rel].splitlines(keepends=True)
+        for line_no, col, text, shown in sorted(items, reverse=True):
+            done = _append_after(lines, line_no, col, text, shown)
+            where = f"{rel}:{line_no}:{col}"
+            if done:
+                plan.done.append(f"{where}: added {shown} beside {text!r} (OpenClaw "
+                                 f"{plan.target} loads plugin tools only for a list naming "
+                                 "them or their plugin, never through a group)")
+            else:
+                plan.notes.append(f"{where}: add {shown} beside {text!r} by hand (OpenClaw "
+                                  f"{plan.target} does not load plugin tools through a group)")
+        plan.files[rel] = "".join(lines)
+
+
+def _append_after(lines: list[str], line_no: int, col: int, text: str, ids: str) -> bool:
+    """Put ``ids`` after the list item at ``line_no``:``col`` (a flow item gets ``, ids``, a
+    block item a new ``- ids`` line); False when the line is not as the parser said."""
+    line = lines[line_no - 1]
+    start = col - 1
+    if start >= len(line):
+        return False
+    if line[start] in "\"'":
+        end = line.find(line[start], start + 1)
+        if end < 0:
+            return False
+        end += 1
+    elif line[start:start + len(text)] == text:
+        end = start + len(text)
+    else:
+        return False
+    dash = line[:start].rstrip()
+    if dash.endswith("-") and not dash[:-1].strip():  # a block sequence item
+        ending = line[len(line.rstrip("\r\n")):] or "\n"
+        for one in reversed(ids.split(", ")):
+            lines.insert(line_no, line[:start] + one + ending)
+        return True
+    lines[line_no - 1] = line[:end] + ", " + ids + line[end:]
+    return True
 
 
 # -- editing text at parser positions -------------------------------------------------------------

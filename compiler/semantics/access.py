@@ -545,6 +545,14 @@ class ClassSpace:
         return (agent, prov, self._classify_channel(ctx, session),
                 owner_index(self.owner, ctx.sender_is_owner), found, sub)
 
+    def classify_channel(self, **context: Any) -> int:
+        """The channel class of a request (``classify(...)[2]``) without choosing its agent:
+        under 2026.9 a request that names no agent is refused where no agent is the default
+        (``ownership: explicit``), yet its channel, account, group and sender still have a
+        class."""
+        ctx = Context.of(**context)
+        return self._classify_channel(ctx, parse_session_key(ctx.session_key))
+
     # sandbox --------------------------------------------------------------------------------
     def _sandboxes(self) -> list[Klass]:
         """Not sandboxed (no session key), sandboxed (``sandboxed=True``), then one class per
