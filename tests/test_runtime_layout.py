@@ -100,11 +100,21 @@ def test_a_stale_pycache_never_runs(tmp_path: Path) -> None:
 
 
 def test_private_modules_never_load_from_disk(tmp_path: Path) -> None:
-    _, package = _fresh_copy(tmp_path)
+    # Imports by name go through the package's own finder (the integrations need it): a
+    # module of the build comes from its verified bytes, any other file is not found.
+    copy, package = _fresh_copy(tmp_path)
     rt = _import(tmp_path, package)
     assert rt.__path__ == []
+    (copy / "_extra.py").write_text("X = 1\n")
     with pytest.raises(ModuleNotFoundError):
-        importlib.import_module(f"{package}._bundles")  # not loaded yet, and not from disk
+        importlib.import_module(f"{package}._extra")
+    bundles = copy / "_bundles.py"
+    original = bundles.read_bytes()
+    bundles.write_text("raise SystemExit('replaced')\n")
+    with pytest.raises(rt.DataMismatchError, match=r"_bundles\.py"):
+        importlib.import_module(f"{package}._bundles")  # not loaded yet: checked, refused
+    bundles.write_bytes(original)
+    assert importlib.import_module(f"{package}._bundles").decode_call is rt.decode_call
 
 
 def test_concurrent_first_use_runs_a_module_once(tmp_path: Path) -> None:

@@ -93,20 +93,28 @@ def test_runtime_imports_fast_and_answers() -> None:
 
 
 def test_shipped_example_answers() -> None:
+    # OpenClaw 2026.9: a caller's group id counts only when the session key names the group
+    # (resolveTrustedGroupIdFromContexts), unknown owner keeps owner-only tools, and a request
+    # without an agent gets the default agent (main)
     rt = import_runtime(BUILD, "toolc_runtime")
+    group = "agent:main:telegram:group:-100123"
     telegram = rt.resolve(agent_id="main", model_provider="openai", model_id="gpt-5",
-                          message_provider="telegram", group_id="-100123", sender_id="42")
+                          session_key=group, sender_id="42")
     assert "exec" in telegram.names and "apply_patch" in telegram.names
-    alice = rt.resolve(message_provider="telegram", group_id="-100123", sender_username="alice")
+    alice = rt.resolve(session_key=group, sender_username="alice")
     assert alice.names == ("read", "message")
+    # without the session key the caller's group id is dropped: no group layer
+    assert "exec" in rt.resolve(message_provider="telegram", group_id="-100123",
+                                sender_username="alice").names
     # the group's "*" sender rule, not its `tools` block, applies to other senders
-    assert "browser" not in rt.resolve(message_provider="telegram", group_id="-100123").names
+    assert "browser" not in rt.resolve(session_key=group).names
+    assert "exec" not in rt.resolve(session_key=group).names
     assert telegram["read"].parameters["type"] == "object"
-    assert "cron" not in telegram
-    assert "cron" in rt.resolve(agent_id="main", sender_is_owner=True).names
-    # no agent (no agent id, no session key): the global policy alone, whose coding profile
-    # has no cron
-    assert "cron" not in rt.resolve(sender_is_owner=True).names
+    assert "cron" not in telegram  # 2026.9 calls it automations
+    assert "automations" in rt.resolve(agent_id="main", sender_is_owner=True).names
+    assert "automations" in rt.resolve(agent_id="main").names  # owner unknown keeps it
+    assert "automations" not in rt.resolve(agent_id="main", sender_is_owner=False).names
+    assert rt.resolve().names == rt.resolve(agent_id="main").names  # the default agent
     researcher = rt.resolve(agent_id="researcher").names
     assert "code_index_rebuild" in researcher  # the optional plugin tool it names
 

@@ -126,6 +126,8 @@ class TablesView:
         # 2026.9 getSubagentDepth (toolc.targets: subagent_depth_counts_leading)
         self.depth_leading = bool((data.get("target") or {}).get(
             "subagent_depth_counts_leading", False))
+        # 2026.9 normalizeToolProviderPolicyKey: a model id with `/` is provider-prefixed too
+        self.slash_prefixed = bool(rules.get("slash_model_is_prefixed", False))
         self._present: dict[tuple[Any, ...], int] = {}
         self._witnesses: int | None = None
         self._bp_index: dict[str, frozenset[int]] | None = None
@@ -236,12 +238,18 @@ class TablesView:
         """The (agent, global) byProvider keys a provider and model select."""
         if provider is None:
             return None, None
-        full = (model if "/" in model else f"{provider}/{model}") if model else None
+        full = self.model_key(provider, model)
         ge = full if full is not None and full in self.global_bp else (
             provider if provider in self.global_bp else None)
         bp = record.bp
         ae = full if full is not None and full in bp else (provider if provider in bp else None)
         return ae, ge
+
+    def model_key(self, provider: str, model: str | None) -> str | None:
+        """The byProvider key of a provider and model (the runtime's ``_provider_stacks``)."""
+        if not model:
+            return None
+        return f"{provider}/{model}" if self.slash_prefixed or "/" not in model else model
 
     def provider_stacks(self, record: Record, ae: str | None, ge: str | None) -> tuple[int, ...]:
         out: list[int] = []
@@ -690,8 +698,7 @@ class ClassSpace:
                    for i in range(len(v.ap_variants)))
         # which agents' byProvider entries the provider and model select (the full model key
         # shadows the provider key), without visiting every agent
-        full = (model if "/" in model else f"{provider}/{model}") if (
-            provider is not None and model) else None
+        full = v.model_key(provider, model) if provider is not None else None
         index = v.bp_index()
         with_full = index.get(full, frozenset()) if full is not None else frozenset()
         with_provider = (index.get(provider, frozenset()) - with_full
