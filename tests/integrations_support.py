@@ -25,26 +25,39 @@ from toolc.pipeline.writer import publish
 from tests.helpers import ROOT, import_runtime
 
 DEFINITIONS = ROOT / "definitions"
-# Contexts of the shipped definitions, each with what its CLI flags are.
+# Contexts of the shipped definitions, each with what its CLI flags are. OpenClaw 2026.9 trusts a
+# group only when the session key names it, so the group contexts carry their session key.
+OPS_KEY = "agent:coder:telegram:group:-100123"
 CONTEXTS: dict[str, dict[str, Any]] = {
     # the maintainer in the ops group: exec through the sender's alsoAllow
-    "ops-maintainer": {"agent_id": "coder", "message_provider": "telegram",
+    "ops-maintainer": {"agent_id": "coder", "session_key": OPS_KEY, "message_provider": "telegram",
                        "group_id": "-100123", "sender_id": "42", "sender_is_owner": True},
     # anyone else in the ops group: exec and process denied
-    "ops-other": {"agent_id": "coder", "message_provider": "telegram", "group_id": "-100123",
-                  "sender_id": "7"},
+    "ops-other": {"agent_id": "coder", "session_key": OPS_KEY, "message_provider": "telegram",
+                  "group_id": "-100123", "sender_id": "7"},
     "viewer": {"agent_id": "viewer"},
     # the announcements group: messaging only
-    "announcements": {"agent_id": "main", "message_provider": "telegram",
-                      "group_id": "-100999"},
+    "announcements": {"agent_id": "main", "session_key": "agent:main:telegram:group:-100999",
+                      "message_provider": "telegram", "group_id": "-100999"},
     "main-owner": {"agent_id": "main", "sender_is_owner": True},
 }
-FLAGS = {"agent_id": "--agent", "message_provider": "--channel", "group_id": "--group",
-         "sender_id": "--sender-id", "model_provider": "--provider"}
+FLAGS = {"agent_id": "--agent", "session_key": "--session-key", "message_provider": "--channel",
+         "group_id": "--group", "sender_id": "--sender-id", "model_provider": "--provider"}
 # Tools the application implements (some in no context's set, some owner-only).
 IMPLEMENTED = ("read", "write", "exec", "message", "web_fetch", "gateway", "sessions_list")
 OPS = CONTEXTS["ops-maintainer"]
 OTHER = CONTEXTS["ops-other"]
+# An implemented tool outside OTHER's set that another context sees (2026.9 keeps the owner-only
+# gateway for an unknown owner, so it no longer serves): coder's alsoAllow replaces the global
+# one that adds message.
+OUTSIDE = "message"
+
+
+def outside_tool(shipped: Shipped) -> str:
+    """OUTSIDE, checked: in the announcements group's set and not in OTHER's."""
+    assert OUTSIDE in shipped.rt.resolve(**CONTEXTS["announcements"]).names
+    assert OUTSIDE not in shipped.rt.resolve(**OTHER).names
+    return OUTSIDE
 
 
 @dataclass

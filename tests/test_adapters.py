@@ -32,7 +32,7 @@ def _read(args: dict[str, Any], call: Any) -> str:
     return f"1: contents of {args['path']}"
 
 
-def _image(args: dict[str, Any], call: Any) -> Any:
+def _view_image(args: dict[str, Any], call: Any) -> Any:
     # an AgentToolResult as a plain mapping (what image_result builds)
     return {"content": [{"type": "text", "text": "MEDIA:/tmp/a.gif"},
                         {"type": "image", "data": "R0lGODlh", "mimeType": "image/gif"}],
@@ -42,7 +42,8 @@ def _image(args: dict[str, Any], call: Any) -> Any:
 def tools_for(rt: ModuleType, provider: str, model: str | None = None) -> Any:
     ctx = rt.CallContext(agent_id="main", model_provider=provider, model_id=model)
     resolved = rt.resolve(agent_id="main", model_provider=provider, model_id=model)
-    return rt.wrap(resolved, {"read": _read, "image": _image}, context=ctx)
+    # 2026.9 renamed the image tool view_image (a policy naming image still reaches it).
+    return rt.wrap(resolved, {"read": _read, "view_image": _view_image}, context=ctx)
 
 
 def test_openai_chat_round_trip(shipped: ModuleType) -> None:
@@ -93,7 +94,7 @@ def test_anthropic_round_trip(shipped: ModuleType) -> None:
         "content": [{"type": "text", "text": "Reading."},
                     {"type": "tool_use", "id": "tu_1", "name": "Read",
                      "input": {"file_path": "/c"}},
-                    {"type": "tool_use", "id": "tu_2", "name": "image",
+                    {"type": "tool_use", "id": "tu_2", "name": "view_image",
                      "input": {"prompt": "what is it?", "image": "/tmp/a.gif"}}]})
     calls = adapter.calls(reply)
     answer = adapter.results(calls, tools.run(calls))
@@ -136,11 +137,11 @@ def test_system_prompt_tool_list(shipped: ModuleType) -> None:
     text = shipped.system_prompt_tools(tools)
     lines = text.splitlines()
     assert lines[0] == "## Tool availability (filtered by policy)"
-    assert lines[1] == "- read: Read a file from the workspace."
+    assert lines[1] == "- read: Read file contents"  # 2026.9's own summary line
     assert [line.split(":")[0][2:] for line in lines[1:]] == list(tools.names)
     assert text.endswith("\n")
     anthropic = shipped.system_prompt_tools(shipped.resolve(agent_id="main"), dialect="anthropic")
-    assert "- Read: Read a file from the workspace." in anthropic
+    assert "- Read: Read file contents\n" in anthropic
 
 
 def test_summary_falls_back_to_the_first_sentence(rt: ModuleType) -> None:

@@ -86,8 +86,9 @@ def test_runtime_tool_definitions_and_decode_call() -> None:
     rt = import_runtime(BUILD, "toolc_runtime")
     tools = rt.resolve(agent_id="coder", model_provider="anthropic", sender_is_owner=True)
     defs = rt.tool_definitions(tools, "anthropic")
-    assert [d["name"] for d in defs][:3] == ["Read", "Write", "Edit"]  # Claude Code wire names
-    assert "file_path" in defs[0]["input_schema"]["properties"]  # the alias property
+    # 2026.9's catalog opens with ls (no Claude Code name), then the aliased file tools.
+    assert [d["name"] for d in defs][:4] == ["ls", "Read", "Write", "Edit"]  # Claude Code names
+    assert "file_path" in defs[1]["input_schema"]["properties"]  # the alias property
     assert rt.dialect_for("google") == "gemini-json" and rt.dialect_for("openai") == "openai"
     assert rt.dialect_for("openai", "gpt-5-strict") == "openai-strict"
     assert rt.dialect_for("google-antigravity-anthropic") == rt.dialect_for("unknown")

@@ -30,6 +30,7 @@ from tests.integrations_support import (
     Shipped,
     expected_tools,
     hook_log,
+    outside_tool,
     run_example,
 )
 
@@ -106,14 +107,15 @@ def test_each_model_request_lists_the_resolved_tools(shipped: Shipped, name: str
 def test_a_tool_outside_the_set_is_refused(shipped: Shipped, mode: str) -> None:
     # the tool node runs any registered tool the model names: the middleware refuses it
     recorder = Recorder()
-    model = model_for([("exec", {"command": "ls"}, "c1"), ("gateway", {}, "c2")])
+    outside = outside_tool(shipped)
+    model = model_for([("exec", {"command": "ls"}, "c1"), (outside, {}, "c2")])
     impls = recorder.implementations(asynchronous=mode == "async")
     out = Session(shipped, model, impls, mode, OTHER).start()
     assert out["messages"][-1].content == "done" and recorder.ran == []
     refused = tool_messages(out)
     assert [m.status for m in refused] == ["error", "error"]
     assert "Tool exec is not available to this request" in str(refused[0].content)
-    assert "Tool gateway is not available to this request" in str(refused[1].content)
+    assert f"Tool {outside} is not available to this request" in str(refused[1].content)
 
 
 # -- 3 --------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from tests.integrations_support import (
     Shipped,
     expected_tools,
     hook_log,
+    outside_tool,
     run_example,
 )
 
@@ -72,13 +73,14 @@ def test_each_run_lists_the_resolved_tools(shipped: Shipped, name: str, mode: st
 @pytest.mark.parametrize("mode", MODES)
 def test_a_tool_outside_the_set_is_refused(shipped: Shipped, mode: str) -> None:
     recorder = Recorder()
-    model = model_for([("exec", {"command": "ls"}, "c1"), ("gateway", {}, "c2")])
+    outside = outside_tool(shipped)
+    model = model_for([("exec", {"command": "ls"}, "c1"), (outside, {}, "c2")])
     impls = recorder.implementations(asynchronous=mode == "async")
     out = run(shipped, agent_for(shipped, model, impls), mode, "go", OTHER)
     assert out.final_output == "done" and recorder.ran == []
     assert [o.split('"error": ')[1] for o in outputs(model)] == [
         '"Tool exec is not available to this request"\n}',
-        '"Tool gateway is not available to this request"\n}']
+        f'"Tool {outside} is not available to this request"\n}}']
 
 
 def test_the_tool_itself_refuses_outside_the_set(shipped: Shipped) -> None:
