@@ -63,3 +63,17 @@ def explain(oracle: Asker, cfg: Mapping[str, Any], plugins: Any, ctx: dict[str, 
         if decision.covers(oracle, cfg, plugins, ctx, ours, theirs):
             return decision.name
     return None
+
+
+# -- openclaw@2026.9.6 -----------------------------------------------------------------------
+# Answers there are a tool list or a refusal ({"error_kind": ...}); a check sees both.
+DECISIONS_9: tuple[Decision, ...] = ()
+
+
+def explain9(oracle: Asker, cfg: Mapping[str, Any], plugins: Any, ctx: dict[str, Any],
+             ours: Any, theirs: Any) -> str | None:
+    """The 2026.9 decision that covers this difference, if any."""
+    for decision in DECISIONS_9:
+        if decision.covers(oracle, cfg, plugins, ctx, ours, theirs):
+            return decision.name
+    return None
