@@ -317,3 +317,29 @@ def test_refusals_agree_with_the_releases_loader() -> None:
         except ImportRefused:
             toolc_refuses = True
         assert toolc_refuses == (answer.get("error_kind") == "InvalidConfig"), (config, answer)
+
+
+# -- plugin enablement (found by `python -m conformance --openclaw 2026.9`) ---------------------
+def _policy_entries(config: dict[str, Any]) -> dict[str, Any]:
+    files = import_openclaw(config, "openclaw.json", openclaw="2026.9").files
+    policy = yaml.safe_load(files["openclaw/policy.yaml"]) or {}
+    return dict((policy.get("plugins") or {}).get("entries") or {})
+
+
+@pytest.mark.parametrize(("plugins", "disabled"), [
+    # resolvePluginActivationDecisionShared: the selected memory slot (memory-core by default)
+    # is enabled before the allowlist is read; every other plugin the allowlist does not list
+    # is disabled, the starter's bundled ones too
+    ({"allow": ["canvas"]}, {"browser", "xai"}),
+    ({"allow": ["canvas"], "slots": {"memory": "memory-core"}}, {"browser", "xai"}),
+    # resolveMemorySlotDecisionShared: a memory slot naming another plugin, or none, disables
+    # memory-core (kind memory) whatever its entry says
+    ({"slots": {"memory": "none"}}, {"memory-core"}),
+    ({"slots": {"memory": "none"}, "entries": {"memory-core": {"enabled": True}}},
+     {"memory-core"}),
+    ({"allow": ["browser"], "slots": {"memory": "none"}}, {"canvas", "memory-core", "xai"}),
+])
+def test_2026_9_plugin_allowlist_and_memory_slot(plugins: dict[str, Any],
+                                                  disabled: set[str]) -> None:
+    entries = _policy_entries({"plugins": plugins})
+    assert {p for p, e in entries.items() if e.get("enabled") is False} == disabled

@@ -38,6 +38,7 @@ from .openclaw_secrets import Secrets, config_secrets
 from .starter import starter_files, starter_text, with_directive
 
 POLICY_FILE = "openclaw/policy.yaml"
+MEMORY_CORE = "memory-core"  # the default of plugins.slots.memory (DEFAULT_SLOT_BY_KEY)
 STUBS_FILE = "openclaw/stubs.yaml"
 PROFILES_FILE = "profiles.yaml"
 BUILTIN_PROFILES = ("minimal", "coding", "messaging", "full")
@@ -318,12 +319,24 @@ def _profiles(node: Any, path: tuple[str | int, ...], notes: list[str]) -> None:
             _profiles(child, (*path, i), notes)
 
 
-def _plugin_lists(config: dict[str, Any], kept: dict[str, Any], keeper: _Keeper) -> None:
-    """``plugins.deny`` (and ``allow``) disable plugins in OpenClaw, before their entries."""
+def _plugin_lists(config: dict[str, Any], kept: dict[str, Any], keeper: _Keeper,
+                  target_key: str) -> None:
+    """``plugins.deny`` (and ``allow``) disable plugins in OpenClaw, before their entries.
+
+    2026.9.6 (resolvePluginActivationDecisionShared, then resolveMemorySlotDecisionShared):
+    the plugin the memory slot selects (``memory-core`` unless ``slots.memory`` says otherwise)
+    is enabled before the allowlist is read, a non-empty allowlist disables every other plugin
+    it does not list (the starter's bundled ones too), and ``memory-core`` is disabled when the
+    slot names another plugin or ``none``."""
     plugins = config.get("plugins")
     if not isinstance(plugins, dict):
         return
     entries = kept.setdefault("entries", {})
+    slots = plugins.get("slots")
+    slot = slots.get("memory", MEMORY_CORE) if isinstance(slots, dict) else MEMORY_CORE
+    slot = slot.strip().lower() if isinstance(slot, str) else None
+    if target_key == "2026.9" and slot != MEMORY_CORE:
+        entries[MEMORY_CORE] = {"enabled": False}
     for key in ("deny", "allow"):
         ids = plugins.get(key)
         if ids is None:
@@ -333,6 +346,10 @@ def _plugin_lists(config: dict[str, Any], kept: dict[str, Any], keeper: _Keeper)
         if key == "deny":
             for pid in ids:
                 entries[pid] = {"enabled": False}
+        elif ids and target_key == "2026.9":
+            for pid in [*entries, *_starter_plugins(target_key)]:
+                if pid not in ids and pid != slot:
+                    entries[pid] = {"enabled": False}
         elif ids:
             for pid in [*entries, "memory-core"]:
                 if pid not in ids:
@@ -372,6 +389,17 @@ def _known_names(key: str) -> tuple[set[str], set[str]]:
             if "plugin" in tool:
                 others.add(tool["plugin"])
     return tools, others
+
+
+def _starter_plugins(key: str) -> list[str]:
+    """The plugin ids of the target's starter catalog (its bundled plugins)."""
+    out: list[str] = []
+    for rel, text in starter_files(key).items():
+        if rel.endswith(".yaml"):
+            for tool in yaml.safe_load(text).get("catalog", []):
+                if "plugin" in tool and tool["plugin"] not in out:
+                    out.append(tool["plugin"])
+    return out
 
 
 def _stub_tool_name(name: str) -> str:
@@ -652,7 +680,7 @@ def _import(config: dict[str, Any], source_name: str, secrets: Secrets,
             policy["agents"] = keeper.keep(value, agents, ("agents",))
         elif key == "plugins":
             policy["plugins"] = keeper.keep(value, PLUGINS, ("plugins",))
-            _plugin_lists(config, policy["plugins"], keeper)
+            _plugin_lists(config, policy["plugins"], keeper, target_key)
         elif key == "channels":
             policy["channels"] = _channels(keeper, value)
         elif key == "session":
