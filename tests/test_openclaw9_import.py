@@ -201,6 +201,9 @@ def test_cli_reports_the_target(tmp_path: Path) -> None:
 
 
 REFUSED: list[tuple[dict[str, Any], str]] = [
+    # zod-schema (AgentDefaultsSchema): subagents.maxSpawnDepth number().int().min(1).max(5)
+    ({"agents": {"defaults": {"subagents": {"maxSpawnDepth": 6}}}}, "from 1 to 5"),
+    ({"agents": {"defaults": {"subagents": {"maxSpawnDepth": 0}}}}, "from 1 to 5"),
     ({"agents": {"entries": {"a": {}, "b": {}}}}, "several agents needs"),
     ({"agents": {"list": [{"id": "a"}, {"id": "b"}]}}, "several agents needs"),
     ({"agents": {"entries": {"a": {"default": True}, "b": {"default": True}}}},
@@ -222,6 +225,7 @@ ACCEPTED: list[dict[str, Any]] = [
     {"agents": {"ownership": "explicit", "entries": {"a": {}, "b": {}}}},
     {"agents": {"list": [{"id": "solo"}]}},
     {"agents": {"entries": {}}},  # the loader fills in the default `main` agent
+    {"agents": {"defaults": {"subagents": {"maxSpawnDepth": 5}}}},
     {"tools": {"exec": {"mode": "full"}, "allow": ["read"], "alsoAllow": []}},
 ]
 

@@ -760,6 +760,13 @@ def _refusals_2026_9(config: dict[str, Any], result: ImportResult) -> list[str]:
     if "tools" in defaults:
         out.append("agents.defaults.tools: OpenClaw 2026.9 refuses the config (agents.defaults "
                    "has no `tools` key); write the policy in tools or in each agent's tools")
+    depth = _object(defaults.get("subagents")).get("maxSpawnDepth")
+    if depth is not None and not (isinstance(depth, int) and not isinstance(depth, bool)
+                                  and 1 <= depth <= 5):
+        # zod-schema: maxSpawnDepth number().int().min(1).max(5); it decides which subagents
+        # are leaves (SUBAGENT_TOOL_DENY_LEAF)
+        out.append("agents.defaults.subagents.maxSpawnDepth: OpenClaw 2026.9 refuses the "
+                   f"config: {depth!r} is not a whole number from 1 to 5")
     out += _roster_refusals(agents, result)
     scopes: list[tuple[tuple[str | int, ...], Any]] = [(("tools",), config.get("tools"))]
     scopes += [((*at, "tools"), _object(a).get("tools")) for at, a in _roster(agents)]
