@@ -324,26 +324,31 @@ def test_refusals_agree_with_the_releases_loader() -> None:
 
 
 # -- plugin enablement (found by `python -m conformance --openclaw 2026.9`) ---------------------
-def _policy_entries(config: dict[str, Any]) -> dict[str, Any]:
-    files = import_openclaw(config, "openclaw.json", openclaw="2026.9").files
-    policy = yaml.safe_load(files["openclaw/policy.yaml"]) or {}
-    return dict((policy.get("plugins") or {}).get("entries") or {})
-
-
 @pytest.mark.parametrize(("plugins", "disabled"), [
     # resolvePluginActivationDecisionShared: the selected memory slot (memory-core by default)
     # is enabled before the allowlist is read; every other plugin the allowlist does not list
-    # is disabled, the starter's bundled ones too
-    ({"allow": ["canvas"]}, {"browser", "xai"}),
-    ({"allow": ["canvas"], "slots": {"memory": "memory-core"}}, {"browser", "xai"}),
+    # is disabled, the starter's bundled ones too (xai's file keeps it disabled itself)
+    ({"allow": ["canvas"]}, {"browser"}),
+    ({"allow": ["canvas"], "slots": {"memory": "memory-core"}}, {"browser"}),
     # resolveMemorySlotDecisionShared: a memory slot naming another plugin, or none, disables
     # memory-core (kind memory) whatever its entry says
     ({"slots": {"memory": "none"}}, {"memory-core"}),
     ({"slots": {"memory": "none"}, "entries": {"memory-core": {"enabled": True}}},
      {"memory-core"}),
-    ({"allow": ["browser"], "slots": {"memory": "none"}}, {"canvas", "memory-core", "xai"}),
+    ({"allow": ["browser"], "slots": {"memory": "none"}}, {"canvas", "memory-core"}),
 ])
 def test_2026_9_plugin_allowlist_and_memory_slot(plugins: dict[str, Any],
                                                   disabled: set[str]) -> None:
-    entries = _policy_entries({"plugins": plugins})
+    files = import_openclaw({"plugins": plugins}, "openclaw.json", openclaw="2026.9").files
+    policy = yaml.safe_load(files["openclaw/policy.yaml"]) or {}
+    entries = (policy.get("plugins") or {}).get("entries") or {}
     assert {p for p, e in entries.items() if e.get("enabled") is False} == disabled
+
+
+def test_2026_9_plugin_allowlist_builds(tmp_path: Path) -> None:
+    files = import_openclaw({"plugins": {"allow": ["canvas"], "slots": {"memory": "none"}}},
+                            "openclaw.json", openclaw="2026.9").files
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, "utf-8")
+    resolve_definitions(tmp_path)

@@ -392,13 +392,17 @@ def _known_names(key: str) -> tuple[set[str], set[str]]:
 
 
 def _starter_plugins(key: str) -> list[str]:
-    """The plugin ids of the target's starter catalog (its bundled plugins)."""
+    """The plugin ids of the target's starter catalog (its bundled plugins) that the starter
+    leaves enabled (a plugin file that declares its plugin's state, xai's, decides it)."""
     out: list[str] = []
     for rel, text in starter_files(key).items():
         if rel.endswith(".yaml"):
-            for tool in yaml.safe_load(text).get("catalog", []):
-                if "plugin" in tool and tool["plugin"] not in out:
-                    out.append(tool["plugin"])
+            data = yaml.safe_load(text)
+            declared = _object(_object(data.get("plugins")).get("entries"))
+            for tool in data.get("catalog", []):
+                pid = tool.get("plugin")
+                if pid is not None and pid not in out and pid not in declared:
+                    out.append(pid)
     return out
 
 
