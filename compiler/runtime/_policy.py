@@ -222,6 +222,8 @@ _ALWAYS: Final = _bits(_T["masks"]["always"])
 _CORE: Final = _bits(_T["masks"]["core"]) if "core" in _T["masks"] else 0
 _LEAN: Final = _bits(_T["masks"]["lean"]) if "lean" in _T["masks"] else 0
 _CRON_DROP: Final = _bits(_T["masks"]["cron_drop"]) if "cron_drop" in _T["masks"] else 0
+# createOpenClawTools (2026.9): not built for a sandboxed run (absent in older tables: none)
+_HOST_ONLY: Final = _bits(_T["masks"]["host_only"]) if "host_only" in _T["masks"] else 0
 _NON_OPTIONAL: Final = _bits(_T["masks"]["non_optional"])
 _NON_OWNER: Final = _bits(_T["masks"]["non_owner"])
 _AGENTS: Final[dict[str, int]] = _T["agents"]
@@ -1140,6 +1142,8 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     explicit_channel = _text(message_provider)
     message = explicit_channel.strip().lower() if explicit_channel else None
     present = _present(record.apply_patch, provider, model, message)
+    if sandboxed:
+        present &= ~_HOST_ONLY
     # 2026.3.2: only an explicit True keeps owner-only tools; 2026.9.6: only an explicit
     # False removes them (unknown keeps them)
     if sender_is_owner is False if _OWNER_UNKNOWN_KEEPS else sender_is_owner is not True:

@@ -331,6 +331,12 @@ class ReferenceInterpreter:
                     inventory[name] = Decision(
                         kept=False, reason="a cron session: OpenClaw never gives it this tool "
                         "(filterRequesterYieldTools)", entry=inventory[name].entry)
+        if self.r.target.host_only_tools and self.sandboxed(ctx):
+            for name in self.r.target.host_only_tools:
+                if name in inventory and inventory[name].kept:
+                    inventory[name] = Decision(
+                        kept=False, reason="sandboxed: OpenClaw builds it only outside the "
+                        "sandbox (createOpenClawTools)", entry=inventory[name].entry)
         present = [t for t in self.r.tools if inventory[t.name].kept]
         if owner_removes(self.r, ctx.sender_is_owner):
             why = ("owner-only; the sender is known not to be the owner (sender_is_owner=False)"

@@ -117,6 +117,9 @@ class Target:
     local_model_lean_tools: tuple[str, ...] = ()
     # filterRequesterYieldTools: tools a cron session (`agent:<id>:cron:...`) never gets
     cron_session_drop: tuple[str, ...] = ()
+    # createOpenClawTools `options.sandboxed ? [] : [terminal, portal]` (2026.9): tools never
+    # built for a sandboxed run (the release's data: hostOnly)
+    host_only_tools: tuple[str, ...] = ()
 
     # -- renames from the previous target (migrate) -----------------------------------------
     renames: Mapping[str, str]
@@ -250,6 +253,8 @@ def _from_data(key: str) -> Target:
     switches: dict[str, Any] = dict(_SWITCHES[key])
     # 2026.9 denies its owner-only set by name; 2026.3 reads the catalog's flags only
     switches.setdefault("owner_only_names", tuple(data["ownerOnly"]))
+    if "hostOnly" in data:
+        switches.setdefault("host_only_tools", tuple(data["hostOnly"]))
     return Target(key=key, release=str(data["release"]), **switches,
                   subagent_deny_always=tuple(data["subagentDeny"]["always"]),
                   subagent_deny_leaf=tuple(data["subagentDeny"]["leaf"]),

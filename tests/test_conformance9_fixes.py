@@ -1,0 +1,37 @@
+"""Differences ``python -m conformance --openclaw 2026.9`` found between toolc and
+openclaw@2026.9.6, each pinned by a hand-written case citing the release function (runtime and
+reference interpreter both: ``Engines.both``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import Engines, engines_for
+
+CORE = ["read", "exec", "terminal", "portal", "session_status"]
+
+
+def engines(tmp: Path, key: str, **rest: Any) -> Engines:
+    catalog = [{"name": n, "description": f"The {n} tool.", "parameters": {"type": "object"}}
+               for n in CORE]
+    return engines_for(tmp / key, {"defs.yaml": {"openclaw": key, "catalog": catalog, **rest}})
+
+
+# createOpenClawTools (2026.9.6): `options.sandboxed ? [] : [terminal, portal]`: the host
+# terminal and portal are never built for a sandboxed run, whatever the policies allow.
+@pytest.mark.parametrize("sandbox", [{"sandboxed": True}, {"session_key": "agent:main:x"}])
+def test_host_only_tools_are_not_built_in_a_sandboxed_run(tmp_path: Path,
+                                                          sandbox: dict[str, Any]) -> None:
+    agents = {"defaults": {"sandbox": {"mode": "all"}}} if "session_key" in sandbox else {}
+    tools = {"sandbox": {"tools": {"allow": ["*"]}}}
+    e = engines(tmp_path, "2026.9", tools=tools, agents=agents)
+    assert set(e.both(**sandbox)) == {"read", "exec", "session_status"}
+    assert set(e.both()) == set(CORE)  # outside the sandbox
+
+
+def test_host_only_tools_stay_in_2026_3(tmp_path: Path) -> None:
+    e = engines(tmp_path, "2026.3", tools={"sandbox": {"tools": {"allow": ["*"]}}})
+    assert set(e.both(sandboxed=True)) == set(CORE)
