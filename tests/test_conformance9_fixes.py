@@ -35,3 +35,32 @@ def test_host_only_tools_are_not_built_in_a_sandboxed_run(tmp_path: Path,
 def test_host_only_tools_stay_in_2026_3(tmp_path: Path) -> None:
     e = engines(tmp_path, "2026.3", tools={"sandbox": {"tools": {"allow": ["*"]}}})
     assert set(e.both(sandboxed=True)) == set(CORE)
+
+
+# createOpenClawTools (2026.9.6) builds `transcripts` only for a channel caller
+# (resolveTranscriptCaller): resolveGatewayMessageChannel(messageProvider) is a gateway message
+# channel (isGatewayMessageChannel: webchat or a deliverable channel id, aliases resolved) and
+# the sender id is not blank.
+@pytest.mark.parametrize(("ctx", "built"), [
+    ({"message_provider": "telegram", "sender_id": "42"}, True),
+    ({"message_provider": " WebChat ", "sender_id": "42"}, True),
+    ({"message_provider": "lark", "sender_id": "42"}, True),  # normalizeMessageChannel alias
+    ({"message_provider": "telegram"}, False),
+    ({"message_provider": "telegram", "sender_id": "  "}, False),
+    ({"message_provider": "voice", "sender_id": "42"}, False),
+    ({"message_provider": "discord-voice", "sender_id": "42"}, False),
+    ({"sender_id": "42", "session_key": "agent:main:telegram:direct:42"}, False),
+])
+def test_transcripts_only_for_a_channel_caller(tmp_path: Path, ctx: dict[str, Any],
+                                               built: bool) -> None:
+    e = engines_for(tmp_path / "t", {"defs.yaml": {"openclaw": "2026.9", "catalog": [
+        {"name": n, "description": n, "parameters": {"type": "object"}}
+        for n in ("read", "transcripts")]}})
+    assert set(e.both(**ctx)) == ({"read", "transcripts"} if built else {"read"})
+
+
+def test_transcripts_for_every_caller_in_2026_3(tmp_path: Path) -> None:
+    e = engines_for(tmp_path / "t", {"defs.yaml": {"openclaw": "2026.3", "catalog": [
+        {"name": n, "description": n, "parameters": {"type": "object"}}
+        for n in ("read", "transcripts")]}})
+    assert set(e.both()) == {"read", "transcripts"}

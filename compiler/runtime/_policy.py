@@ -224,6 +224,9 @@ _LEAN: Final = _bits(_T["masks"]["lean"]) if "lean" in _T["masks"] else 0
 _CRON_DROP: Final = _bits(_T["masks"]["cron_drop"]) if "cron_drop" in _T["masks"] else 0
 # createOpenClawTools (2026.9): not built for a sandboxed run (absent in older tables: none)
 _HOST_ONLY: Final = _bits(_T["masks"]["host_only"]) if "host_only" in _T["masks"] else 0
+# createOpenClawTools (2026.9): built only for a gateway message channel and a sender id
+_CALLER_ONLY: Final = _bits(_T["masks"]["caller_only"]) if "caller_only" in _T["masks"] else 0
+_GATEWAY_CHANNELS: Final = frozenset((_T.get("target") or {}).get("gateway_channels") or ())
 _NON_OPTIONAL: Final = _bits(_T["masks"]["non_optional"])
 _NON_OWNER: Final = _bits(_T["masks"]["non_owner"])
 _AGENTS: Final[dict[str, int]] = _T["agents"]
@@ -1105,6 +1108,16 @@ def _admitted(present: int, stacks: list[Stack], lean: bool) -> int:
     return bits
 
 
+def _built(present: int, sandboxed: bool, sender_id: str | None, message: str | None) -> int:
+    """createOpenClawTools (2026.9): terminal and portal only outside the sandbox, transcripts
+    only for a channel caller (a gateway message channel and a sender id)."""
+    if sandboxed:
+        present &= ~_HOST_ONLY
+    if _CALLER_ONLY and not (_text(sender_id) and channel_of(message) in _GATEWAY_CHANNELS):
+        present &= ~_CALLER_ONLY
+    return present
+
+
 def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     *,
     agent_id: str | None = None,
@@ -1142,8 +1155,7 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     explicit_channel = _text(message_provider)
     message = explicit_channel.strip().lower() if explicit_channel else None
     present = _present(record.apply_patch, provider, model, message)
-    if sandboxed:
-        present &= ~_HOST_ONLY
+    present = _built(present, sandboxed, sender_id, message)
     # 2026.3.2: only an explicit True keeps owner-only tools; 2026.9.6: only an explicit
     # False removes them (unknown keeps them)
     if sender_is_owner is False if _OWNER_UNKNOWN_KEEPS else sender_is_owner is not True:

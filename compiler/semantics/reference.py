@@ -337,6 +337,15 @@ class ReferenceInterpreter:
                     inventory[name] = Decision(
                         kept=False, reason="sandboxed: OpenClaw builds it only outside the "
                         "sandbox (createOpenClawTools)", entry=inventory[name].entry)
+        if self.r.target.caller_only_tools and not (
+                (ctx.sender_id or "").strip() and self.request_channel(ctx.message_provider)
+                in self.r.target.gateway_channels):
+            for name in self.r.target.caller_only_tools:
+                if name in inventory and inventory[name].kept:
+                    inventory[name] = Decision(
+                        kept=False, reason="no channel caller (a gateway message channel and "
+                        "a sender id): OpenClaw builds it only for one (createOpenClawTools)",
+                        entry=inventory[name].entry)
         present = [t for t in self.r.tools if inventory[t.name].kept]
         if owner_removes(self.r, ctx.sender_is_owner):
             why = ("owner-only; the sender is known not to be the owner (sender_is_owner=False)"

@@ -120,6 +120,11 @@ class Target:
     # createOpenClawTools `options.sandboxed ? [] : [terminal, portal]` (2026.9): tools never
     # built for a sandboxed run (the release's data: hostOnly)
     host_only_tools: tuple[str, ...] = ()
+    # createOpenClawTools (2026.9) builds these only for a channel caller
+    # (resolveTranscriptCaller: resolveGatewayMessageChannel(messageProvider) and a sender id)
+    caller_only_tools: tuple[str, ...] = ()
+    # isGatewayMessageChannel: webchat and the deliverable channels (CHANNEL_IDS)
+    gateway_channels: tuple[str, ...] = ()
 
     # -- renames from the previous target (migrate) -----------------------------------------
     renames: Mapping[str, str]
@@ -157,7 +162,8 @@ class Target:
                 "request_channel_aliases": dict(self.request_channel_aliases),
                 "plugin_admission": self.optional_admitted_by_wildcard,
                 "local_model_lean": bool(self.local_model_lean_tools),
-                "subagent_depth_counts_leading": self.subagent_depth_counts_leading}
+                "subagent_depth_counts_leading": self.subagent_depth_counts_leading,
+                "gateway_channels": list(self.gateway_channels)}
 
 
 @functools.cache
@@ -234,6 +240,14 @@ _SWITCHES: dict[str, dict[str, Any]] = {
         local_model_lean_tools=("browser", "automations", "image_generate", "message",
                                 "music_generate", "pdf", "tts", "video_generate"),
         cron_session_drop=("sessions_yield",),
+        caller_only_tools=("transcripts",),
+        # ids-*.mjs GENERATED_BUNDLED_CHANNEL_IDS without configurable: false (qa-channel),
+        # plus webchat (isGatewayMessageChannel)
+        gateway_channels=("webchat", "a2a", "buzz", "clickclack", "discord", "feishu",
+                          "googlechat", "imessage", "irc", "line", "matrix", "mattermost",
+                          "msteams", "nextcloud-talk", "nostr", "raft", "reef", "signal",
+                          "slack", "sms", "synology-chat", "telegram", "tlon", "twitch",
+                          "whatsapp", "zalo", "zalouser"),
         renames={"cron": "automations", "image": "view_image"},
         config_keys=CONFIG_KEYS_2026_9,
         config_values=((("tools", "exec", "host"), "auto"),
