@@ -64,3 +64,21 @@ def test_transcripts_for_every_caller_in_2026_3(tmp_path: Path) -> None:
         {"name": n, "description": n, "parameters": {"type": "object"}}
         for n in ("read", "transcripts")]}})
     assert set(e.both()) == {"read", "transcripts"}
+
+
+# resolveSandboxRuntimeStatus (2026.9.6) -> resolveSessionAgentId: a session key without an
+# agent (`cron:job1`, `main`, `global`) belongs to the request's agent (the explicit agent id),
+# and only without one to the default agent; the sandbox mode is that agent's.
+@pytest.mark.parametrize(("ctx", "sandboxed"), [
+    ({"agent_id": "main", "session_key": "cron:job1"}, False),  # main: no sandbox block
+    ({"agent_id": "a1", "session_key": "cron:job1"}, True),
+    ({"session_key": "agent:a1:x", "agent_id": "a1"}, True),
+    ({"session_key": "agent:main:x"}, False),
+])
+def test_sandbox_mode_of_the_selected_agent(tmp_path: Path, ctx: dict[str, Any],
+                                            sandboxed: bool) -> None:
+    agents = {"ownership": "explicit",
+              "entries": {"a1": {"sandbox": {"mode": "all"}}, "a2": {"sandbox": {"mode": "all"}}}}
+    tools = {"sandbox": {"tools": {"allow": ["read"]}}}
+    e = engines(tmp_path, "2026.9", tools=tools, agents=agents)
+    assert set(e.both(**ctx)) == ({"read"} if sandboxed else set(CORE))

@@ -377,21 +377,23 @@ def _text(value: str | None) -> str | None:
 # differs (strips \x1c-\x1f and \x85, keeps \ufeff).
 _JS_SPACE: Final = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 _JS_TRIM: Final = re.compile(f"^[{_JS_SPACE}]+|[{_JS_SPACE}]+$")
-_SANDBOXED: dict[str, bool] = {}
+_SANDBOXED: dict[tuple[str, str | None], bool] = {}
 
 
-def _sandboxed_by_mode(session_key: str | None) -> bool:
+def _sandboxed_by_mode(session_key: str | None, selected: str | None = None) -> bool:
     """OpenClaw's ``resolveSandboxRuntimeStatus(...).sandboxed`` for a session key (cached):
-    the mode of the key's agent (else the default agent's), ``off`` never, ``all`` always,
-    ``non-main`` unless the key is the agent's main session; no session key: False."""
+    the mode of the key's agent (else ``selected``, 2026.9's selected agent: resolveSessionAgentId
+    takes the request's agent id for a key without one; else the default agent's), ``off``
+    never, ``all`` always, ``non-main`` unless the key is the agent's main session; no session
+    key: False."""
     if not _SB_ANY or session_key is None:
         return False
-    cached = _SANDBOXED.get(session_key)
+    cached = _SANDBOXED.get((session_key, selected))
     if cached is None:
         raw = _JS_TRIM.sub("", session_key)
         parts = [p for p in _JS_TRIM.sub("", raw.lower()).split(":") if p]
         agent = _JS_TRIM.sub("", parts[1]) if len(parts) >= 3 and parts[0] == "agent" else ""
-        agent = (_normalize_id(agent) or "main") if agent else _SB_DEFAULT_AGENT
+        agent = (_normalize_id(agent) or "main") if agent else selected or _SB_DEFAULT_AGENT
         mode = _SB_MODES.get(agent, _SB_DEFAULT_MODE)
         if not raw or mode == "off":
             cached = False
@@ -402,7 +404,7 @@ def _sandboxed_by_mode(session_key: str | None) -> bool:
             cached = not main and not (_SB_SCOPE_GLOBAL and raw == "global")
         if len(_SANDBOXED) >= _CACHE_LIMIT:
             _SANDBOXED.clear()
-        _SANDBOXED[session_key] = cached
+        _SANDBOXED[(session_key, selected)] = cached
     return cached
 
 
@@ -1142,13 +1144,14 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     ill-typed value; blank strings count as absent."""
     _check(locals())
     session_key = _text(session_key)
-    # An explicit True stays; False or None never lifts a sandbox the definitions impose.
-    sandboxed = sandboxed is True or _sandboxed_by_mode(session_key)
     session = _session(session_key) if session_key else _NO_SESSION
     if _AGENT_SELECTION:
         raw_agent: str | None = _select_agent(_text(agent_id), session_key)
     else:
         raw_agent = _request_agent(_text(agent_id), session_key, session)
+    # An explicit True stays; False or None never lifts a sandbox the definitions impose.
+    selected = raw_agent if _AGENT_SELECTION else None
+    sandboxed = sandboxed is True or _sandboxed_by_mode(session_key, selected)
     record = _NO_AGENT if raw_agent is None else _agent_record(raw_agent)
     provider = model_provider.strip().lower() or None if model_provider else None
     model = model_id.strip().lower() or None if model_id else None

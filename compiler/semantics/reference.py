@@ -72,6 +72,7 @@ from ..rules.names import (
     normalize_tool_name,
 )
 from ..rules.sandbox import derive_sandboxed, session_agent
+from ..runtime._errors import AgentSelectionRequiredError
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -359,8 +360,17 @@ class ReferenceInterpreter:
 
     def sandboxed(self, ctx: Context) -> bool:
         """``sandboxed=True``, or the sandbox mode sandboxes the session (``rules.sandbox``):
-        ``sandboxed=False`` never lifts a sandbox the definitions impose."""
-        return ctx.sandboxed is True or derive_sandboxed(self.sandbox_modes, ctx.session_key)
+        ``sandboxed=False`` never lifts a sandbox the definitions impose. 2026.9: a key without
+        an agent is the selected agent's (resolveSandboxRuntimeStatus -> resolveSessionAgentId);
+        a request OpenClaw refuses is refused before this matters."""
+        selected = None
+        if self.r.target.agent_selection:
+            try:
+                selected = select_agent(self.r.defs, ctx.agent_id, ctx.session_key)
+            except AgentSelectionRequiredError:
+                selected = None
+        return ctx.sandboxed is True or derive_sandboxed(self.sandbox_modes, ctx.session_key,
+                                                         selected)
 
     def not_sandboxed(self, ctx: Context) -> str:
         modes = self.sandbox_modes
