@@ -1,4 +1,5 @@
-"""Documented decisions: where toolc deliberately answers differently from OpenClaw 2026.3.2.
+"""Documented decisions: where toolc deliberately answers differently from OpenClaw, per release
+(``DECISIONS`` for 2026.3.2, ``DECISIONS_9`` for 2026.9.6).
 
 Each entry names the README decision it stands for and says exactly which differences it
 covers; a difference no entry covers fails ``make conformance``. Keep this list short: a new
@@ -66,7 +67,9 @@ def explain(oracle: Asker, cfg: Mapping[str, Any], plugins: Any, ctx: dict[str, 
 
 
 # -- openclaw@2026.9.6 -----------------------------------------------------------------------
-# Answers there are a tool list or a refusal ({"error_kind": ...}); a check sees both.
+# Answers there are a tool list or a refusal ({"error_kind": ...}); a check sees both. Empty:
+# seeds 1-3 of `python -m conformance --openclaw 2026.9` need no decision (every difference they
+# found was a toolc bug, fixed); a new entry needs a line in docs/reference/semantics.md's list.
 DECISIONS_9: tuple[Decision, ...] = ()
 
 
