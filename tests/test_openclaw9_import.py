@@ -352,3 +352,20 @@ def test_2026_9_plugin_allowlist_builds(tmp_path: Path) -> None:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text, "utf-8")
     resolve_definitions(tmp_path)
+
+
+@pytest.mark.parametrize(("key", "name", "disabled"), [
+    # 2026.9.6 bundles no `lobster`: a user-installed plugin (origin global) is enabled
+    # (resolvePluginActivationDecisionShared: decision("default")); 2026.3.2 bundled it,
+    # disabled by default
+    ("2026.9", "lobster", set()),
+    ("2026.3", "lobster", {"lobster"}),
+    # bundled in 2026.9.6 without enabledByDefault: "bundled-disabled-by-default"
+    ("2026.9", "llm-task", {"llm-task"}),
+])
+def test_stub_plugins_follow_the_targets_bundled_set(key: str, name: str,
+                                                     disabled: set[str]) -> None:
+    files = import_openclaw({"tools": {"deny": [name]}}, "openclaw.json", openclaw=key).files
+    policy = yaml.safe_load(files["openclaw/policy.yaml"]) or {}
+    entries = (policy.get("plugins") or {}).get("entries") or {}
+    assert {p for p, e in entries.items() if e.get("enabled") is False} == disabled

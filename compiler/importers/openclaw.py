@@ -24,7 +24,7 @@ import json5
 import yaml
 
 from ..rules.names import normalize_agent_id, normalize_tool_name
-from ..targets import KEYS, NEWEST_KEY
+from ..targets import KEYS, NEWEST_KEY, target
 from .openclaw_keys import SANDBOX_OFF, access_reason, sandbox_mode
 from .openclaw_plugins import (
     BUNDLED_2026_3_2,
@@ -476,12 +476,21 @@ def _list(value: Any) -> list[Any]:
 
 
 def _stub_plugin_states(config: dict[str, Any], policy: dict[str, Any],
-                        stubs: list[dict[str, Any]], result: ImportResult) -> None:
+                        stubs: list[dict[str, Any]], result: ImportResult,
+                        target_key: str) -> None:
     """The stubs' plugins enabled or not as OpenClaw decides (resolveEnableState, 2026.3.2):
     ``plugins.enabled: false``, then ``deny``, then a non-empty ``allow`` that does not list
     it, then ``slots.memory``, then the entry's ``enabled``; a bundled plugin without an entry
     is disabled unless bundled-enabled-by-default or a channel with ``enabled: true``
-    (isBundledChannelEnabledByChannelConfig)."""
+    (isBundledChannelEnabledByChannelConfig). Bundled: the target release's own set (2026.9.6:
+    the bundled tool plugins of its data, each with its manifest's ``enabledByDefault``; a
+    plugin it does not bundle, e.g. ``lobster``, is installed by the user and enabled)."""
+    if target_key == "2026.3":
+        bundled, default_on = BUNDLED_2026_3_2, BUNDLED_ENABLED_BY_DEFAULT
+    else:
+        shipped = target(target_key).data["plugins"]
+        bundled = frozenset(shipped)
+        default_on = frozenset(p for p, v in shipped.items() if v.get("enabledByDefault"))
     plugins = _object(config.get("plugins"))
     deny = _list(plugins.get("deny"))
     allow = _list(plugins.get("allow"))
@@ -494,7 +503,7 @@ def _stub_plugin_states(config: dict[str, Any], policy: dict[str, Any],
             why = "plugins.deny" if pid in deny else "not in plugins.allow"
         elif slots.get("memory") == pid or entry.get("enabled") is not None:
             continue  # enabled by the slot, or its entry (kept) decides
-        elif pid in BUNDLED_2026_3_2 and pid not in BUNDLED_ENABLED_BY_DEFAULT \
+        elif pid in bundled and pid not in default_on \
                 and _object(_object(config.get("channels")).get(pid)).get("enabled") is not True:
             why = "a bundled plugin, disabled unless plugins.entries enables it"
         else:
@@ -704,7 +713,7 @@ def _import(config: dict[str, Any], source_name: str, secrets: Secrets,
         raise ImportRefused(errors)
     policy = _unescaped(_without_dropped(policy))
     stubs = _stubs(policy, result, target_key)
-    _stub_plugin_states(config, policy, stubs, result)
+    _stub_plugin_states(config, policy, stubs, result, target_key)
     files = starter_files(target_key)
     files[PROFILES_FILE] = with_directive(PROFILES_FILE, _profiles_text(target_key))
     source_name = secrets.redact("".join(c if c.isprintable() else "?" for c in source_name))
