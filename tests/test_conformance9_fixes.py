@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from toolc.api import AgentSelectionRequiredError
 
 from tests.helpers import Engines, engines_for
 
@@ -82,3 +83,34 @@ def test_sandbox_mode_of_the_selected_agent(tmp_path: Path, ctx: dict[str, Any],
     tools = {"sandbox": {"tools": {"allow": ["read"]}}}
     e = engines(tmp_path, "2026.9", tools=tools, agents=agents)
     assert set(e.both(**ctx)) == ({"read"} if sandboxed else set(CORE))
+
+
+# resolveStoredSubagentCapabilities (2026.9.6) reads the depth of a subagent key without an
+# agent (`subagent:x`) through resolveSessionAgentId without the request's agent id: on a roster
+# with no default agent (agents.ownership explicit) OpenClaw refuses the request whatever
+# agent_id says; an agent-scoped subagent key, or a roster with a default, is answered.
+@pytest.mark.parametrize(("ownership", "ctx", "refused"), [
+    ("explicit", {"session_key": "subagent:x", "agent_id": "a2"}, True),
+    ("explicit", {"session_key": "subagent:x:subagent:y", "agent_id": "main"}, True),
+    ("explicit", {"session_key": "agent:a2:subagent:x", "agent_id": "a2"}, False),
+    ("explicit", {"session_key": "cron:job1", "agent_id": "a2"}, False),
+    ("default", {"session_key": "subagent:x", "agent_id": "a2"}, False),
+])
+def test_agentless_subagent_key_needs_a_default_agent(tmp_path: Path, ownership: str,
+                                                      ctx: dict[str, Any], refused: bool) -> None:
+    entries: dict[str, Any] = {"main": {}, "a1": {}, "a2": {}}
+    agents: dict[str, Any] = {"entries": entries}
+    if ownership == "explicit":
+        agents["ownership"] = "explicit"
+    else:
+        entries["a1"] = {"default": True}
+    e = engines(tmp_path, "2026.9", agents=agents)
+    if refused:
+        # the generated runtime raises its own copy of the class
+        with pytest.raises(ValueError, match="subagent key without an agent") as raised:
+            e.runtime.resolve(**ctx)
+        assert type(raised.value).__name__ == "AgentSelectionRequiredError"
+        with pytest.raises(AgentSelectionRequiredError):
+            e.reference.resolve(**ctx)
+    else:
+        assert "read" in e.both(**ctx)  # answered (runtime == reference)

@@ -614,6 +614,13 @@ def _select_agent(agent_id: str | None, session_key: str | None) -> str:
             f"the session key belongs to agent {session.agent!r}, not {explicit!r}",
             agent_ids=_AGENT_IDS,
         )
+    if session.agent is None and session.is_subagent and _DEFAULT_AGENT is None:
+        # resolveStoredSubagentCapabilities: an agentless subagent key ignores agent_id
+        raise AgentSelectionRequiredError(
+            f"session key {session_key!r} is a subagent key without an agent, and no default "
+            "agent can be chosen (OpenClaw ignores agent_id there)",
+            agent_ids=_AGENT_IDS,
+        )
     chosen = session.agent or explicit or _DEFAULT_AGENT
     if chosen is None:
         raise AgentSelectionRequiredError(
