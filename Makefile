@@ -84,8 +84,10 @@ bench-quick: install
 ## Compare toolc with OpenClaw's own published code (needs node and npm; not part of `test`).
 ## Both releases are installed from the npm registry into the cache: 2026.3.2 runs on the system
 ## Node (20), 2026.9.6 on Node 24 (itself an npm package, conformance/node.sh).
+SEED ?= 1
 conformance: install-test conformance-setup
-	$(PY) -m conformance
+	$(PY) -m conformance --seed $(SEED)
+	$(PY) -m conformance --openclaw 2026.9 --seed $(SEED)
 	$(PY) -m conformance.roundtrip
 
 conformance-setup:

@@ -34,6 +34,7 @@ from toolc.semantics.reference import ReferenceInterpreter
 
 from conformance.decisions import DECISIONS, explain
 from conformance.mapping import definitions_from
+from conformance.run9 import main9
 from conformance.strategies import config, contexts, plugin_tools
 from tests.helpers import import_runtime
 
@@ -215,8 +216,8 @@ def main() -> int:
     parser.add_argument("--openclaw", choices=sorted(RELEASES), default="2026.3",
                         help="the OpenClaw release line to compare with (default 2026.3)")
     args = parser.parse_args()
-    if args.openclaw != "2026.3":
-        return _not_wired(args.openclaw)
+    if args.openclaw == "2026.9":
+        return main9(args, fetch, Oracle, RELEASES)
     started = time.monotonic()
     node, package = fetch(args.openclaw)
     cache = Path(package).parent.parent
@@ -244,15 +245,6 @@ def main() -> int:
     finally:
         oracle.close()
     return report(run, catalog, selfcheck, cache, args, time.monotonic() - started)
-
-
-def _not_wired(line: str) -> int:
-    """The toolc side of a 2026.9 comparison waits on toolc compiling 2026.9 targets; the
-    release's own oracle is checked meanwhile by ``python -m conformance.releases``."""
-    print(f"toolc vs openclaw@{RELEASES[line][0]}: not wired yet (toolc does not compile "
-          f"{line} targets); `python -m conformance.releases` runs the {line} oracle's "
-          "self-check and the release-to-release comparison", file=sys.stderr)
-    return 1
 
 
 def report(run: Run, catalog: Mapping[str, Any], selfcheck: Any, cache: Path,

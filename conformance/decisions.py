@@ -1,4 +1,5 @@
-"""Documented decisions: where toolc deliberately answers differently from OpenClaw 2026.3.2.
+"""Documented decisions: where toolc deliberately answers differently from OpenClaw, per release
+(``DECISIONS`` for 2026.3.2, ``DECISIONS_9`` for 2026.9.6).
 
 Each entry names the README decision it stands for and says exactly which differences it
 covers; a difference no entry covers fails ``make conformance``. Keep this list short: a new
@@ -60,6 +61,22 @@ def explain(oracle: Asker, cfg: Mapping[str, Any], plugins: Any, ctx: dict[str, 
             ours: list[str], theirs: list[str]) -> str | None:
     """The decision that covers this difference, if any."""
     for decision in DECISIONS:
+        if decision.covers(oracle, cfg, plugins, ctx, ours, theirs):
+            return decision.name
+    return None
+
+
+# -- openclaw@2026.9.6 -----------------------------------------------------------------------
+# Answers there are a tool list or a refusal ({"error_kind": ...}); a check sees both. Empty:
+# seeds 1-3 of `python -m conformance --openclaw 2026.9` need no decision (every difference they
+# found was a toolc bug, fixed); a new entry needs a line in docs/reference/semantics.md's list.
+DECISIONS_9: tuple[Decision, ...] = ()
+
+
+def explain9(oracle: Asker, cfg: Mapping[str, Any], plugins: Any, ctx: dict[str, Any],
+             ours: Any, theirs: Any) -> str | None:
+    """The 2026.9 decision that covers this difference, if any."""
+    for decision in DECISIONS_9:
         if decision.covers(oracle, cfg, plugins, ctx, ours, theirs):
             return decision.name
     return None

@@ -199,6 +199,9 @@ def test_cli_reports_the_target(tmp_path: Path) -> None:
 
 
 REFUSED: list[tuple[dict[str, Any], str]] = [
+    # zod-schema (AgentDefaultsSchema): subagents.maxSpawnDepth number().int().min(1).max(5)
+    ({"agents": {"defaults": {"subagents": {"maxSpawnDepth": 6}}}}, "from 1 to 5"),
+    ({"agents": {"defaults": {"subagents": {"maxSpawnDepth": 0}}}}, "from 1 to 5"),
     ({"agents": {"entries": {"a": {}, "b": {}}}}, "several agents needs"),
     ({"agents": {"list": [{"id": "a"}, {"id": "b"}]}}, "several agents needs"),
     ({"agents": {"entries": {"a": {"default": True}, "b": {"default": True}}}},
@@ -220,6 +223,7 @@ ACCEPTED: list[dict[str, Any]] = [
     {"agents": {"ownership": "explicit", "entries": {"a": {}, "b": {}}}},
     {"agents": {"list": [{"id": "solo"}]}},
     {"agents": {"entries": {}}},  # the loader fills in the default `main` agent
+    {"agents": {"defaults": {"subagents": {"maxSpawnDepth": 5}}}},
     {"tools": {"exec": {"mode": "full"}, "allow": ["read"], "alsoAllow": []}},
 ]
 
@@ -315,3 +319,51 @@ def test_refusals_agree_with_the_releases_loader() -> None:
         except ImportRefused:
             toolc_refuses = True
         assert toolc_refuses == (answer.get("error_kind") == "InvalidConfig"), (config, answer)
+
+
+# -- plugin enablement (found by `python -m conformance --openclaw 2026.9`) ---------------------
+@pytest.mark.parametrize(("plugins", "disabled"), [
+    # resolvePluginActivationDecisionShared: the selected memory slot (memory-core by default)
+    # is enabled before the allowlist is read; every other plugin the allowlist does not list
+    # is disabled, the starter's bundled ones too (xai's file keeps it disabled itself)
+    ({"allow": ["canvas"]}, {"browser"}),
+    ({"allow": ["canvas"], "slots": {"memory": "memory-core"}}, {"browser"}),
+    # resolveMemorySlotDecisionShared: a memory slot naming another plugin, or none, disables
+    # memory-core (kind memory) whatever its entry says
+    ({"slots": {"memory": "none"}}, {"memory-core"}),
+    ({"slots": {"memory": "none"}, "entries": {"memory-core": {"enabled": True}}},
+     {"memory-core"}),
+    ({"allow": ["browser"], "slots": {"memory": "none"}}, {"canvas", "memory-core"}),
+])
+def test_2026_9_plugin_allowlist_and_memory_slot(plugins: dict[str, Any],
+                                                  disabled: set[str]) -> None:
+    files = import_openclaw({"plugins": plugins}, "openclaw.json", openclaw="2026.9").files
+    policy = yaml.safe_load(files["openclaw/policy.yaml"]) or {}
+    entries = (policy.get("plugins") or {}).get("entries") or {}
+    assert {p for p, e in entries.items() if e.get("enabled") is False} == disabled
+
+
+def test_2026_9_plugin_allowlist_builds(tmp_path: Path) -> None:
+    files = import_openclaw({"plugins": {"allow": ["canvas"], "slots": {"memory": "none"}}},
+                            "openclaw.json", openclaw="2026.9").files
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, "utf-8")
+    resolve_definitions(tmp_path)
+
+
+@pytest.mark.parametrize(("key", "name", "disabled"), [
+    # 2026.9.6 bundles no `lobster`: a user-installed plugin (origin global) is enabled
+    # (resolvePluginActivationDecisionShared: decision("default")); 2026.3.2 bundled it,
+    # disabled by default
+    ("2026.9", "lobster", set()),
+    ("2026.3", "lobster", {"lobster"}),
+    # bundled in 2026.9.6 without enabledByDefault: "bundled-disabled-by-default"
+    ("2026.9", "llm-task", {"llm-task"}),
+])
+def test_stub_plugins_follow_the_targets_bundled_set(key: str, name: str,
+                                                     disabled: set[str]) -> None:
+    files = import_openclaw({"tools": {"deny": [name]}}, "openclaw.json", openclaw=key).files
+    policy = yaml.safe_load(files["openclaw/policy.yaml"]) or {}
+    entries = (policy.get("plugins") or {}).get("entries") or {}
+    assert {p for p, e in entries.items() if e.get("enabled") is False} == disabled

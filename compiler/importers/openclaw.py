@@ -25,7 +25,7 @@ import json5
 import yaml
 
 from ..rules.names import normalize_agent_id, normalize_tool_name
-from ..targets import KEYS, NEWEST_KEY
+from ..targets import KEYS, NEWEST_KEY, target
 from .openclaw_keys import SANDBOX_OFF, access_reason, sandbox_mode
 from .openclaw_plugins import (
     BUNDLED_2026_3_2,
@@ -39,6 +39,7 @@ from .openclaw_secrets import Secrets, config_secrets
 from .starter import starter_files, starter_text, with_directive
 
 POLICY_FILE = "openclaw/policy.yaml"
+MEMORY_CORE = "memory-core"  # the default of plugins.slots.memory (DEFAULT_SLOT_BY_KEY)
 STUBS_FILE = "openclaw/stubs.yaml"
 PROFILES_FILE = "profiles.yaml"
 BUILTIN_PROFILES = ("minimal", "coding", "messaging", "full")
@@ -319,12 +320,24 @@ def _profiles(node: Any, path: tuple[str | int, ...], notes: list[str]) -> None:
             _profiles(child, (*path, i), notes)
 
 
-def _plugin_lists(config: dict[str, Any], kept: dict[str, Any], keeper: _Keeper) -> None:
-    """``plugins.deny`` (and ``allow``) disable plugins in OpenClaw, before their entries."""
+def _plugin_lists(config: dict[str, Any], kept: dict[str, Any], keeper: _Keeper,
+                  target_key: str) -> None:
+    """``plugins.deny`` (and ``allow``) disable plugins in OpenClaw, before their entries.
+
+    2026.9.6 (resolvePluginActivationDecisionShared, then resolveMemorySlotDecisionShared):
+    the plugin the memory slot selects (``memory-core`` unless ``slots.memory`` says otherwise)
+    is enabled before the allowlist is read, a non-empty allowlist disables every other plugin
+    it does not list (the starter's bundled ones too), and ``memory-core`` is disabled when the
+    slot names another plugin or ``none``."""
     plugins = config.get("plugins")
     if not isinstance(plugins, dict):
         return
     entries = kept.setdefault("entries", {})
+    slots = plugins.get("slots")
+    slot = slots.get("memory", MEMORY_CORE) if isinstance(slots, dict) else MEMORY_CORE
+    slot = slot.strip().lower() if isinstance(slot, str) else None
+    if target_key == "2026.9" and slot != MEMORY_CORE:
+        entries[MEMORY_CORE] = {"enabled": False}
     for key in ("deny", "allow"):
         ids = plugins.get(key)
         if ids is None:
@@ -334,6 +347,10 @@ def _plugin_lists(config: dict[str, Any], kept: dict[str, Any], keeper: _Keeper)
         if key == "deny":
             for pid in ids:
                 entries[pid] = {"enabled": False}
+        elif ids and target_key == "2026.9":
+            for pid in [*entries, *_starter_plugins(target_key)]:
+                if pid not in ids and pid != slot:
+                    entries[pid] = {"enabled": False}
         elif ids:
             for pid in [*entries, "memory-core"]:
                 if pid not in ids:
@@ -375,6 +392,21 @@ def _known_names(key: str) -> tuple[frozenset[str], frozenset[str]]:
             if "plugin" in tool:
                 others.add(tool["plugin"])
     return frozenset(tools), frozenset(others)
+
+
+def _starter_plugins(key: str) -> list[str]:
+    """The plugin ids of the target's starter catalog (its bundled plugins) that the starter
+    leaves enabled (a plugin file that declares its plugin's state, xai's, decides it)."""
+    out: list[str] = []
+    for rel, text in starter_files(key).items():
+        if rel.endswith(".yaml"):
+            data = yaml.safe_load(text)
+            declared = _object(_object(data.get("plugins")).get("entries"))
+            for tool in data.get("catalog", []):
+                pid = tool.get("plugin")
+                if pid is not None and pid not in out and pid not in declared:
+                    out.append(pid)
+    return out
 
 
 def _stub_tool_name(name: str) -> str:
@@ -447,12 +479,21 @@ def _list(value: Any) -> list[Any]:
 
 
 def _stub_plugin_states(config: dict[str, Any], policy: dict[str, Any],
-                        stubs: list[dict[str, Any]], result: ImportResult) -> None:
+                        stubs: list[dict[str, Any]], result: ImportResult,
+                        target_key: str) -> None:
     """The stubs' plugins enabled or not as OpenClaw decides (resolveEnableState, 2026.3.2):
     ``plugins.enabled: false``, then ``deny``, then a non-empty ``allow`` that does not list
     it, then ``slots.memory``, then the entry's ``enabled``; a bundled plugin without an entry
     is disabled unless bundled-enabled-by-default or a channel with ``enabled: true``
-    (isBundledChannelEnabledByChannelConfig)."""
+    (isBundledChannelEnabledByChannelConfig). Bundled: the target release's own set (2026.9.6:
+    the bundled tool plugins of its data, each with its manifest's ``enabledByDefault``; a
+    plugin it does not bundle, e.g. ``lobster``, is installed by the user and enabled)."""
+    if target_key == "2026.3":
+        bundled, default_on = BUNDLED_2026_3_2, BUNDLED_ENABLED_BY_DEFAULT
+    else:
+        shipped = target(target_key).data["plugins"]
+        bundled = frozenset(shipped)
+        default_on = frozenset(p for p, v in shipped.items() if v.get("enabledByDefault"))
     plugins = _object(config.get("plugins"))
     deny = _list(plugins.get("deny"))
     allow = _list(plugins.get("allow"))
@@ -465,7 +506,7 @@ def _stub_plugin_states(config: dict[str, Any], policy: dict[str, Any],
             why = "plugins.deny" if pid in deny else "not in plugins.allow"
         elif slots.get("memory") == pid or entry.get("enabled") is not None:
             continue  # enabled by the slot, or its entry (kept) decides
-        elif pid in BUNDLED_2026_3_2 and pid not in BUNDLED_ENABLED_BY_DEFAULT \
+        elif pid in bundled and pid not in default_on \
                 and _object(_object(config.get("channels")).get(pid)).get("enabled") is not True:
             why = "a bundled plugin, disabled unless plugins.entries enables it"
         else:
@@ -655,7 +696,7 @@ def _import(config: dict[str, Any], source_name: str, secrets: Secrets,
             policy["agents"] = keeper.keep(value, agents, ("agents",))
         elif key == "plugins":
             policy["plugins"] = keeper.keep(value, PLUGINS, ("plugins",))
-            _plugin_lists(config, policy["plugins"], keeper)
+            _plugin_lists(config, policy["plugins"], keeper, target_key)
         elif key == "channels":
             policy["channels"] = _channels(keeper, value)
         elif key == "session":
@@ -675,7 +716,7 @@ def _import(config: dict[str, Any], source_name: str, secrets: Secrets,
         raise ImportRefused(errors)
     policy = _unescaped(_without_dropped(policy))
     stubs = _stubs(policy, result, target_key)
-    _stub_plugin_states(config, policy, stubs, result)
+    _stub_plugin_states(config, policy, stubs, result, target_key)
     files = starter_files(target_key)
     files[PROFILES_FILE] = with_directive(PROFILES_FILE, _profiles_text(target_key))
     source_name = secrets.redact("".join(c if c.isprintable() else "?" for c in source_name))
@@ -735,6 +776,13 @@ def _refusals_2026_9(config: dict[str, Any], result: ImportResult) -> list[str]:
     if "tools" in defaults:
         out.append("agents.defaults.tools: OpenClaw 2026.9 refuses the config (agents.defaults "
                    "has no `tools` key); write the policy in tools or in each agent's tools")
+    depth = _object(defaults.get("subagents")).get("maxSpawnDepth")
+    if depth is not None and not (isinstance(depth, int) and not isinstance(depth, bool)
+                                  and 1 <= depth <= 5):
+        # zod-schema: maxSpawnDepth number().int().min(1).max(5); it decides which subagents
+        # are leaves (SUBAGENT_TOOL_DENY_LEAF)
+        out.append("agents.defaults.subagents.maxSpawnDepth: OpenClaw 2026.9 refuses the "
+                   f"config: {depth!r} is not a whole number from 1 to 5")
     out += _roster_refusals(agents, result)
     scopes: list[tuple[tuple[str | int, ...], Any]] = [(("tools",), config.get("tools"))]
     scopes += [((*at, "tools"), _object(a).get("tools")) for at, a in _roster(agents)]

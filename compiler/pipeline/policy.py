@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..diagnostics import BUILTIN
-from ..rules.context import session_agent9
+from ..rules.context import session_agent9, subagent9
 from ..rules.names import normalize_agent_id, normalize_tool_name
 from ..rules.sandbox import SandboxModes
 from ..runtime._errors import AgentSelectionRequiredError
@@ -407,6 +407,13 @@ def choose_agent(default: str | None, ids: tuple[str, ...], agent_id: str | None
     if keyed is not None and explicit is not None and keyed != explicit:
         raise AgentSelectionRequiredError(
             f"the session key belongs to agent {keyed!r}, not {explicit!r}", agent_ids=ids)
+    if keyed is None and default is None and subagent9(session_key)[0]:
+        # resolveStoredSubagentCapabilities reads the depth of a subagent key without an agent
+        # (`subagent:x`) through resolveSessionAgentId without the request's agent id: refused
+        # whatever agent_id says when no default agent can be chosen
+        raise AgentSelectionRequiredError(
+            f"session key {session_key!r} is a subagent key without an agent, and no default "
+            "agent can be chosen (OpenClaw ignores agent_id there)", agent_ids=ids)
     chosen = keyed or explicit or default
     if chosen is None:
         raise AgentSelectionRequiredError(

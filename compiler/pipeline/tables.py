@@ -582,7 +582,13 @@ class TableBuilder:
                       "lean": self.intern.bitset(self.lean),
                       # filterRequesterYieldTools (2026.9): never in a cron session
                       "cron_drop": self.intern.bitset(
-                          self.names_mask(self.target.cron_session_drop))},
+                          self.names_mask(self.target.cron_session_drop)),
+                      # createOpenClawTools (2026.9): never built for a sandboxed run
+                      "host_only": self.intern.bitset(
+                          self.names_mask(self.target.host_only_tools)),
+                      # createOpenClawTools (2026.9): only for a channel caller
+                      "caller_only": self.intern.bitset(
+                          self.names_mask(self.target.caller_only_tools))},
             "gates": self.gates,
             "agents": agents, "agent_records": records,
             "apply_patch": {"bit": self.index.get("apply_patch", -1),

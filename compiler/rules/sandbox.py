@@ -79,14 +79,16 @@ def session_agent(key: str) -> str | None:
     return normalize_agent_id(agent) if agent else None
 
 
-def derive_sandboxed(modes: SandboxModes, session_key: str | None) -> bool:
-    """``resolveSandboxRuntimeStatus(...).sandboxed`` for one session key."""
+def derive_sandboxed(modes: SandboxModes, session_key: str | None,
+                     selected: str | None = None) -> bool:
+    """``resolveSandboxRuntimeStatus(...).sandboxed`` for one session key; ``selected``: the
+    agent a key without one belongs to (2026.9 resolveSessionAgentId: the request's agent)."""
     if modes.inert or session_key is None:
         return False
     raw = js_trim(session_key)
     if not raw:
         return False
-    agent = session_agent(raw) or modes.default_agent
+    agent = session_agent(raw) or selected or modes.default_agent
     mode = modes.agents.get(agent, modes.default_mode)
     if mode == "off":
         return False

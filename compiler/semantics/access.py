@@ -544,9 +544,10 @@ class ClassSpace:
             subagent_depth(ctx.session_key) if self.views[0].depth_leading else session.depth)
         sub = self._depth_index[min(max(depth, 1), len(self._depth_index) - 1)] if is_sub \
             else self._depth_index[0]
-        sandboxed = tuple(ctx.sandboxed is True or derive_sandboxed(v.sandbox_modes,
-                                                                    ctx.session_key)
-                          for v in self.views)
+        # 2026.9: a key without an agent is the selected agent's (resolveSessionAgentId)
+        sandboxed = tuple(ctx.sandboxed is True or derive_sandboxed(
+            v.sandbox_modes, ctx.session_key, aid if v.agent_selection else None)
+            for v in self.views)
         found = self._sandbox_index.get(sandboxed)
         if found is None:
             raise LookupError(f"no sandbox class holds {ctx}: the class space is incomplete")

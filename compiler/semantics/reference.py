@@ -72,6 +72,7 @@ from ..rules.names import (
     normalize_tool_name,
 )
 from ..rules.sandbox import derive_sandboxed, session_agent
+from ..runtime._errors import AgentSelectionRequiredError
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -331,6 +332,21 @@ class ReferenceInterpreter:
                     inventory[name] = Decision(
                         kept=False, reason="a cron session: OpenClaw never gives it this tool "
                         "(filterRequesterYieldTools)", entry=inventory[name].entry)
+        if self.r.target.host_only_tools and self.sandboxed(ctx):
+            for name in self.r.target.host_only_tools:
+                if name in inventory and inventory[name].kept:
+                    inventory[name] = Decision(
+                        kept=False, reason="sandboxed: OpenClaw builds it only outside the "
+                        "sandbox (createOpenClawTools)", entry=inventory[name].entry)
+        if self.r.target.caller_only_tools and not (
+                (ctx.sender_id or "").strip() and self.request_channel(ctx.message_provider)
+                in self.r.target.gateway_channels):
+            for name in self.r.target.caller_only_tools:
+                if name in inventory and inventory[name].kept:
+                    inventory[name] = Decision(
+                        kept=False, reason="no channel caller (a gateway message channel and "
+                        "a sender id): OpenClaw builds it only for one (createOpenClawTools)",
+                        entry=inventory[name].entry)
         present = [t for t in self.r.tools if inventory[t.name].kept]
         if owner_removes(self.r, ctx.sender_is_owner):
             why = ("owner-only; the sender is known not to be the owner (sender_is_owner=False)"
@@ -344,8 +360,17 @@ class ReferenceInterpreter:
 
     def sandboxed(self, ctx: Context) -> bool:
         """``sandboxed=True``, or the sandbox mode sandboxes the session (``rules.sandbox``):
-        ``sandboxed=False`` never lifts a sandbox the definitions impose."""
-        return ctx.sandboxed is True or derive_sandboxed(self.sandbox_modes, ctx.session_key)
+        ``sandboxed=False`` never lifts a sandbox the definitions impose. 2026.9: a key without
+        an agent is the selected agent's (resolveSandboxRuntimeStatus -> resolveSessionAgentId);
+        a request OpenClaw refuses is refused before this matters."""
+        selected = None
+        if self.r.target.agent_selection:
+            try:
+                selected = select_agent(self.r.defs, ctx.agent_id, ctx.session_key)
+            except AgentSelectionRequiredError:
+                selected = None
+        return ctx.sandboxed is True or derive_sandboxed(self.sandbox_modes, ctx.session_key,
+                                                         selected)
 
     def not_sandboxed(self, ctx: Context) -> str:
         modes = self.sandbox_modes

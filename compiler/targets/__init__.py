@@ -117,6 +117,14 @@ class Target:
     local_model_lean_tools: tuple[str, ...] = ()
     # filterRequesterYieldTools: tools a cron session (`agent:<id>:cron:...`) never gets
     cron_session_drop: tuple[str, ...] = ()
+    # createOpenClawTools `options.sandboxed ? [] : [terminal, portal]` (2026.9): tools never
+    # built for a sandboxed run (the release's data: hostOnly)
+    host_only_tools: tuple[str, ...] = ()
+    # createOpenClawTools (2026.9) builds these only for a channel caller
+    # (resolveTranscriptCaller: resolveGatewayMessageChannel(messageProvider) and a sender id)
+    caller_only_tools: tuple[str, ...] = ()
+    # isGatewayMessageChannel: webchat and the deliverable channels (CHANNEL_IDS)
+    gateway_channels: tuple[str, ...] = ()
 
     # -- renames from the previous target (migrate) -----------------------------------------
     renames: Mapping[str, str]
@@ -154,7 +162,8 @@ class Target:
                 "request_channel_aliases": dict(self.request_channel_aliases),
                 "plugin_admission": self.optional_admitted_by_wildcard,
                 "local_model_lean": bool(self.local_model_lean_tools),
-                "subagent_depth_counts_leading": self.subagent_depth_counts_leading}
+                "subagent_depth_counts_leading": self.subagent_depth_counts_leading,
+                "gateway_channels": list(self.gateway_channels)}
 
 
 @functools.cache
@@ -232,6 +241,14 @@ _SWITCHES: dict[str, dict[str, Any]] = {
         local_model_lean_tools=("browser", "automations", "image_generate", "message",
                                 "music_generate", "pdf", "tts", "video_generate"),
         cron_session_drop=("sessions_yield",),
+        caller_only_tools=("transcripts",),
+        # ids-*.mjs GENERATED_BUNDLED_CHANNEL_IDS without configurable: false (qa-channel),
+        # plus webchat (isGatewayMessageChannel)
+        gateway_channels=("webchat", "a2a", "buzz", "clickclack", "discord", "feishu",
+                          "googlechat", "imessage", "irc", "line", "matrix", "mattermost",
+                          "msteams", "nextcloud-talk", "nostr", "raft", "reef", "signal",
+                          "slack", "sms", "synology-chat", "telegram", "tlon", "twitch",
+                          "whatsapp", "zalo", "zalouser"),
         renames={"cron": "automations", "image": "view_image"},
         config_keys=CONFIG_KEYS_2026_9,
         config_values=((("tools", "exec", "host"), "auto"),
@@ -251,6 +268,8 @@ def _from_data(key: str) -> Target:
     switches = dict(_SWITCHES[key])
     # 2026.9.6 denies GATEWAY_OWNER_ONLY_CORE_TOOLS by name: the release's list
     by_name = switches.pop("owner_only_by_name", False)
+    if "hostOnly" in data:
+        switches.setdefault("host_only_tools", tuple(data["hostOnly"]))
     return Target(key=key, release=str(data["release"]), **switches,
                   owner_only_names=tuple(data["ownerOnly"]) if by_name else (),
                   subagent_deny_always=tuple(data["subagentDeny"]["always"]),
