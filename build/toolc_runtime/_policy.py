@@ -222,6 +222,11 @@ _ALWAYS: Final = _bits(_T["masks"]["always"])
 _CORE: Final = _bits(_T["masks"]["core"]) if "core" in _T["masks"] else 0
 _LEAN: Final = _bits(_T["masks"]["lean"]) if "lean" in _T["masks"] else 0
 _CRON_DROP: Final = _bits(_T["masks"]["cron_drop"]) if "cron_drop" in _T["masks"] else 0
+# createOpenClawTools (2026.9): not built for a sandboxed run (absent in older tables: none)
+_HOST_ONLY: Final = _bits(_T["masks"]["host_only"]) if "host_only" in _T["masks"] else 0
+# createOpenClawTools (2026.9): built only for a gateway message channel and a sender id
+_CALLER_ONLY: Final = _bits(_T["masks"]["caller_only"]) if "caller_only" in _T["masks"] else 0
+_GATEWAY_CHANNELS: Final = frozenset((_T.get("target") or {}).get("gateway_channels") or ())
 _NON_OPTIONAL: Final = _bits(_T["masks"]["non_optional"])
 _NON_OWNER: Final = _bits(_T["masks"]["non_owner"])
 _AGENTS: Final[dict[str, int]] = _T["agents"]
@@ -372,21 +377,23 @@ def _text(value: str | None) -> str | None:
 # differs (strips \x1c-\x1f and \x85, keeps \ufeff).
 _JS_SPACE: Final = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 _JS_TRIM: Final = re.compile(f"^[{_JS_SPACE}]+|[{_JS_SPACE}]+$")
-_SANDBOXED: dict[str, bool] = {}
+_SANDBOXED: dict[tuple[str, str | None], bool] = {}
 
 
-def _sandboxed_by_mode(session_key: str | None) -> bool:
+def _sandboxed_by_mode(session_key: str | None, selected: str | None = None) -> bool:
     """OpenClaw's ``resolveSandboxRuntimeStatus(...).sandboxed`` for a session key (cached):
-    the mode of the key's agent (else the default agent's), ``off`` never, ``all`` always,
-    ``non-main`` unless the key is the agent's main session; no session key: False."""
+    the mode of the key's agent (else ``selected``, 2026.9's selected agent: resolveSessionAgentId
+    takes the request's agent id for a key without one; else the default agent's), ``off``
+    never, ``all`` always, ``non-main`` unless the key is the agent's main session; no session
+    key: False."""
     if not _SB_ANY or session_key is None:
         return False
-    cached = _SANDBOXED.get(session_key)
+    cached = _SANDBOXED.get((session_key, selected))
     if cached is None:
         raw = _JS_TRIM.sub("", session_key)
         parts = [p for p in _JS_TRIM.sub("", raw.lower()).split(":") if p]
         agent = _JS_TRIM.sub("", parts[1]) if len(parts) >= 3 and parts[0] == "agent" else ""
-        agent = (_normalize_id(agent) or "main") if agent else _SB_DEFAULT_AGENT
+        agent = (_normalize_id(agent) or "main") if agent else selected or _SB_DEFAULT_AGENT
         mode = _SB_MODES.get(agent, _SB_DEFAULT_MODE)
         if not raw or mode == "off":
             cached = False
@@ -397,7 +404,7 @@ def _sandboxed_by_mode(session_key: str | None) -> bool:
             cached = not main and not (_SB_SCOPE_GLOBAL and raw == "global")
         if len(_SANDBOXED) >= _CACHE_LIMIT:
             _SANDBOXED.clear()
-        _SANDBOXED[session_key] = cached
+        _SANDBOXED[(session_key, selected)] = cached
     return cached
 
 
@@ -605,6 +612,13 @@ def _select_agent(agent_id: str | None, session_key: str | None) -> str:
     if session.agent is not None and explicit is not None and session.agent != explicit:
         raise AgentSelectionRequiredError(
             f"the session key belongs to agent {session.agent!r}, not {explicit!r}",
+            agent_ids=_AGENT_IDS,
+        )
+    if session.agent is None and session.is_subagent and _DEFAULT_AGENT is None:
+        # resolveStoredSubagentCapabilities: an agentless subagent key ignores agent_id
+        raise AgentSelectionRequiredError(
+            f"session key {session_key!r} is a subagent key without an agent, and no default "
+            "agent can be chosen (OpenClaw ignores agent_id there)",
             agent_ids=_AGENT_IDS,
         )
     chosen = session.agent or explicit or _DEFAULT_AGENT
@@ -1117,6 +1131,16 @@ def _admitted(present: int, stacks: list[Stack], lean: bool) -> int:
     return bits
 
 
+def _built(present: int, sandboxed: bool, sender_id: str | None, message: str | None) -> int:
+    """createOpenClawTools (2026.9): terminal and portal only outside the sandbox, transcripts
+    only for a channel caller (a gateway message channel and a sender id)."""
+    if sandboxed:
+        present &= ~_HOST_ONLY
+    if _CALLER_ONLY and not (_text(sender_id) and channel_of(message) in _GATEWAY_CHANNELS):
+        present &= ~_CALLER_ONLY
+    return present
+
+
 def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     *,
     agent_id: str | None = None,
@@ -1141,19 +1165,21 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     ill-typed value; blank strings count as absent."""
     _check(locals())
     session_key = _text(session_key)
-    # An explicit True stays; False or None never lifts a sandbox the definitions impose.
-    sandboxed = sandboxed is True or _sandboxed_by_mode(session_key)
     session = _session(session_key) if session_key else _NO_SESSION
     if _AGENT_SELECTION:
         raw_agent: str | None = _select_agent(_text(agent_id), session_key)
     else:
         raw_agent = _request_agent(_text(agent_id), session_key, session)
+    # An explicit True stays; False or None never lifts a sandbox the definitions impose.
+    selected = raw_agent if _AGENT_SELECTION else None
+    sandboxed = sandboxed is True or _sandboxed_by_mode(session_key, selected)
     record = _NO_AGENT if raw_agent is None else _agent_record(raw_agent)
     provider = model_provider.strip().lower() or None if model_provider else None
     model = model_id.strip().lower() or None if model_id else None
     explicit_channel = _text(message_provider)
     message = explicit_channel.strip().lower() if explicit_channel else None
     present = _present(record.apply_patch, provider, model, message)
+    present = _built(present, sandboxed, sender_id, message)
     # 2026.3.2: only an explicit True keeps owner-only tools; 2026.9.6: only an explicit
     # False removes them (unknown keeps them)
     if sender_is_owner is False if _OWNER_UNKNOWN_KEEPS else sender_is_owner is not True:

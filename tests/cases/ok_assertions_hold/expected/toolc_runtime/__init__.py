@@ -32,7 +32,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "b0ba0afe3453f7a37c753fb21b950f007f02fbfef7c4c026082d56e55d09b61f",
+    "_policy.py": "cd569240a681bab8730a9ee843111bf013fe5869c11dcbf2e5daaeabf1bf0c1e",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
@@ -50,7 +50,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     ),
     "models.py": "4dd7f2994301c58352db809a8bd0b06406fe62f13192654e05c674cc73935260",
     "provenance.json": "458f742b886e9c6eee9480c2a58f5f82879c99eaddf51c05e803e9b58223e380",
-    "tables.json": "e690ccba08496eac779f9ff2dd32808c953a4ec5898d749bd21a1b5eb32ce14c",
+    "tables.json": "077665740714d158ea11a92a750313e21c9935ae017bd397c5ed86759914a4ee",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (

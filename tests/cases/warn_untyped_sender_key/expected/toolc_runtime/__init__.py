@@ -32,7 +32,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "b0ba0afe3453f7a37c753fb21b950f007f02fbfef7c4c026082d56e55d09b61f",
+    "_policy.py": "cd569240a681bab8730a9ee843111bf013fe5869c11dcbf2e5daaeabf1bf0c1e",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
@@ -50,7 +50,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     ),
     "models.py": "230814222a15b2be2004c8732a987005fae742807490cd798518c4c6d02327e5",
     "provenance.json": "2e0a4a7310392d79fb0feea87ef23289fbe2dceb0f9f61cc5c47f4b838c4e412",
-    "tables.json": "c0b5cb5083dc8583df5e9977c33867943977d7203d08bb2dbbaad466a6dd13a7",
+    "tables.json": "3f98f245daa639042eb9b41f2b5a66cb1d6a9cf9c88b1a2cc5249f2fb57e58b3",
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (
