@@ -75,6 +75,14 @@ def test_the_2026_9_starter_has_the_releases_catalog() -> None:
                                            if e != "bundle-mcp"]
 
 
+def test_the_2026_9_starter_keeps_which_tools_return_outside_content() -> None:
+    # 2026.9.6 wraps web_fetch's text (wrapWebContent) and the browser's
+    # (wrapBrowserExternalText) as 2026.3.2 did; the release's data does not say so
+    tools = {t["name"]: t for t in _catalog(generate_2026_9())}
+    assert sorted(n for n, t in tools.items() if t.get("externalContent")) \
+        == ["browser", "web_fetch"]
+
+
 def test_the_shipped_definitions_are_a_starter() -> None:
     # definitions/ holds one target's starter files as they are (until `toolc migrate`
     # moves them, the 2026.3 ones)
