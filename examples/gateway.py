@@ -93,8 +93,9 @@ def scripted_model(turn: int) -> dict[str, Any]:
         ("exec", {"command": "curl -s https://example.org"}),  # asks the operator
         ("exec", {"command": "rm -rf build"}),  # blocked by the hook
         ("browser", {"action": "snapshot"}),  # outside content, an async implementation
-        ("web_fetch", {"url": "https://example.org"}),  # not in coder's tool set
-        ("cron", {"action": "list"}),  # owner-only: not even resolved for this sender
+        ("web_fetch", {"url": "https://example.org"}),  # outside content as well
+        ("message", {"action": "send"}),  # not in coder's tool set
+        ("automations", {"action": "list"}),  # owner-only: not even resolved for this sender
         ("read", {"path": 42}),  # refused by the parameter model
     ]
     tool_calls = [

@@ -16,6 +16,7 @@ def test_example_gateway_runs() -> None:
     assert out.startswith("## Tool availability (filtered by policy)\n- read: ")
     assert "[operator] 'curl -s https://example.org': allow-once" in out
     assert "rm is not allowed here" in out  # blocked by the before_tool_call hook
-    assert "Tool cron is not available to this request" in out
+    assert "Tool message is not available to this request" in out  # not in coder's set
+    assert "Tool automations is not available to this request" in out  # 2026.9's cron: owner-only
     assert "<<<END_EXTERNAL_UNTRUSTED_CONTENT id=" in out
     assert out.rstrip().endswith("assistant: Done: I read the notes and checked the repo.")

@@ -75,6 +75,14 @@ def test_the_2026_9_starter_has_the_releases_catalog() -> None:
                                            if e != "bundle-mcp"]
 
 
+def test_the_2026_9_starter_keeps_which_tools_return_outside_content() -> None:
+    # 2026.9.6 wraps web_fetch's text (wrapWebContent) and the browser's
+    # (wrapBrowserExternalText) as 2026.3.2 did; the release's data does not say so
+    tools = {t["name"]: t for t in _catalog(generate_2026_9())}
+    assert sorted(n for n, t in tools.items() if t.get("externalContent")) \
+        == ["browser", "web_fetch"]
+
+
 def test_the_shipped_definitions_are_a_starter() -> None:
     # definitions/ hold the starter files of the release they name, as they are (`toolc
     # migrate` rewrote them to 2026.9; an earlier release's file the policies still need, such

@@ -8,8 +8,9 @@ code by ``python -m conformance.extract``): every tool of its catalog with its s
 ``group:openclaw`` membership, owner-only flag and the bundled plugin that builds it (``browser``,
 ``canvas``, ``memory-core``, ``xai``), memory-core's ``intent``, and the built-in profiles. The
 data has no parameter schemas: a tool 2026.3 already had (under its 2026.3 name, see
-``Target.renames``) keeps the 2026.3 starter's parameters, labels and long description; the
-others get an open object schema. ``--check`` exits 1 when the files on disk differ.
+``Target.renames``) keeps the 2026.3 starter's parameters, labels, long description, parameter
+aliases, wire names and ``externalContent`` flag; the others get an open object schema.
+``--check`` exits 1 when the files on disk differ.
 """
 
 from __future__ import annotations
@@ -90,7 +91,10 @@ def _tool(entry: Mapping[str, Any], data: Mapping[str, Any], old: Mapping[str, A
         tool["ownerOnly"] = True
     if plugin and name in data["plugins"][plugin].get("optional", ()):
         tool["optional"] = True
-    for key in ("paramAliases", "wireNames"):
+    # externalContent describes what the tool returns, which the release's data does not hold:
+    # 2026.9.6 still wraps web_fetch's text (wrapWebContent) and the browser's
+    # (wrapBrowserExternalText), as 2026.3.2 did.
+    for key in ("externalContent", "paramAliases", "wireNames"):
         if old and key in old:
             tool[key] = old[key]
     tool["parameters"] = (old or {}).get("parameters") or {"type": "object"}
