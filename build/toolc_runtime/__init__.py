@@ -39,7 +39,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_validate.py": "f8d9e534252e319027b6e733e392424da42d1fa85ee3a0023ed5ff2968cbd03d",
     "_wrap.py": "e2ecd3ffbc938a4e7db0d090da8c1bd8489e96585a13b75d8a889c5cee7bd984",
     "bundles.json": "c593dd5ed9e085d831afbdfab2b7ceb902abda5da132da529af50e69bd0b0f12",
-    "catalog.json": "1a8434b5039840a98aff145daa43a4010b123883388e567edd9e229fd951b60b",
+    "catalog.json": "4b516c3512f65865f3b7db17bc6cd98f6c0bc30eea6d8b761feccfa1aa7a76a0",
     "integrations/__init__.py": "e660bea53d3e59a09d4a9df0e2a737c5031113e0e817bdf1e1bc902c29e6eef1",
     "integrations/langchain.py": "eb2c652d7437c01012bfe47a717a52880e45ffe9848f0d363090a02dd85e9c7d",
     "integrations/openai_agents.py": (
@@ -49,7 +49,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
         "0223cac84acc809ee127f932f8a999f16c43450fa7382bfe99e05e19db046c70"
     ),
     "models.py": "1e95fcf8f6f9b5781d17eb657ba05690aa8c78f78d7885491e68587e29594b79",
-    "provenance.json": "59fea88b61b4f287d36f4bf79ed5eccea1f82390a2441ef696cd878061bda689",
+    "provenance.json": "3a2ec19e9fa880ceba8e166a992e708c2feaec071a8895f44431e54fe0321325",
     "tables.json": "7e5b129f0217587871ff53c49061ee7d2a3c04a2380d07f02ccbbb975c5d7c00",
 }
 # the static modules in load order: each imports only modules before it
