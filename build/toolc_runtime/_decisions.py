@@ -66,6 +66,7 @@ from ._policy import (
     ToolSet,
     _admitted,
     _agent_record,
+    _built,
     _group_stack,
     _normalize_id,
     _present,
@@ -278,6 +279,7 @@ class _Path(NamedTuple):
     records: list[int | None]
     record: AgentRecord
     session: _Session
+    unbuilt: int  # available tools the release does not build for this run
 
 
 def _path(ctx: Mapping[str, Any], prov: dict[str, Any]) -> _Path:  # noqa: PLR0915
@@ -285,13 +287,14 @@ def _path(ctx: Mapping[str, Any], prov: dict[str, Any]) -> _Path:  # noqa: PLR09
     record: the group and sender lookups run twice, once over the tables and once over
     ``provenance.json`` (the same structure with records at the leaves)."""
     key = _text(ctx.get("session_key"))
-    sandboxed = ctx.get("sandboxed") is True or _sandboxed_by_mode(key)
     session = _session(key) if key else _NO_SESSION
     agent_id = _text(ctx.get("agent_id"))
     if _AGENT_SELECTION:
         raw: str | None = _select_agent(agent_id, key)
     else:
         raw = _request_agent(agent_id, key, session)
+    selected = raw if _AGENT_SELECTION else None
+    sandboxed = ctx.get("sandboxed") is True or _sandboxed_by_mode(key, selected)
     record = _NO_AGENT if raw is None else _agent_record(raw)
     index = 0 if raw is None else _AGENTS.get(_normalize_id(raw) or "main", 0)
     entry = prov["agents"][index]
@@ -300,7 +303,10 @@ def _path(ctx: Mapping[str, Any], prov: dict[str, Any]) -> _Path:  # noqa: PLR09
     model = model.strip().lower() or None if model else None
     explicit = _text(ctx.get("message_provider"))
     message = explicit.strip().lower() if explicit else None
-    present = _present(record.apply_patch, provider, model, message)
+    available = _present(record.apply_patch, provider, model, message)
+    # createOpenClawTools (2026.9): tools built for some runs only (host-only, caller-only)
+    present = _built(available, sandboxed, ctx.get("sender_id"), message)
+    unbuilt = available & ~present
     owner = ctx.get("sender_is_owner")
     if owner is False if _OWNER_UNKNOWN_KEEPS else owner is not True:
         present &= _NON_OWNER
@@ -345,7 +351,7 @@ def _path(ctx: Mapping[str, Any], prov: dict[str, Any]) -> _Path:  # noqa: PLR09
     if sub is not None:
         stacks.append(sub)
         records.append(prov["subagent"][1 if sub is _SUBAGENT_LEAF else 0])
-    return _Path(present, stacks, records, record, session)
+    return _Path(present, stacks, records, record, session, unbuilt)
 
 
 def _pair(found: list[Any], ids: list[Any], stacks: list[Stack], records: list[Any]) -> None:
@@ -405,6 +411,9 @@ def deciding_layer(  # noqa: PLR0911 - one return per kind of reason
     bit = 1 << index
     pos = prov["tools"][index]
     path = _path(context, prov)
+    if path.unbuilt & bit:
+        why = f"{tool} is built for some runs only (createOpenClawTools), not this one"
+        return ("inventory", why, pos)
     if not path.present & bit:
         if _NON_OWNER & bit:
             if bit == _AP_BIT:

@@ -27,7 +27,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_approvals.py": "24ed7ad1ce2a17fc5f03dd1e27519bba86578cc6f9428b10e882ebba571472d5",
     "_bundles.py": "72d661f5afbc3e5cf6b54d9cd8f12d76a574728b047fd2bd7c0668be29e71df1",
     "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
-    "_decisions.py": "d00798c9cfc76ddf11455339b773e441c300d91094996596962ba830a8f260d0",
+    "_decisions.py": "0ca58b8ca0dbd6b7d354421bc3de4e000862f1553a09be2c1cc646f4d6462303",
     "_errors.py": "cc40d3036e004e02051143844bc64cd78759e031f46014e905bf7e444328d865",
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
