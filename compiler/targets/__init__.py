@@ -237,9 +237,8 @@ _SWITCHES: dict[str, dict[str, Any]] = {
         policy_expansions={"update_plan": ("progress_card",),
                            "canvas": ("canvas", "show_widget")},
         full_profile_allows_all=True,
-        # local-model-lean LOCAL_MODEL_LEAN_DENY_TOOL_NAMES
-        local_model_lean_tools=("browser", "automations", "image_generate", "message",
-                                "music_generate", "pdf", "tts", "video_generate"),
+        # local-model-lean LOCAL_MODEL_LEAN_DENY_TOOL_NAMES: the data's localModelLeanDeny
+        local_model_lean_from_data=True,
         cron_session_drop=("sessions_yield",),
         caller_only_tools=("transcripts",),
         # ids-*.mjs GENERATED_BUNDLED_CHANNEL_IDS without configurable: false (qa-channel),
@@ -268,6 +267,8 @@ def _from_data(key: str) -> Target:
     switches = dict(_SWITCHES[key])
     # 2026.9.6 denies GATEWAY_OWNER_ONLY_CORE_TOOLS by name: the release's list
     by_name = switches.pop("owner_only_by_name", False)
+    if switches.pop("local_model_lean_from_data", False):
+        switches["local_model_lean_tools"] = tuple(data["localModelLeanDeny"])
     if "hostOnly" in data:
         switches.setdefault("host_only_tools", tuple(data["hostOnly"]))
     return Target(key=key, release=str(data["release"]), **switches,
