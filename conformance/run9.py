@@ -40,6 +40,7 @@ from toolc.importers.openclaw import (
     ImportRefused,
     _stub_tool_name,
     import_openclaw,
+    memory_slot,
 )
 from toolc.pipeline.writer import publish
 from toolc.semantics.reference import ReferenceInterpreter
@@ -208,8 +209,8 @@ def _allowed(cfg: Mapping[str, Any], pid: str) -> bool:
     (resolveEffectivePluginActivationState); ``deny`` is the importer's (disabled entries)."""
     plugins = _object(cfg.get("plugins"))
     allow = plugins.get("allow")
-    if _object(plugins.get("slots")).get("memory") == pid:
-        return True  # the selected memory slot comes before the allowlist
+    if memory_slot(plugins) == pid:
+        return True  # the selected memory slot (memory-core by default) precedes the allowlist
     return not (isinstance(allow, list) and allow and pid not in allow)
 
 

@@ -342,6 +342,12 @@ def test_refusals_agree_with_the_releases_loader() -> None:
     ({"slots": {"memory": "none"}, "entries": {"memory-core": {"enabled": True}}},
      {"memory-core"}),
     ({"allow": ["browser"], "slots": {"memory": "none"}}, {"canvas", "memory-core"}),
+    # resolveSlotSelection: "None" is none in any case; a blank or non-string slot is the
+    # default; a plugin id keeps its case (ids compare exactly), so "Memory-Core" is not it
+    ({"slots": {"memory": " NONE "}}, {"memory-core"}),
+    ({"allow": ["canvas"], "slots": {"memory": " "}}, {"browser"}),
+    ({"allow": ["canvas"], "slots": {"memory": 7}}, {"browser"}),
+    ({"slots": {"memory": "Memory-Core"}}, {"memory-core"}),
 ])
 def test_2026_9_plugin_allowlist_and_memory_slot(plugins: dict[str, Any],
                                                   disabled: set[str]) -> None:

@@ -320,6 +320,18 @@ def _profiles(node: Any, path: tuple[str | int, ...], notes: list[str]) -> None:
             _profiles(child, (*path, i), notes)
 
 
+def memory_slot(plugins: Any) -> str | None:
+    """The plugin ``plugins.slots.memory`` selects (2026.9.6 resolveSlotSelection): the value
+    trimmed (its case kept: plugin ids compare exactly), None for ``none`` in any case, and
+    ``memory-core`` when it is absent, blank or not a string."""
+    slots = plugins.get("slots") if isinstance(plugins, dict) else None
+    raw = slots.get("memory") if isinstance(slots, dict) else None
+    if not isinstance(raw, str) or not raw.strip():
+        return MEMORY_CORE
+    value = raw.strip()
+    return None if value.lower() == "none" else value
+
+
 def _plugin_lists(config: dict[str, Any], kept: dict[str, Any], keeper: _Keeper,
                   target_key: str) -> None:
     """``plugins.deny`` (and ``allow``) disable plugins in OpenClaw, before their entries.
@@ -333,9 +345,7 @@ def _plugin_lists(config: dict[str, Any], kept: dict[str, Any], keeper: _Keeper,
     if not isinstance(plugins, dict):
         return
     entries = kept.setdefault("entries", {})
-    slots = plugins.get("slots")
-    slot = slots.get("memory", MEMORY_CORE) if isinstance(slots, dict) else MEMORY_CORE
-    slot = slot.strip().lower() if isinstance(slot, str) else None
+    slot = memory_slot(plugins)
     if target_key == "2026.9" and slot != MEMORY_CORE:
         entries[MEMORY_CORE] = {"enabled": False}
     for key in ("deny", "allow"):
