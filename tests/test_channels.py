@@ -125,3 +125,22 @@ def test_new_keywords_are_checked(engines: Engines, key: str) -> None:
     assert engines.both(message_provider="discord", group_id="222",
                         **{key: "  "}) == engines.both(message_provider="discord",
                                                       group_id="222")
+
+
+def test_irc_e164_rules_apply_when_the_irc_resolver_answers_nothing(tmp_path: Path) -> None:
+    """2026.3.2 resolveGroupToolPolicy asks IRC's dock (case folded, no e164) and, when it
+    answers nothing, OpenClaw's generic resolver (exact id, e164 too); conformance seed 5."""
+    catalog = [{"name": n, "description": n, "parameters": {"type": "object"}}
+               for n in ("read", "exec", "sessions_list")]
+    e = engines_for(tmp_path, {"d.yaml": {"catalog": catalog, "channels": {"irc": {"groups": {
+        "*": {"toolsBySender": {"e164:+1555": {"deny": ["sess*"]}}},
+        "G1": {"toolsBySender": {"username:bob": {"allow": ["read"]}}},
+        "g2": {"tools": {"allow": ["exec"]}}}}}}})
+    irc = {"message_provider": "irc", "sender_e164": "+1555"}
+    # no entry answers without e164: the generic resolver's e164 match on "*" decides
+    assert e.both(group_id="general", **irc) == ("read", "exec")
+    # the exact entry has no rule for the sender: "*"'s e164 rule, as the generic resolver
+    assert e.both(group_id="G1", **irc) == ("read", "exec")
+    # the dock answered (a rule without e164, or tools of a case-folded entry): no fallback
+    assert e.both(group_id="G1", sender_username="bob", **irc) == ("read",)
+    assert e.both(group_id="G2", **irc) == ("exec",)

@@ -799,6 +799,7 @@ def _group_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it 
     if _GENERIC_GROUPS:  # 2026.9: channels.<ch>.groups alone (no Slack/Discord maps)
         ids = (group, *(more or ()))
         return _generic_stack(ch, ids, account_id, sender, senders, channel, leaf)
+    full = sender
     if not rule["e164"]:
         sender = (sender[0], None, sender[2], sender[3])
     if rule["kind"] == "nested":
@@ -817,7 +818,13 @@ def _group_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it 
         keys = _keys(rule["keys"], group, where)
         entry = next((exact[k] for k in keys if k in exact), exact.get("*"))
         return _entry_stack(entry, sender, leaf)
-    return _groups_stack(gmap, ch["topics"], group, sender, leaf)
+    found = _groups_stack(gmap, ch["topics"], group, sender, leaf)
+    if found is None and full is not sender:
+        # 2026.3.2 resolveGroupToolPolicy: `dock(...) ?? resolveChannelGroupToolsPolicy(...)`;
+        # when IRC's dock (case folded, no e164) answers nothing, the generic resolver asks
+        # again with the exact id and the sender's e164 too
+        found = _groups_stack({"exact": exact, "folded": {}}, False, group, full, leaf)
+    return found
 
 
 def _generic_map(ch: dict[str, Any], account_id: str | None) -> dict[str, Any] | None:

@@ -642,15 +642,23 @@ class ReferenceInterpreter:
         if self.r.target.group_id_needs_session:
             return self._selected_match(ctx, channel, (group_id, *more), groups, where,
                                         account, default, senders=senders)
-        for gid in group_candidates(channel, group_id):
+        # 2026.3.2 resolveGroupToolPolicy: `dock(...) ?? resolveChannelGroupToolsPolicy(...)`:
+        # when IRC's dock (case folded, no e164) answers nothing, the generic resolver asks
+        # again with the exact id and the sender's e164 too (the last pass)
+        passes = [(gid, channel in CASE_INSENSITIVE_GROUP_CHANNELS,
+                   channel not in NO_E164_CHANNELS)
+                  for gid in group_candidates(channel, group_id)]
+        if channel in NO_E164_CHANNELS:
+            passes.append((group_id.strip(), False, True))
+        for gid, fold, e164 in passes:
             specific = next((x for x in groups if x.id == gid), None)
-            if specific is None and channel in CASE_INSENSITIVE_GROUP_CHANNELS:
+            if specific is None and fold:
                 specific = next((x for x in groups
                                  if x.id != "*" and x.id.lower() == gid.lower()), None)
             for cfg in (specific, default):
                 if cfg is None:
                     continue
-                rule = _sender_rule(cfg, ctx, e164=channel not in NO_E164_CHANNELS)
+                rule = _sender_rule(cfg, ctx, e164=e164)
                 if rule is None and cfg.tools is None:
                     continue
                 gw = f"{where}.groups.{key_text(cfg.id)}"
