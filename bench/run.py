@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--worker"]:
         kind, *rest = argv[1:]
         if kind == "compile":
-            compile_worker(Path(rest[0]), Path(rest[1]))
+            compile_worker(Path(rest[0]), Path(rest[1]), Path(rest[2]) if rest[2:] else None)
         elif kind == "latency":
             latency_worker(Path(rest[0]), Path(rest[1]), Path(rest[2]), int(rest[3]), int(rest[4]))
         elif kind == "wrapping":

@@ -28,8 +28,10 @@ from ..rules.names import (
     normalize_tool_name,
 )
 from .analyze import PLUGINS_GROUP, Resolved, pattern_matches
+from .cache import BuildCache
 from .model import (
     AgentDef,
+    ChannelDef,
     EntryList,
     GroupConfig,
     ProviderPolicy,
@@ -55,6 +57,7 @@ from .policy import (
     sandbox_policy,
     subagent_policy,
 )
+from .units import cached_channel
 
 NEVER = -1  # witness for layers that never strip
 # A stack's plugin-admission flags (2026.9 createPluginToolAllowlist): its allow lists have
@@ -124,9 +127,11 @@ class _Interner:
 
 
 class TableBuilder:
-    def __init__(self, resolved: Resolved, diags: Diagnostics) -> None:
+    def __init__(self, resolved: Resolved, diags: Diagnostics,
+                 cache: BuildCache | None = None) -> None:
         self.r = resolved
         self.diags = diags
+        self.cache = cache
         self.tools = resolved.tools
         self.index = {t.name: i for i, t in enumerate(self.tools)}
         self.all = (1 << len(self.tools)) - 1
@@ -508,26 +513,31 @@ class TableBuilder:
     def channels(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for ch in self.r.defs.channels:
-            fold = ch.name in CASE_INSENSITIVE_GROUP_CHANNELS
-            rule = rule_for(ch.name)
-            at = f"channels.{ch.name}"
-            accounts: dict[str, Any] = {}
-            for acc in ch.accounts:
-                accounts.setdefault(acc.id, None if acc.groups is None else self.group_map(
-                    acc.groups, fold=fold, where=f'{at}.accounts."{acc.id}".{rule.map_key}'))
-            folded: dict[str, Any] = {}
-            for acc in ch.accounts:  # the first account in definition order wins
-                folded.setdefault(acc.id.lower(), accounts[acc.id])
-            out[ch.name] = {
-                "groups": None if ch.groups is None else self.group_map(
-                    ch.groups, fold=fold, where=f"{at}.{rule.map_key}"),
-                "accounts": accounts, "accounts_folded": folded,
-                "topics": ch.name in TOPIC_GROUP_CHANNELS,
-                "e164": ch.name not in NO_E164_CHANNELS,
-                "rule": rule_json(rule),
-                "spaces": None if ch.spaces is None else self.spaces(ch.spaces,
-                                                                     f"{at}.{rule.map_key}")}
+            # the incremental cache's unit (toolc.pipeline.units): one channel's entry
+            out[ch.name] = (self.channel(ch) if self.cache is None
+                            else cached_channel(self, self.channel, ch, self.cache))
         return out
+
+    def channel(self, ch: ChannelDef) -> dict[str, Any]:
+        fold = ch.name in CASE_INSENSITIVE_GROUP_CHANNELS
+        rule = rule_for(ch.name)
+        at = f"channels.{ch.name}"
+        accounts: dict[str, Any] = {}
+        for acc in ch.accounts:
+            accounts.setdefault(acc.id, None if acc.groups is None else self.group_map(
+                acc.groups, fold=fold, where=f'{at}.accounts."{acc.id}".{rule.map_key}'))
+        folded: dict[str, Any] = {}
+        for acc in ch.accounts:  # the first account in definition order wins
+            folded.setdefault(acc.id.lower(), accounts[acc.id])
+        return {
+            "groups": None if ch.groups is None else self.group_map(
+                ch.groups, fold=fold, where=f"{at}.{rule.map_key}"),
+            "accounts": accounts, "accounts_folded": folded,
+            "topics": ch.name in TOPIC_GROUP_CHANNELS,
+            "e164": ch.name not in NO_E164_CHANNELS,
+            "rule": rule_json(rule),
+            "spaces": None if ch.spaces is None else self.spaces(ch.spaces,
+                                                                 f"{at}.{rule.map_key}")}
 
     def spaces(self, spaces: tuple[SpaceConfig, ...], where: str = "") -> dict[str, Any]:
         """A nested rule's outer map: ``order`` (JS key order, for the slug scan) and per
@@ -645,5 +655,7 @@ def _texts(lst: EntryList) -> tuple[str, ...]:
     return tuple(e.text for e in lst.items)
 
 
-def build_tables(resolved: Resolved, diags: Diagnostics) -> Tables:
-    return TableBuilder(resolved, diags).build()
+def build_tables(resolved: Resolved, diags: Diagnostics, cache: BuildCache | None = None
+                 ) -> Tables:
+    """``cache``: unchanged channels come from the incremental cache (same bytes)."""
+    return TableBuilder(resolved, diags, cache).build()
