@@ -28,6 +28,7 @@ from .pipeline.frontend import load_definitions, load_files
 from .pipeline.provenance import build_provenance
 from .pipeline.render import DEFAULT_PACKAGE, SOURCES, dump_json, render
 from .pipeline.tables import build_tables
+from .pipeline.units import outside_channels
 from .pipeline.writer import (
     SIGNATURES,
     check_output_dir,
@@ -263,15 +264,18 @@ def compile_files(definitions_dir: Path, *, package: str = DEFAULT_PACKAGE,
     if resolved is None:
         raise DefinitionsError(diags.sorted(strict=strict))
     tables = build_tables(resolved, diags, cache)
-    bundles = build_bundles(resolved, diags)
-    run_checks(resolved, tables.data, diags)
+    # the catalog's units read nothing inside the channels: cached on everything else
+    bundles = outside_channels(cache, "bundles", resolved.defs,
+                               lambda d: build_bundles(resolved, d), diags)
+    run_checks(resolved, tables.data, diags, cache)
     if diags.has_errors(strict=strict):
         raise DefinitionsError(diags.sorted(strict=strict))
-    models = (generate_models({t.name: dict(t.parameters) for t in resolved.tools})
+    models = (outside_channels(cache, "models", resolved.defs, lambda _: generate_models(
+        {t.name: dict(t.parameters) for t in resolved.tools}), Diagnostics())
               if with_models else None)
     warnings = [d for d in diags.sorted() if d.severity == "warning"]
     access = access_markdown(tables.data) if with_models else None
-    provenance = build_provenance(resolved) if with_models else None
+    provenance = build_provenance(resolved, cache) if with_models else None
     files = render(resolved, tables, bundles, models, package=package, warnings=warnings,
                    access=access, provenance=provenance)
     return files, diags.sorted(), tables.counts

@@ -108,9 +108,10 @@ def _edit(defs: Path, rng: random.Random) -> str:
     return "shipped telegram sender rule"
 
 
-def _files(defs: Path, cache: BuildCache | None) -> dict[str, str]:
+def _files(defs: Path, cache: BuildCache | None, models: bool = False) -> dict[str, str]:
+    """The file map (``models``: with models.py, ACCESS.md and provenance.json too)."""
     try:
-        files, _, _ = compile_files(defs, with_models=False, cache=cache)
+        files, _, _ = compile_files(defs, with_models=models, cache=cache)
     except DefinitionsError as exc:  # an edit may break the definitions: same errors
         return {"<errors>": "\n".join(d.render() for d in exc.diagnostics)}
     return files
@@ -121,21 +122,24 @@ def _tree(root: Path) -> dict[str, bytes]:
             if p.is_file() and "__pycache__" not in p.parts}
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_cached_file_map_is_the_clean_one_after_random_edits(tmp_path: Path, seed: int) -> None:
+@pytest.mark.parametrize(("seed", "models"), [(1, False), (2, True)])
+def test_cached_file_map_is_the_clean_one_after_random_edits(tmp_path: Path, seed: int,
+                                                             models: bool) -> None:
     rng = random.Random(seed)
     defs = _project(tmp_path, rng)
     cache = BuildCache(tmp_path / "cache", cache_salt())
-    assert _files(defs, cache) == _files(defs, None)
+    assert _files(defs, cache, models) == _files(defs, None, models)
     for _ in range(5):
         what = _edit(defs, rng)
         cache.stats.hits.clear()
         cache.stats.misses.clear()
-        assert _files(defs, cache) == _files(defs, None), what
+        assert _files(defs, cache, models) == _files(defs, None, models), what
         if what.startswith(("group", "add-group", "drop-group")):
             # one channel file changed: every other channel and file came from the cache
-            assert cache.stats.misses == {"file": 1, "channel": 1}, what
+            changed = {"file": 1, "channel": 1, **({"channel-provenance": 1} if models else {})}
+            assert cache.stats.misses == changed, what
             assert cache.stats.hits["channel"] >= 5, what
+            assert cache.stats.hits["bundles"] == 1, what
 
 
 def test_damaged_entries_are_recomputed(tmp_path: Path) -> None:

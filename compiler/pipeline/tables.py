@@ -15,7 +15,8 @@ means the layer never strips.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,7 +58,7 @@ from .policy import (
     sandbox_policy,
     subagent_policy,
 )
-from .units import cached_channel
+from .units import Recorder, StackArgs, cached_channel
 
 NEVER = -1  # witness for layers that never strip
 # A stack's plugin-admission flags (2026.9 createPluginToolAllowlist): its allow lists have
@@ -127,6 +128,8 @@ class _Interner:
 
 
 class TableBuilder:
+    unit_kind = "channel"  # the incremental cache's kind for one channel's entry
+
     def __init__(self, resolved: Resolved, diags: Diagnostics,
                  cache: BuildCache | None = None) -> None:
         self.r = resolved
@@ -151,6 +154,18 @@ class TableBuilder:
         # them can never come out empty, so such a layer never strips.
         self.always_core = self.always & self.core & self.mask(
             t for t in self.tools if not is_owner_only(resolved, t))
+
+    @contextmanager
+    def recording(self, recorder: Recorder) -> Iterator[None]:
+        """Intern into ``recorder`` for the block (the incremental cache's channel tape)."""
+        intern, self.intern = self.intern, recorder  # type: ignore[assignment]
+        try:
+            yield
+        finally:
+            self.intern = intern
+
+    def replay(self, item: StackArgs) -> int:
+        return self.intern.stack(*item)
 
     # -- bit helpers -------------------------------------------------------------------------
     def mask(self, tools: Iterable[ToolDef]) -> int:

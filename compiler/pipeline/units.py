@@ -1,26 +1,29 @@
-"""Compile one channel's tables through the incremental cache (``toolc.pipeline.cache``).
+"""Compile one channel's tables (and its provenance) through the incremental cache
+(``toolc.pipeline.cache``), and the units keyed on everything outside the channels.
 
-A channel's compiled entry names interned stacks by id, and ids are handed out in the order
-the whole build first meets each stack, so a cached entry cannot hold final ids. It holds a
-tape instead: the distinct stacks the channel interns, in the order it first interns them,
-and the entry with each stack id replaced by its place on the tape (``StackRef``). Replaying
-the tape into the build's interner makes exactly the calls a clean build makes (a repeated
-stack is a no-op there), so every id, and so every byte of ``build/``, is the clean build's.
-The warnings compiling the channel gave are stored with it and reported again on a hit.
+A channel's compiled entry names interned stacks by id (its provenance: interned records),
+and ids are handed out in the order the whole build first meets each one, so a cached entry
+cannot hold final ids. It holds a tape instead: the distinct values the channel interns, in
+the order it first interns them, and the entry with each id replaced by its place on the tape
+(``StackRef``). Replaying the tape into the build's interner makes exactly the calls a clean
+build makes (a repeated value is a no-op there), so every id, and so every byte of
+``build/``, is the clean build's. The warnings compiling the channel gave are stored with it
+and reported again on a hit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..diagnostics import Diagnostic, Diagnostics
 from .cache import BuildCache
-from .model import ChannelDef
+from .model import ChannelDef, Definitions
 
 if TYPE_CHECKING:
     from .tables import Layer
 
+T = TypeVar("T")
 StackArgs = tuple[int, tuple["Layer", ...], int, int, int]
 
 
@@ -30,45 +33,52 @@ class StackRef(int):
     __slots__ = ()
 
 
-class _Recorder:
-    """Stands in for the build's interner while one channel compiles."""
+class Recorder:
+    """Stands in for the build's interner while one channel compiles: ``stack`` for the
+    tables' stacks, ``record`` for the provenance's records (keyed by their JSON)."""
 
     def __init__(self) -> None:
-        self.tape: list[StackArgs] = []
-        self._seen: dict[StackArgs, StackRef] = {}
+        self.tape: list[Any] = []
+        self._seen: dict[Any, StackRef] = {}
+
+    def _ref(self, key: Any, value: Any) -> StackRef:
+        ref = self._seen.get(key)
+        if ref is None:
+            ref = self._seen[key] = StackRef(len(self.tape))
+            self.tape.append(value)
+        return ref
 
     def stack(self, mention: int, layers: Iterable[Layer], all_bits: int, flags: int = 0,
               preserve: int = 0) -> int:
         args: StackArgs = (mention, tuple(layers), all_bits, flags, preserve)
-        ref = self._seen.get(args)
-        if ref is None:
-            ref = self._seen[args] = StackRef(len(self.tape))
-            self.tape.append(args)
-        return ref
+        return self._ref(args, args)
+
+    def record(self, key: str, rec: dict[str, Any]) -> int:
+        return self._ref(key, (key, rec))
 
 
 # (tape, entry with StackRefs, warnings)
-ChannelUnit = tuple[list[StackArgs], dict[str, Any], tuple[Diagnostic, ...]]
+ChannelUnit = tuple[list[Any], dict[str, Any], tuple[Diagnostic, ...]]
 
 
 def record_channel(builder: Any, compile_channel: Callable[[ChannelDef], dict[str, Any]],
                    ch: ChannelDef) -> ChannelUnit:
-    """Compile ``ch`` with ``builder``'s interner and diagnostics swapped for a recorder."""
-    intern, diags = builder.intern, builder.diags
-    recorder, local = _Recorder(), Diagnostics()
-    builder.intern, builder.diags = recorder, local
+    """Compile ``ch`` with ``builder``'s interner and diagnostics swapped for a recorder
+    (``builder.recording(recorder)``: the builder's one interning point)."""
+    diags, local, recorder = builder.diags, Diagnostics(), Recorder()
+    builder.diags = local
     try:
-        entry = compile_channel(ch)
+        with builder.recording(recorder):
+            entry = compile_channel(ch)
     finally:
-        builder.intern, builder.diags = intern, diags
+        builder.diags = diags
     return recorder.tape, entry, tuple(local.items)
 
 
 def replay_channel(builder: Any, unit: ChannelUnit) -> dict[str, Any]:
-    """Intern a recorded channel's stacks into the build and give its entry real ids."""
+    """Intern a recorded channel's values into the build and give its entry real ids."""
     tape, entry, warnings = unit
-    ids = [builder.intern.stack(mention, layers, all_bits, flags, preserve)
-           for mention, layers, all_bits, flags, preserve in tape]
+    ids = [builder.replay(item) for item in tape]
     builder.diags.extend(warnings)
     result: dict[str, Any] = _resolve(entry, ids)
     return result
@@ -92,6 +102,25 @@ def cached_channel(builder: Any, compile_channel: Callable[[ChannelDef], dict[st
     digest = defs.file_digests.get(ch.pos.file)
     if not defs.unit_base or digest is None:
         return compile_channel(ch)  # definitions not read from files: nothing to key on
-    unit = cache.unit("channel", [defs.unit_base, ch.pos.file, digest, str(ch.pos), ch.name],
+    # the provenance names positions relative to the list of files (longest match first)
+    unit = cache.unit(builder.unit_kind, [defs.unit_base, ch.pos.file, digest, str(ch.pos),
+                                          ch.name, "\0".join(defs.files)],
                       lambda: record_channel(builder, compile_channel, ch))
     return replay_channel(builder, unit)
+
+
+def outside_channels(cache: BuildCache | None, kind: str, defs: Definitions,
+                     compute: Callable[[Diagnostics], T], diags: Diagnostics) -> T:
+    """``compute(diags)`` for a unit that reads nothing inside the channels sections but
+    their names (the tool catalog's provider bundles, parameter models, count lints): keyed
+    on ``unit_base``, with the warnings it gave."""
+    if cache is None or not defs.unit_base:
+        return compute(diags)
+
+    def run() -> tuple[T, tuple[Diagnostic, ...]]:
+        local = Diagnostics()
+        return compute(local), tuple(local.items)
+
+    value, found = cache.unit(kind, [defs.unit_base], run)
+    diags.extend(found)
+    return value
