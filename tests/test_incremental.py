@@ -14,6 +14,7 @@ import yaml
 from toolc import api
 from toolc.builds import cache_salt, compile_files
 from toolc.diagnostics import DefinitionsError
+from toolc.pipeline import units
 from toolc.pipeline.cache import BuildCache
 
 from .helpers import ROOT
@@ -129,7 +130,7 @@ def test_cached_file_map_is_the_clean_one_after_random_edits(tmp_path: Path, see
     defs = _project(tmp_path, rng)
     cache = BuildCache(tmp_path / "cache", cache_salt())
     assert _files(defs, cache, models) == _files(defs, None, models)
-    for _ in range(5):
+    for _ in range(3 if models else 5):
         what = _edit(defs, rng)
         cache.stats.hits.clear()
         cache.stats.misses.clear()
@@ -190,3 +191,21 @@ def test_a_channel_in_two_files_is_refused(tmp_path: Path) -> None:
     assert len(found) == 1 and found[0].pos.file.endswith("channels/chan00.yaml")
     assert found[0].message.startswith('channel "chan00" is already defined at ')
     assert found[0].message.endswith("channels/again.yaml:3:3")
+
+
+def test_worker_processes_change_no_byte(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                         ) -> None:
+    """Channels compiled in forked workers (any count, any finishing order) give the file
+    map of one process, with and without the cache."""
+    defs = _project(tmp_path, random.Random(7), channels=7)
+    serial = _files(defs, None, models=True)
+    monkeypatch.setattr(units, "PARALLEL_MIN_GROUPS", 0)
+    monkeypatch.setattr(units, "WORKERS", 3)  # more workers than cores: any finishing order
+    assert _files(defs, None, models=True) == serial
+    cache = BuildCache(tmp_path / "cache", cache_salt())
+    assert _files(defs, cache, models=True) == serial
+    _edit(defs, random.Random(8))
+    monkeypatch.setattr(units, "PARALLEL_MIN_GROUPS", 10**9)
+    clean = _files(defs, None, models=True)
+    monkeypatch.setattr(units, "PARALLEL_MIN_GROUPS", 0)
+    assert _files(defs, cache, models=True) == clean

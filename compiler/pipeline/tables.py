@@ -58,7 +58,7 @@ from .policy import (
     sandbox_policy,
     subagent_policy,
 )
-from .units import Recorder, StackArgs, cached_channel
+from .units import Recorder, StackArgs, compile_channels
 
 NEVER = -1  # witness for layers that never strip
 # A stack's plugin-admission flags (2026.9 createPluginToolAllowlist): its allow lists have
@@ -527,10 +527,11 @@ class TableBuilder:
 
     def channels(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for ch in self.r.defs.channels:
-            # the incremental cache's unit (toolc.pipeline.units): one channel's entry
-            out[ch.name] = (self.channel(ch) if self.cache is None
-                            else cached_channel(self, self.channel, ch, self.cache))
+        # one channel's entry is the unit of the incremental cache and of the worker
+        # processes (toolc.pipeline.units); the entries come back in definition order
+        for ch, entry in zip(self.r.defs.channels, compile_channels(self, self.channel,
+                                                                    self.cache), strict=True):
+            out[ch.name] = entry
         return out
 
     def channel(self, ch: ChannelDef) -> dict[str, Any]:

@@ -13,7 +13,10 @@ and reported again on a hit.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..diagnostics import Diagnostic, Diagnostics
@@ -94,19 +97,85 @@ def _resolve(value: Any, ids: list[int]) -> Any:
     return value
 
 
-def cached_channel(builder: Any, compile_channel: Callable[[ChannelDef], dict[str, Any]],
-                   ch: ChannelDef, cache: BuildCache) -> dict[str, Any]:
-    """``compile_channel(ch)`` for ``builder``, from the cache when the channel's file and
-    everything outside the channels sections are unchanged."""
+def _channel_key(builder: Any, cache: BuildCache, ch: ChannelDef) -> str | None:
     defs = builder.r.defs
     digest = defs.file_digests.get(ch.pos.file)
     if not defs.unit_base or digest is None:
-        return compile_channel(ch)  # definitions not read from files: nothing to key on
+        return None  # definitions not read from files: nothing to key on
     # the provenance names positions relative to the list of files (longest match first)
-    unit = cache.unit(builder.unit_kind, [defs.unit_base, ch.pos.file, digest, str(ch.pos),
-                                          ch.name, "\0".join(defs.files)],
-                      lambda: record_channel(builder, compile_channel, ch))
-    return replay_channel(builder, unit)
+    return cache.key(builder.unit_kind, [defs.unit_base, ch.pos.file, digest, str(ch.pos),
+                                         ch.name, "\0".join(defs.files)])
+
+
+# Channels are compiled in worker processes (both cores) when there are at least this many
+# groups to compile; fewer are not worth starting the processes. Tests lower it.
+PARALLEL_MIN_GROUPS = 20_000
+# Worker processes (None: one per core, at most MAX_WORKERS).
+WORKERS: int | None = None
+MAX_WORKERS = 8
+
+# The builder and its channel compiler, inherited by forked workers (never pickled).
+_FORKED: list[tuple[Any, Callable[[ChannelDef], dict[str, Any]]]] = []
+
+
+def _work(index: int) -> ChannelUnit:
+    builder, compile_channel = _FORKED[0]
+    return record_channel(builder, compile_channel, builder.r.defs.channels[index])
+
+
+def _groups(ch: ChannelDef) -> int:
+    return sum(len(m) for m in ch.entry_maps())
+
+
+def _workers(pending: list[int], channels: tuple[ChannelDef, ...]) -> int:
+    if len(pending) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    if sum(_groups(channels[i]) for i in pending) < PARALLEL_MIN_GROUPS:
+        return 1
+    cores = WORKERS or min(os.cpu_count() or 1, MAX_WORKERS)
+    return max(1, min(cores, len(pending)))
+
+
+def compile_channels(builder: Any, compile_channel: Callable[[ChannelDef], dict[str, Any]],
+                     cache: BuildCache | None) -> list[dict[str, Any]]:
+    """Every channel's entry, in definition order: unchanged ones from ``cache``, the others
+    recorded (in forked worker processes, one channel per task, when there are many
+    groups), then all replayed in definition order, so neither the number of workers nor
+    the order they finish in can change a byte."""
+    channels: tuple[ChannelDef, ...] = builder.r.defs.channels
+    keys = [None if cache is None else _channel_key(builder, cache, ch) for ch in channels]
+    units: list[ChannelUnit | None] = [None] * len(channels)
+    if cache is not None:
+        for i, key in enumerate(keys):
+            if key is not None:
+                hit, value = cache.get(key)
+                cache.stats.count(builder.unit_kind, hit)
+                units[i] = value if hit else None
+    pending = [i for i, unit in enumerate(units) if unit is None]
+    computed = set(pending)
+    workers = _workers(pending, channels)
+    if workers > 1:
+        # largest first, so one big channel does not run alone at the end
+        order = sorted(pending, key=lambda i: -_groups(channels[i]))
+        _FORKED.append((builder, compile_channel))
+        try:
+            context = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+                for i, unit in zip(order, pool.map(_work, order), strict=True):
+                    units[i] = unit
+        finally:
+            _FORKED.clear()
+    else:
+        for i in pending:
+            units[i] = record_channel(builder, compile_channel, channels[i])
+    out = []
+    for i, found in enumerate(units):
+        assert found is not None
+        key = keys[i]
+        if cache is not None and key is not None and i in computed:
+            cache.put(key, found)
+        out.append(replay_channel(builder, found))
+    return out
 
 
 def outside_channels(cache: BuildCache | None, kind: str, defs: Definitions,
