@@ -16,12 +16,15 @@ import yaml
 from bench.harness import last_json_line, run_measured, tail, toolc_cli, worker
 
 
-def compile_once(defs: Path, out: Path, cache: Path | None = None) -> dict[str, Any]:
+def compile_once(
+    defs: Path, out: Path, cache: Path | None = None, *, timeout: float = 900.0
+) -> dict[str, Any]:
     """Compile via ``toolc.build`` in a fresh subprocess: API time, process time, peak RSS.
     A clean build (``--no-cache``) unless ``cache`` names the incremental cache to use."""
     if out.exists():
         shutil.rmtree(out)
-    proc = run_measured(worker("compile", str(defs), str(out), *([str(cache)] if cache else [])))
+    args = [str(defs), str(out), *([str(cache)] if cache else [])]
+    proc = run_measured(worker("compile", *args), timeout=timeout)
     result: dict[str, Any] = {
         "process_s": round(proc.wall_s, 4),
         "peak_rss_bytes": proc.peak_rss_bytes,
