@@ -14,7 +14,7 @@ import yaml
 from toolc import api
 from toolc.builds import cache_salt, compile_files
 from toolc.diagnostics import DefinitionsError
-from toolc.pipeline import units
+from toolc.pipeline import frontend, units
 from toolc.pipeline.cache import BuildCache
 
 from .helpers import ROOT
@@ -195,11 +195,12 @@ def test_a_channel_in_two_files_is_refused(tmp_path: Path) -> None:
 
 def test_worker_processes_change_no_byte(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                          ) -> None:
-    """Channels compiled in forked workers (any count, any finishing order) give the file
-    map of one process, with and without the cache."""
+    """Files loaded and channels compiled in forked workers (any count, any finishing
+    order) give the file map of one process, with and without the cache."""
     defs = _project(tmp_path, random.Random(7), channels=7)
     serial = _files(defs, None, models=True)
     monkeypatch.setattr(units, "PARALLEL_MIN_GROUPS", 0)
+    monkeypatch.setattr(frontend, "PARALLEL_MIN_BYTES", 0)  # the files' loading too
     monkeypatch.setattr(units, "WORKERS", 3)  # more workers than cores: any finishing order
     assert _files(defs, None, models=True) == serial
     cache = BuildCache(tmp_path / "cache", cache_salt())

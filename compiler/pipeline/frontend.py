@@ -8,7 +8,7 @@ import re
 import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from functools import cache, partial
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -44,6 +44,7 @@ from .model import (
     ToolDef,
     ToolsConfig,
 )
+from .units import map_in_workers, worker_count
 from .yamlsrc import JsonPath, SourceFile, discover, load_yaml
 
 SUPPORTED_VERSION = 1
@@ -115,6 +116,43 @@ class LoadedFile:
     structural_ok: bool
     diagnostics: tuple[Diagnostic, ...]  # load, version and structure problems
     folded: tuple[Diagnostic, ...]  # TC126, reported once every file is structurally sound
+
+
+# Files are loaded in worker processes when at least this many bytes are to be loaded.
+PARALLEL_MIN_BYTES = 8 << 20
+
+
+def _load_task(task: tuple[bytes, str]) -> LoadedFile:
+    return load_one(*task)
+
+
+def _load_all(files: Mapping[str, bytes], display: str, cache: BuildCache | None
+              ) -> list[LoadedFile]:
+    """``load_one`` of every file in path order: unchanged files from the cache, the others
+    in worker processes (both cores) when there is much to read; each worker returns its
+    files' values and positions, and the YAML node graphs stay in the workers."""
+    rels = sorted(files)
+    keys = [None if cache is None else cache.key("file", [f"{display}/{rel}", sha256(files[rel])])
+            for rel in rels]
+    loaded: list[LoadedFile | None] = [None] * len(rels)
+    if cache is not None:
+        for i, key in enumerate(keys):
+            assert key is not None
+            hit, value = cache.get(key)
+            cache.stats.count("file", hit)
+            loaded[i] = value if hit else None
+    pending = [i for i, one in enumerate(loaded) if one is None]
+    size = sum(len(files[rels[i]]) for i in pending)
+    workers = worker_count(len(pending)) if size >= PARALLEL_MIN_BYTES else 1
+    # largest first, so one big file does not run alone at the end
+    order = sorted(pending, key=lambda i: -len(files[rels[i]]))
+    tasks = [(files[rels[i]], f"{display}/{rels[i]}") for i in order]
+    for i, one in zip(order, map_in_workers(_load_task, tasks, workers), strict=True):
+        loaded[i] = one
+        key = keys[i]
+        if cache is not None and key is not None:
+            cache.put(key, one)
+    return [one for one in loaded if one is not None]
 
 
 def load_one(raw: bytes, path: str) -> LoadedFile:
@@ -833,10 +871,7 @@ def load_files(files: Mapping[str, bytes], display: str, diags: Diagnostics,
     Structural problems in any file stop here (after reporting all of them), because the
     semantic checks that follow would only add confusing follow-on errors.
     """
-    loaded = [(cache.unit("file", [f"{display}/{rel}", sha256(files[rel])],
-                          partial(load_one, files[rel], f"{display}/{rel}"))
-               if cache is not None else load_one(files[rel], f"{display}/{rel}"))
-              for rel in sorted(files)]
+    loaded = _load_all(files, display, cache)
     for one in loaded:
         diags.extend(one.diagnostics)
     sources = [one.source for one in loaded if one.source is not None]

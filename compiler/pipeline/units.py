@@ -128,12 +128,28 @@ def _groups(ch: ChannelDef) -> int:
 
 
 def _workers(pending: list[int], channels: tuple[ChannelDef, ...]) -> int:
-    if len(pending) < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return 1
     if sum(_groups(channels[i]) for i in pending) < PARALLEL_MIN_GROUPS:
         return 1
+    return worker_count(len(pending))
+
+
+def worker_count(tasks: int) -> int:
+    """Worker processes for ``tasks`` independent tasks: one per core (``WORKERS``), never
+    more than tasks; 1 (in this process) where processes cannot be forked."""
+    if tasks < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
     cores = WORKERS or min(os.cpu_count() or 1, MAX_WORKERS)
-    return max(1, min(cores, len(pending)))
+    return max(1, min(cores, tasks))
+
+
+def map_in_workers(fn: Callable[[Any], T], items: list[Any], workers: int) -> list[T]:
+    """``[fn(item) for item in items]``, in ``workers`` forked processes when more than one;
+    results in the order of ``items`` whatever order the workers finish in."""
+    if workers <= 1:
+        return [fn(item) for item in items]
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        return list(pool.map(fn, items))
 
 
 def compile_channels(builder: Any, compile_channel: Callable[[ChannelDef], dict[str, Any]],
@@ -159,10 +175,8 @@ def compile_channels(builder: Any, compile_channel: Callable[[ChannelDef], dict[
         order = sorted(pending, key=lambda i: -_groups(channels[i]))
         _FORKED.append((builder, compile_channel))
         try:
-            context = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-                for i, unit in zip(order, pool.map(_work, order), strict=True):
-                    units[i] = unit
+            for i, unit in zip(order, map_in_workers(_work, order, workers), strict=True):
+                units[i] = unit
         finally:
             _FORKED.clear()
     else:
