@@ -17,17 +17,17 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from ..diagnostics import Diagnostic, Diagnostics
 from .cache import BuildCache
 from .model import ChannelDef, Definitions
 
-if TYPE_CHECKING:
-    from .tables import Layer
-
+# a compiled layer (witness, allow_pass, deny_pass): ``toolc.pipeline.tables.Layer``, which
+# imports this module
+Layer = tuple[int, int, int]
 T = TypeVar("T")
-StackArgs = tuple[int, tuple["Layer", ...], int, int, int]
+StackArgs = tuple[int, tuple[Layer, ...], int, int, int]
 
 
 class StackRef(int):
