@@ -587,11 +587,14 @@ def lazy_space(view: TablesView) -> Callable[[], ClassSpace]:
 def run_checks(resolved: Resolved, tables: Mapping[str, Any], diags: Diagnostics,
                cache: BuildCache | None = None) -> None:
     """Every check that needs the compiled tables, in a stable order (``cache``: the
-    incremental cache; the count lint reads no channel, so it is cached on the rest)."""
+    incremental cache; the reach and count lints read no channel, so they are cached on
+    the rest)."""
     view = TablesView(tables, list(tables["tools"]))
     space_of = lazy_space(view)
     lint_groups(resolved, diags)
-    lint_reach(resolved, view, diags)
+    # agents' own stacks, explained without a channel: cached on everything but the channels
+    outside_channels(cache, "lint-reach", resolved.defs,
+                     lambda d: lint_reach(resolved, view, d), diags)
     outside_channels(cache, "lint-counts", resolved.defs,
                      lambda d: lint_counts(resolved, d), diags)
     check_assertions(resolved, space_of, diags)
