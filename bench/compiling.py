@@ -11,14 +11,20 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from bench.harness import last_json_line, run_measured, tail, toolc_cli, worker
 
 
-def compile_once(defs: Path, out: Path) -> dict[str, Any]:
-    """Compile via ``toolc.build`` in a fresh subprocess: API time, process time, peak RSS."""
+def compile_once(
+    defs: Path, out: Path, cache: Path | None = None, *, timeout: float = 900.0
+) -> dict[str, Any]:
+    """Compile via ``toolc.build`` in a fresh subprocess: API time, process time, peak RSS.
+    A clean build (``--no-cache``) unless ``cache`` names the incremental cache to use."""
     if out.exists():
         shutil.rmtree(out)
-    proc = run_measured(worker("compile", str(defs), str(out)))
+    args = [str(defs), str(out), *([str(cache)] if cache else [])]
+    proc = run_measured(worker("compile", *args), timeout=timeout)
     result: dict[str, Any] = {
         "process_s": round(proc.wall_s, 4),
         "peak_rss_bytes": proc.peak_rss_bytes,
@@ -79,15 +85,73 @@ def definitions_size(defs: Path) -> dict[str, int]:
     files = [p for p in defs.rglob("*") if p.suffix in (".yaml", ".yml")]
     return {"files": len(files), "bytes": sum(p.stat().st_size for p in files)}
 
-def compile_worker(defs: Path, out: Path) -> None:
+def compile_worker(defs: Path, out: Path, cache: Path | None = None) -> None:
     t0 = time.perf_counter()
     toolc = importlib.import_module("toolc")
     import_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     try:
-        toolc.build(defs, out)
+        toolc.build(defs, out, cache=cache if cache is not None else False)
     except toolc.DefinitionsError as exc:
         print(json.dumps({"error": f"DefinitionsError: {tail(str(exc), 10)}"}))
         return
     api_s = time.perf_counter() - t1
     print(json.dumps({"api_s": round(api_s, 4), "toolc_import_s": round(import_s, 4)}))
+
+
+def tree_digest(out: Path) -> str:
+    """One sha256 over every file of a build (paths and bytes; no ``__pycache__``)."""
+    h = hashlib.sha256()
+    for rel, (_, digest) in sorted(snapshot(out).items()):
+        h.update(f"{rel}\0{digest}\n".encode())
+    return h.hexdigest()
+
+
+def edit_one_group(defs: Path) -> str:
+    """Change one group of the first channel file (its ``tools.deny`` gains or loses
+    ``tool_0001``), as a one-line pull request would; returns what changed."""
+    path = sorted((defs / "channels").glob("*.yaml"))[0]
+    doc = yaml.safe_load(path.read_text("utf-8"))
+    channel = next(iter(doc["channels"].values()))
+    gid = next(g for g in channel["groups"] if g != "*")
+    tools = channel["groups"][gid].setdefault("tools", {})
+    deny = tools.setdefault("deny", [])
+    if "tool_0001" in deny:
+        deny.remove("tool_0001")
+    else:
+        deny.append("tool_0001")
+    path.write_text(yaml.safe_dump(doc, sort_keys=False, width=120), "utf-8")
+    return f"{path.relative_to(defs).as_posix()}: group {gid} tools.deny"
+
+
+def incremental(defs: Path, work: Path) -> dict[str, Any]:
+    """Change one group and rebuild with the incremental cache (warmed by a build of the
+    definitions before the change), beside a clean build of the changed definitions in the
+    same run; both builds must be byte for byte the same."""
+    copy, cache = work / "incr-defs", work / "incr-cache"
+    for path in (copy, cache):
+        if path.exists():
+            shutil.rmtree(path)
+    shutil.copytree(defs, copy)
+    warm = compile_once(copy, work / "incr-warm", cache)
+    if "error" in warm:
+        return {"error": f"warming the cache: {warm['error']}"}
+    edited = edit_one_group(copy)
+    incr = compile_once(copy, work / "incr-out", cache)
+    clean = compile_once(copy, work / "incr-clean")
+    for name, run in (("incremental", incr), ("clean", clean)):
+        if "error" in run:
+            return {"error": f"{name} build: {run['error']}"}
+    result: dict[str, Any] = {
+        "edit": edited,
+        "warm_api_s": warm["api_s"],
+        "incremental_api_s": incr["api_s"],
+        "incremental_peak_rss_bytes": incr["peak_rss_bytes"],
+        "clean_api_s": clean["api_s"],
+        "ratio": round(float(incr["api_s"]) / float(clean["api_s"]), 4),
+        "identical": tree_digest(work / "incr-out") == tree_digest(work / "incr-clean"),
+        "cache_bytes": sum(p.stat().st_size for p in cache.rglob("*") if p.is_file()),
+    }
+    for path in (copy, cache, work / "incr-warm", work / "incr-out", work / "incr-clean"):
+        shutil.rmtree(path, ignore_errors=True)
+    return result

@@ -38,6 +38,19 @@ SIZES: dict[str, dict[str, int]] = {
         "groups": 10000,
         "sender_rules_max": 5,
     },
+    # opt-in (make bench-huge): a million groups over 100 channel accounts (20 channels, each
+    # with its own groups map and 4 accounts), 2,000 agents
+    "huge": {
+        "tools": 2000,
+        "plugin_tools": 1500,
+        "plugins": 100,
+        "agents": 2000,
+        "provider_keys": 40,
+        "channels": 20,
+        "groups": 1000000,
+        "sender_rules_max": 5,
+        "accounts_per_channel": 4,
+    },
     "medium": {
         "tools": 200,
         "plugin_tools": 150,
@@ -677,10 +690,15 @@ def _channel_names(channels: int) -> list[str]:
 
 
 def _channels_section(
-    seed: int, pools: _Pools, channels: int, groups: int, sender_rules_max: int
-) -> dict[str, Any]:
+    seed: int,
+    pools: _Pools,
+    channels: int,
+    groups: int,
+    sender_rules_max: int,
+    accounts_per_channel: int = 0,
+) -> Iterable[tuple[str, dict[str, Any]]]:
+    """(name, channel) in order, one at a time (the huge size never holds them all)."""
     names = _channel_names(channels)
-    out: dict[str, Any] = {}
     for c, name in enumerate(names):
         # one RNG per channel: doubling the group count does not reshuffle other channels' ids
         rng = random.Random(f"{seed}:channel:{name}")
@@ -690,11 +708,27 @@ def _channels_section(
             ids.add(f"-100{rng.randrange(10**9):09d}")
         ordered = sorted(ids)
         rng.shuffle(ordered)
+        base = f"{seed}:channel:{name}"
+        if accounts_per_channel:
+            # the groups split evenly between the channel's own map and its accounts' maps
+            share = count // (accounts_per_channel + 1)
+            channel_ids = ordered[: count - share * accounts_per_channel]
+            channel = {"groups": _group_map(base, pools, channel_ids, sender_rules_max)}
+            channel["accounts"] = {}
+            for a in range(accounts_per_channel):
+                account = f"{ACCOUNT_ID}{a + 1}"
+                start = len(channel_ids) + a * share
+                channel["accounts"][account] = {
+                    "groups": _group_map(
+                        f"{base}:{account}", pools, ordered[start : start + share], sender_rules_max
+                    )
+                }
+            yield name, channel
+            continue
         # every fifth channel routes a tenth of its groups through an account-specific map
         n_account = count // 10 if c % 5 == 4 else 0
         account_ids, channel_ids = ordered[:n_account], ordered[n_account:]
-        base = f"{seed}:channel:{name}"
-        channel: dict[str, Any] = {"groups": _group_map(base, pools, channel_ids, sender_rules_max)}
+        channel = {"groups": _group_map(base, pools, channel_ids, sender_rules_max)}
         if n_account:
             channel["accounts"] = {
                 ACCOUNT_ID: {
@@ -703,8 +737,7 @@ def _channels_section(
                     )
                 }
             }
-        out[name] = channel
-    return out
+        yield name, channel
 
 
 # --------------------------------------------------------------------------------------------
@@ -723,12 +756,16 @@ def generate(
     channels: int,
     groups: int,
     sender_rules_max: int,
+    accounts_per_channel: int = 0,
 ) -> None:
     """Write a deterministic synthetic definitions directory into ``out_dir``.
 
     ``tools`` counts every catalog tool (26 core/channel tools, ``plugin_tools`` plugin tools
     spread over ``plugins`` plugins, the rest extra tools ``tool_0001``...). ``groups`` counts the
-    specific group ids over all channels (each channel also gets a ``"*"`` group).
+    specific group ids over all channels (each channel also gets a ``"*"`` group), one file per
+    channel (``channels/chanNN.yaml``: a channel is the incremental cache's unit).
+    ``accounts_per_channel``: split each channel's groups evenly between its own map and that
+    many accounts (0: every fifth channel has one account with a tenth of its groups).
     Existing ``*.yaml`` files in ``out_dir`` are removed first.
     """
     n_extra = tools - len(CORE_NAMES) - plugin_tools
@@ -775,10 +812,11 @@ def generate(
     _write_yaml(out_dir / "tools.yaml", {"tools": _global_tools(part("tools"), pools, keys)})
     _write_yaml(out_dir / "agents.yaml", {"agents": _agents_section(seed, pools, keys, agents)})
     if channels:
-        _write_yaml(
-            out_dir / "channels.yaml",
-            {"channels": _channels_section(seed, pools, channels, groups, sender_rules_max)},
-        )
+        (out_dir / "channels").mkdir(exist_ok=True)
+        for name, channel in _channels_section(
+            seed, pools, channels, groups, sender_rules_max, accounts_per_channel
+        ):
+            _write_yaml(out_dir / "channels" / f"{name}.yaml", {"channels": {name: channel}})
 
 
 def main(argv: list[str] | None = None) -> int:

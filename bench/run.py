@@ -39,6 +39,7 @@ from bench.compiling import (
     compile_best,
     compile_worker,
     definitions_size,
+    incremental,
     noop_rebuild,
 )
 from bench.contexts import draw_contexts, universe
@@ -174,6 +175,11 @@ def run(mode: Mode, out_dir: Path, seed: int, keep: Path | None) -> int:
                 t0 = time.perf_counter()
                 r["scaling"] = measure_scaling(r, dims, work, seed, mode.compile_repeat)
                 r["phase_s"]["scaling"] = round(time.perf_counter() - t0, 2)
+            if size == mode.scaling_size and dims is not None and "api_s" in r["compile"]:
+                log(f"[{size}] incremental rebuild (one group changed) and a clean build")
+                t0 = time.perf_counter()
+                r["incremental"] = incremental(defs, work)
+                r["phase_s"]["incremental"] = round(time.perf_counter() - t0, 2)
             r["targets"] = targets(r)
             results[size] = r
     elapsed = time.perf_counter() - started
@@ -204,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--worker"]:
         kind, *rest = argv[1:]
         if kind == "compile":
-            compile_worker(Path(rest[0]), Path(rest[1]))
+            compile_worker(Path(rest[0]), Path(rest[1]), Path(rest[2]) if rest[2:] else None)
         elif kind == "latency":
             latency_worker(Path(rest[0]), Path(rest[1]), Path(rest[2]), int(rest[3]), int(rest[4]))
         elif kind == "wrapping":

@@ -22,10 +22,13 @@ from .audit.checks import run_checks
 from .diagnostics import DefinitionsError, Diagnostic, Diagnostics
 from .pipeline.analyze import Resolved, analyze
 from .pipeline.bundles import build_bundles
+from .pipeline.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
+from .pipeline.cache import BuildCache
 from .pipeline.frontend import load_definitions, load_files
 from .pipeline.provenance import build_provenance
 from .pipeline.render import DEFAULT_PACKAGE, SOURCES, dump_json, render
 from .pipeline.tables import build_tables
+from .pipeline.units import outside_channels
 from .pipeline.writer import (
     SIGNATURES,
     check_output_dir,
@@ -51,8 +54,9 @@ class BuildResult:
     up_to_date: bool
 
 
-def _front(definitions_dir: Path, diags: Diagnostics) -> Resolved | None:
-    defs = load_definitions(definitions_dir, diags)
+def _front(definitions_dir: Path, diags: Diagnostics, cache: BuildCache | None = None
+           ) -> Resolved | None:
+    defs = load_definitions(definitions_dir, diags, cache)
     return None if defs is None else analyze(defs, diags)
 
 
@@ -246,27 +250,32 @@ def validate(definitions_dir: str | Path, *, strict: bool = False) -> list[Diagn
 
 def compile_files(definitions_dir: Path, *, package: str = DEFAULT_PACKAGE,
                   strict: bool = False, with_models: bool = True,
+                  cache: BuildCache | None = None,
                   ) -> tuple[dict[str, str], list[Diagnostic], dict[str, int]]:
     """The build as a file map, plus diagnostics; raises DefinitionsError on errors.
 
     ``with_models=False`` leaves out ``models.py`` (the typed parameter models) and
     ``ACCESS.md`` (the review table): resolution never uses them, and the differential
-    tests and ``toolc diff`` build thousands of runtimes.
+    tests and ``toolc diff`` build thousands of runtimes. ``cache``: the incremental build
+    cache (``toolc.pipeline.cache``); the file map is the same with or without it.
     """
     diags = Diagnostics()
-    resolved = _front(definitions_dir, diags)
+    resolved = _front(definitions_dir, diags, cache)
     if resolved is None:
         raise DefinitionsError(diags.sorted(strict=strict))
-    tables = build_tables(resolved, diags)
-    bundles = build_bundles(resolved, diags)
-    run_checks(resolved, tables.data, diags)
+    tables = build_tables(resolved, diags, cache)
+    # the catalog's units read nothing inside the channels: cached on everything else
+    bundles = outside_channels(cache, "bundles", resolved.defs,
+                               lambda d: build_bundles(resolved, d), diags)
+    run_checks(resolved, tables.data, diags, cache)
     if diags.has_errors(strict=strict):
         raise DefinitionsError(diags.sorted(strict=strict))
-    models = (generate_models({t.name: dict(t.parameters) for t in resolved.tools})
+    models = (outside_channels(cache, "models", resolved.defs, lambda _: generate_models(
+        {t.name: dict(t.parameters) for t in resolved.tools}), Diagnostics())
               if with_models else None)
     warnings = [d for d in diags.sorted() if d.severity == "warning"]
     access = access_markdown(tables.data) if with_models else None
-    provenance = build_provenance(resolved) if with_models else None
+    provenance = build_provenance(resolved, cache) if with_models else None
     files = render(resolved, tables, bundles, models, package=package, warnings=warnings,
                    access=access, provenance=provenance)
     return files, diags.sorted(), tables.counts
@@ -288,6 +297,18 @@ def _toolc_digest() -> bytes:
     return h.digest()
 
 
+def default_cache_dir(definitions_dir: Path) -> Path:
+    """``.toolc-cache/`` beside the definitions directory (in the project, outside both
+    ``definitions/`` and ``build/``; gitignored)."""
+    return Path(definitions_dir).resolve().parent / DEFAULT_CACHE_DIR
+
+
+def cache_salt() -> bytes:
+    """What every cache key holds: this toolc's version and the digest of its code and
+    templates, so a changed compiler never reads an old entry."""
+    return f"toolc {__version__}\0".encode() + _toolc_digest()
+
+
 def inputs_digest(definitions_dir: Path, *, package: str, strict: bool) -> str:
     """Everything a build depends on: toolc itself, the options, and every input file."""
     h = hashlib.sha256(f"{__version__}\0{package}\0{strict}\0".encode())
@@ -301,12 +322,18 @@ def inputs_digest(definitions_dir: Path, *, package: str, strict: bool) -> str:
 def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "build", *,
           strict: bool = False, package_name: str = DEFAULT_PACKAGE,
           force: bool = False, lock_timeout: float | None = None,
-          on_wait: Callable[[Path], None] | None = None) -> BuildResult:
+          on_wait: Callable[[Path], None] | None = None,
+          cache: bool | str | Path = True) -> BuildResult:
     """Compile ``definitions_dir`` into ``out_dir`` atomically; skip when nothing changed.
 
     Holds the output's lock from the no-op check to the swap: a concurrent writer of the
     same output makes this wait (``lock_timeout=None``) or raise ``LockTimeoutError`` after
     ``lock_timeout`` seconds; ``on_wait(lock_file)`` is called before waiting.
+
+    ``cache``: the incremental build cache (``toolc.pipeline.cache``), read and written
+    under the same lock: True, ``.toolc-cache/`` beside ``definitions_dir``
+    (``default_cache_dir``); a path, that directory; False, a clean build (``--no-cache``).
+    The build is byte for byte the same either way.
     """
     defs, out = Path(definitions_dir), Path(out_dir)
     check_package_name(package_name)
@@ -317,7 +344,10 @@ def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "bu
         if not force and matches_disk(out, digest):
             return BuildResult(out_dir=out, files=(), diagnostics=(), counts={},
                                up_to_date=True)
-        files, diagnostics, counts = stamped_files(defs, package=package_name, strict=strict)
+        unit_cache = (None if cache is False else BuildCache(
+            default_cache_dir(defs) if cache is True else Path(cache), cache_salt()))
+        files, diagnostics, counts = stamped_files(defs, package=package_name, strict=strict,
+                                                   cache=unit_cache)
         publish({**files, **_kept_signature(out, files["manifest.json"])}, out)
     return BuildResult(out_dir=out, files=tuple(sorted(files)), diagnostics=tuple(diagnostics),
                        counts=counts, up_to_date=False)
@@ -346,12 +376,14 @@ def check_package_name(name: str) -> None:
                          f"of that name")
 
 
-def stamped_files(definitions_dir: Path, *, package: str, strict: bool
+def stamped_files(definitions_dir: Path, *, package: str, strict: bool,
+                  cache: BuildCache | None = None,
                   ) -> tuple[dict[str, str], list[Diagnostic], dict[str, int]]:
     """``compile_files`` with the inputs digest recorded in the manifest: exactly what
     ``build`` writes (and what ``build --check`` compares). The digest is kept out of render
     because it is about the files on disk, not the definitions' meaning."""
-    files, diagnostics, counts = compile_files(definitions_dir, package=package, strict=strict)
+    files, diagnostics, counts = compile_files(definitions_dir, package=package, strict=strict,
+                                               cache=cache)
     manifest = json.loads(files["manifest.json"])
     manifest["inputs_sha256"] = inputs_digest(definitions_dir, package=package, strict=strict)
     return {**files, "manifest.json": dump_json(manifest)}, diagnostics, counts

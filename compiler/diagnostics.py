@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -20,6 +20,15 @@ class Pos:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
+
+    def __reduce__(self) -> tuple[Callable[[str, int, int], Pos], tuple[str, int, int]]:
+        # pickled by value (the incremental cache holds millions): several times faster to
+        # load than the frozen dataclass's default state, which looks its fields up each time
+        return _pos, (self.file, self.line, self.col)
+
+
+def _pos(file: str, line: int, col: int) -> Pos:
+    return Pos(file=file, line=line, col=col)
 
 
 BUILTIN = Pos(file="<builtin>", line=0, col=0)

@@ -51,7 +51,9 @@ def run_case(case: Path) -> Outcome:
     with tempfile.TemporaryDirectory() as tmp:
         os.chdir(case)
         try:
-            result = CliRunner().invoke(main, ["build", "input", "-o", f"{tmp}/out", *args])
+            # a clean build (no incremental cache beside the case's input)
+            result = CliRunner().invoke(main, ["build", "input", "-o", f"{tmp}/out", "--no-cache",
+                                               *args])
         finally:
             os.chdir(old)
         out = Path(tmp) / "out"

@@ -22,7 +22,9 @@ from typing import Any
 from ..diagnostics import Diagnostics, Pos
 from ..pipeline.analyze import Resolved
 from ..pipeline.bundles import BUILTIN_PROVIDER_DIALECTS, DEFAULT_DIALECT, dialect_for
+from ..pipeline.cache import BuildCache
 from ..pipeline.model import AssertionDef, GroupConfig, PatternValue
+from ..pipeline.units import outside_channels
 from ..rules.context import CLI_OPTIONS, group_context
 from ..rules.names import (
     NO_E164_CHANNELS,
@@ -582,13 +584,19 @@ def lazy_space(view: TablesView) -> Callable[[], ClassSpace]:
     return get
 
 
-def run_checks(resolved: Resolved, tables: Mapping[str, Any], diags: Diagnostics) -> None:
-    """Every check that needs the compiled tables, in a stable order."""
+def run_checks(resolved: Resolved, tables: Mapping[str, Any], diags: Diagnostics,
+               cache: BuildCache | None = None) -> None:
+    """Every check that needs the compiled tables, in a stable order (``cache``: the
+    incremental cache; the reach and count lints read no channel, so they are cached on
+    the rest)."""
     view = TablesView(tables, list(tables["tools"]))
     space_of = lazy_space(view)
     lint_groups(resolved, diags)
-    lint_reach(resolved, view, diags)
-    lint_counts(resolved, diags)
+    # agents' own stacks, explained without a channel: cached on everything but the channels
+    outside_channels(cache, "lint-reach", resolved.defs,
+                     lambda d: lint_reach(resolved, view, d), diags)
+    outside_channels(cache, "lint-counts", resolved.defs,
+                     lambda d: lint_counts(resolved, d), diags)
     check_assertions(resolved, space_of, diags)
 
 

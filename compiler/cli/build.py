@@ -25,16 +25,24 @@ from ._app import DEFS_ARG, EXIT_INPUT, echo, fail, guard, main, message, print_
 @click.option("--lock-timeout", type=click.FloatRange(min=0), default=None, metavar="SEC",
               help="When another toolc process is writing OUT, wait at most SEC seconds (0: fail "
               "at once) instead of until it is done; then exit 1.")
+@click.option("--no-cache", is_flag=True,
+              help="A clean build: neither read nor write the incremental cache "
+              "(.toolc-cache/ beside DEFS; the build is byte for byte the same either way).")
+@click.option("--cache-dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
+              help="Keep the incremental cache in DIR instead of .toolc-cache/ beside DEFS.")
 @guard
 def build(defs: Path, out: Path, strict: bool, package_name: str, check: bool,
-          force: bool, lock_timeout: float | None) -> None:
+          force: bool, lock_timeout: float | None, no_cache: bool,
+          cache_dir: Path | None) -> None:
     """Compile DEFS (default: definitions) into OUT.
 
     OUT is replaced atomically and only if it is a previous toolc build, an empty directory
     or missing: a file, the definitions directory, the current directory (or a directory
     containing either) and any other non-empty directory are refused, even with --force.
     Two builds into one OUT never mix: the second waits for the first (see --lock-timeout),
-    then rebuilds or finds OUT up to date.
+    then rebuilds or finds OUT up to date. Units whose inputs did not change (each file's
+    parse, each channel's tables) come from the incremental cache, .toolc-cache/ beside DEFS
+    (add it to .gitignore); --no-cache builds from scratch.
 
     \b
     Examples:
@@ -62,7 +70,8 @@ def build(defs: Path, out: Path, strict: bool, package_name: str, check: bool,
 
     try:
         result = api.build(defs, out, strict=strict, package_name=package_name, force=force,
-                           lock_timeout=lock_timeout, on_wait=waiting)
+                           lock_timeout=lock_timeout, on_wait=waiting,
+                           cache=False if no_cache else cache_dir or True)
     except (api.OutputDirError, api.LockTimeoutError) as exc:
         fail(str(exc))
     print_diagnostics(result.diagnostics)

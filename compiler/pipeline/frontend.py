@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -15,10 +16,11 @@ from typing import Any, Literal
 import json5
 import jsonschema
 
-from ..diagnostics import Diagnostics, Pos, did_you_mean
+from ..diagnostics import Diagnostic, Diagnostics, Pos, did_you_mean
 from ..rules.channels import rule_for
 from ..rules.names import normalize_agent_id, normalize_channel, normalize_key
 from ..targets import KEYS, Target, target
+from .cache import BuildCache, sha256
 from .model import (
     AccountDef,
     AgentDef,
@@ -42,6 +44,7 @@ from .model import (
     ToolDef,
     ToolsConfig,
 )
+from .units import map_in_workers, worker_count
 from .yamlsrc import JsonPath, SourceFile, discover, load_yaml
 
 SUPPORTED_VERSION = 1
@@ -101,6 +104,71 @@ def read_sources(files: Mapping[str, bytes], display: str, diags: Diagnostics
             if isinstance(src.data, dict):
                 sources.append(src)
     return sources, complete
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadedFile:
+    """One file through the per-file stages (load, version, structure, folded keys): the
+    unit the incremental cache stores (``toolc.pipeline.cache``, kind ``file``)."""
+
+    source: SourceFile | None  # None: not loadable, or not a mapping
+    complete: bool  # loaded, and a mapping
+    structural_ok: bool
+    diagnostics: tuple[Diagnostic, ...]  # load, version and structure problems
+    folded: tuple[Diagnostic, ...]  # TC126, reported once every file is structurally sound
+
+
+# Files are loaded in worker processes when at least this many bytes are to be loaded.
+PARALLEL_MIN_BYTES = 8 << 20
+
+
+def _load_task(task: tuple[bytes, str]) -> LoadedFile:
+    return load_one(*task)
+
+
+def _load_all(files: Mapping[str, bytes], display: str, cache: BuildCache | None
+              ) -> list[LoadedFile]:
+    """``load_one`` of every file in path order: unchanged files from the cache, the others
+    in worker processes (both cores) when there is much to read; each worker returns its
+    files' values and positions, and the YAML node graphs stay in the workers."""
+    rels = sorted(files)
+    keys = [None if cache is None else cache.key("file", [f"{display}/{rel}", sha256(files[rel])])
+            for rel in rels]
+    loaded: list[LoadedFile | None] = [None] * len(rels)
+    if cache is not None:
+        for i, key in enumerate(keys):
+            assert key is not None
+            hit, value = cache.get(key)
+            cache.stats.count("file", hit)
+            loaded[i] = value if hit else None
+    pending = [i for i, one in enumerate(loaded) if one is None]
+    size = sum(len(files[rels[i]]) for i in pending)
+    workers = worker_count(len(pending)) if size >= PARALLEL_MIN_BYTES else 1
+    # largest first, so one big file does not run alone at the end
+    order = sorted(pending, key=lambda i: -len(files[rels[i]]))
+    tasks = [(files[rels[i]], f"{display}/{rels[i]}") for i in order]
+    for i, one in zip(order, map_in_workers(_load_task, tasks, workers), strict=True):
+        loaded[i] = one
+        key = keys[i]
+        if cache is not None and key is not None:
+            cache.put(key, one)
+    return [one for one in loaded if one is not None]
+
+
+def load_one(raw: bytes, path: str) -> LoadedFile:
+    """The per-file stages of ``load_files`` for one file (positions name ``path``)."""
+    diags = Diagnostics()
+    src = load_yaml(raw, path, diags)
+    complete = src is not None and isinstance(src.data, dict)
+    if src is not None:
+        _check_version(src, diags)
+    structural_ok = check_structure(src, diags) if src is not None and complete else True
+    folded = Diagnostics()
+    if src is not None and complete and structural_ok:
+        check_folded_keys(src, folded)
+    return LoadedFile(source=src if complete else None, complete=complete,
+                      structural_ok=structural_ok, diagnostics=tuple(diags.items),
+                      folded=tuple(folded.items))
 
 
 # Top-level keys of an OpenClaw config (2026.3.2) that definitions never have.
@@ -275,17 +343,18 @@ def _shaped_channel(path: JsonPath) -> str | None:
 
 # Top-level keys that several files may hold: `catalog` and `assertions` lists are
 # concatenated; `plugins` entries are merged (a plugin file declares its own entry beside its
-# tools), each plugin id and `plugins.enabled` in one file only.
-REPEATABLE = frozenset({"catalog", "assertions", "plugins"})
+# tools), each plugin id and `plugins.enabled` in one file only; `channels` are merged, each
+# channel in one file only (a file per channel keeps the incremental cache's units small).
+REPEATABLE = frozenset({"catalog", "assertions", "plugins", "channels"})
 # `openclaw` may be said in every file, as long as the files agree (TC105).
 AGREEING = frozenset({"openclaw"})
 
 
 def merge_sections(sources: list[SourceFile],
                    diags: Diagnostics) -> dict[str, list[tuple[SourceFile, Any]]]:
-    """Top-level key -> its (file, value) definitions; only ``catalog``, ``assertions``
-    and ``plugins`` may repeat (``plugins`` without conflicts between files: see
-    ``_plugin_conflicts``)."""
+    """Top-level key -> its (file, value) definitions; only ``catalog``, ``assertions``,
+    ``plugins`` and ``channels`` may repeat (``plugins`` and ``channels`` without conflicts
+    between files: see ``_plugin_conflicts`` and ``_channel_conflicts``)."""
     sections: dict[str, list[tuple[SourceFile, Any]]] = {}
     for src in sources:
         for key, value in src.data.items():
@@ -304,13 +373,40 @@ def merge_sections(sources: list[SourceFile],
                 first = sections[key][0][0].kpos((key,))
                 diags.error(src.kpos((key,)), "TC103",
                             f'top-level key "{key}" is already defined at {first}',
-                            hint="only `catalog`, `assertions` and `plugins` may appear in "
-                                 "more than one file")
+                            hint="only `catalog`, `assertions`, `plugins` and `channels` may "
+                                 "appear in more than one file")
                 continue
             if key == "plugins" and not _plugin_conflicts(sections.get(key, []), src, diags):
                 continue
-            sections.setdefault(key, []).append((src, value))
+            kept = (_channel_conflicts(sections.get(key, []), src, diags)
+                    if key == "channels" else value)
+            sections.setdefault(key, []).append((src, kept))
     return sections
+
+
+def _channel_folded(name: str) -> str:
+    return unicodedata.normalize("NFKC", name).strip().casefold()
+
+
+def _channel_conflicts(earlier: list[tuple[SourceFile, Any]], src: SourceFile,
+                       diags: Diagnostics) -> dict[str, Any]:
+    """``src``'s channels less those another file already defines (TC103, naming both
+    places; compared as TC126 compares keys): one channel, accounts and all, lives in one
+    file, so a large deployment can keep a file per channel."""
+    seen = {_channel_folded(name): (other, name)
+            for other, value in earlier for name in value}
+    kept: dict[str, Any] = {}
+    for name, block in src.data["channels"].items():
+        first = seen.get(_channel_folded(name))
+        if first is None:
+            kept[name] = block
+            continue
+        other, other_name = first
+        diags.error(src.kpos(("channels", name)), "TC103",
+                    f'channel "{name}" is already defined at '
+                    f'{other.kpos(("channels", other_name))}',
+                    hint="a channel lives in one file; merge the two definitions")
+    return kept
 
 
 def _plugin_conflicts(earlier: list[tuple[SourceFile, Any]], src: SourceFile,
@@ -732,10 +828,10 @@ def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[Source
     for b in _one(sections, "tools", channel_keys=keys):
         tools_config = b.tools_config(b.src.data["tools"], ("tools",))
     agents, roster_pos, max_depth, sandbox_mode, defaults = _agents(sections, keys)
-    channels: tuple[ChannelDef, ...] = ()
-    for b in _one(sections, "channels", channel_keys=keys):
-        channels = tuple(b.channel(name, block, ("channels", name))
-                         for name, block in b.src.data["channels"].items())
+    # several files may hold channels (each channel in one file), in file order
+    channels = tuple(_Builder(src, channel_keys=keys).channel(name, block, ("channels", name))
+                     for src, value in sections.get("channels", [])
+                     for name, block in value.items())
     assertions = [_Builder(src).assertion(item, ("assertions", i))
                   for src, items in sections.get("assertions", []) for i, item in enumerate(items)]
     return Definitions(
@@ -757,32 +853,63 @@ def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[Source
         local_model_lean=defaults.get("experimental", {}).get("localModelLean"))
 
 
-def load_definitions(root: Path, diags: Diagnostics) -> Definitions | None:
-    """Read, check the structure of, and model a definitions directory."""
+def load_definitions(root: Path, diags: Diagnostics, cache: BuildCache | None = None
+                     ) -> Definitions | None:
+    """Read, check the structure of, and model a definitions directory (``cache``: the
+    per-file stages come from the incremental cache where the file is unchanged)."""
     files = read_tree(root, diags)
     if files is None:
         return None
-    return load_files(files, root.as_posix().rstrip("/"), diags)
+    return load_files(files, root.as_posix().rstrip("/"), diags, cache)
 
 
-def load_files(files: Mapping[str, bytes], display: str, diags: Diagnostics
-               ) -> Definitions | None:
+def load_files(files: Mapping[str, bytes], display: str, diags: Diagnostics,
+               cache: BuildCache | None = None) -> Definitions | None:
     """Check the structure of, and model, definitions given as ``{relative path: bytes}``
     (a directory's files, or a build's ``sources.json``); positions name ``display/...``.
 
     Structural problems in any file stop here (after reporting all of them), because the
     semantic checks that follow would only add confusing follow-on errors.
     """
-    sources, complete = read_sources(files, display, diags)
-    structural_ok = all([check_structure(src, diags) for src in sources])
+    loaded = _load_all(files, display, cache)
+    for one in loaded:
+        diags.extend(one.diagnostics)
+    sources = [one.source for one in loaded if one.source is not None]
+    complete = all(one.complete for one in loaded)
+    structural_ok = all(one.structural_ok for one in loaded)
     if not complete or not structural_ok or not sources:
         return None
-    for src in sources:
-        check_folded_keys(src, diags)
+    for one in loaded:
+        diags.extend(one.folded)
     # A section defined twice is reported and its second definition ignored: that cannot
     # cause follow-on errors, so the semantic checks still run in the same pass.
     sections = merge_sections(sources, diags)
     check_release_keys(sources, _release(sections), diags)
     defs = build_model(sources, sections, display)
+    digests = {f"{display}/{rel}": sha256(raw) for rel, raw in files.items()}
     # Every file loaded as UTF-8 (or load_yaml reported it), so decoding cannot fail here.
-    return replace(defs, texts={rel: raw.decode("utf-8") for rel, raw in sorted(files.items())})
+    return replace(defs, texts={rel: raw.decode("utf-8") for rel, raw in sorted(files.items())},
+                   unit_base=unit_base(sources, digests, defs), file_digests=digests)
+
+
+# Top-level keys a file may hold beside ``channels`` and still leave the other channels' cache
+# entries valid when it changes (their values go into the key, not the file's bytes).
+_CHANNEL_FILE_KEYS = frozenset({"version", "openclaw", "channels"})
+
+
+def unit_base(sources: list[SourceFile], digests: Mapping[str, str], defs: Definitions) -> str:
+    """What every channel's compiled tables depend on besides the channel itself: every file
+    without a ``channels`` section byte for byte; of a file with one, its other top-level
+    values (a file that holds more than channels counts whole); the channels' names (tool
+    availability reads them). Positions inside other channels never reach a channel's
+    tables, so editing one channel file leaves the others' entries valid."""
+    h = hashlib.sha256()
+    for src in sorted(sources, key=lambda s: s.path):
+        if "channels" in src.data and set(src.data) <= _CHANNEL_FILE_KEYS:
+            rest = {k: v for k, v in src.data.items() if k != "channels"}
+            part = "json:" + json.dumps(rest, sort_keys=True, ensure_ascii=False)
+        else:
+            part = "sha256:" + digests[src.path]
+        h.update(f"{src.path}\0{part}\0".encode())
+    h.update("\0".join(sorted(ch.name for ch in defs.channels)).encode())
+    return h.hexdigest()

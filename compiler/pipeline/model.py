@@ -262,3 +262,8 @@ class Definitions:
     roster_pos: Pos | None = None
     # ``agents.defaults.experimental.localModelLean`` (2026.9; None: unset)
     local_model_lean: bool | None = None
+    # The incremental cache's key of everything outside the ``channels`` sections, and the
+    # sha256 of each file by its position name (``toolc.pipeline.units``); "" and empty when
+    # the definitions did not come from files
+    unit_base: str = ""
+    file_digests: Mapping[str, str] = field(default_factory=dict)

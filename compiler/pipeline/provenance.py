@@ -17,14 +17,17 @@ Records are interned: the structures hold their indices.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from ..diagnostics import BUILTIN, Diagnostics, Pos
 from .analyze import Resolved
+from .cache import BuildCache
 from .model import AgentDef, EntryList, Policy, ProviderPolicy
 from .policy import LayerPolicy, pick_policy, profile_policy, sandbox_policy, subagent_policy
 from .tables import NEVER, TableBuilder, _runs, _texts
+from .units import Recorder
 
 PROVENANCE_FORMAT = 1
 
@@ -43,9 +46,9 @@ def _pos(pos: Pos | None, files: tuple[str, ...]) -> str | None:
 class ProvenanceBuilder(TableBuilder):
     """The tables' structure with a provenance record index wherever a stack index was."""
 
-    def __init__(self, resolved: Resolved) -> None:
+    def __init__(self, resolved: Resolved, cache: BuildCache | None = None) -> None:
         # warnings are the table builder's to report; this pass only repeats the layers
-        super().__init__(resolved, Diagnostics())
+        super().__init__(resolved, Diagnostics(), cache)
         self.records: list[dict[str, Any]] = []
         self._record_ids: dict[str, int] = {}
         self._files = tuple(sorted(resolved.defs.files, key=len, reverse=True))
@@ -76,11 +79,27 @@ class ProvenanceBuilder(TableBuilder):
                "a": _runs(allow_pass), "d": _runs(deny_pass), "m": _runs(mention),
                "allow": self.pos(allow),
                "deny": deny}
-        key = json.dumps(rec, sort_keys=True)
+        return self.intern_record(json.dumps(rec, sort_keys=True), rec)
+
+    def intern_record(self, key: str, rec: dict[str, Any]) -> int:
         if key not in self._record_ids:
             self._record_ids[key] = len(self.records)
             self.records.append(rec)
         return self._record_ids[key]
+
+    # the incremental cache's channel tape (toolc.pipeline.units) interns records, not stacks
+    unit_kind = "channel-provenance"
+
+    @contextmanager
+    def recording(self, recorder: Recorder) -> Iterator[None]:
+        self.intern_record = recorder.record  # type: ignore[method-assign]
+        try:
+            yield
+        finally:
+            del self.intern_record
+
+    def replay(self, item: tuple[str, dict[str, Any]]) -> int:  # type: ignore[override]
+        return self.intern_record(*item)
 
     def group_stack(self, block: Any, label: str = "group tools.allow", *,
                     path: str = "") -> int:
@@ -172,6 +191,7 @@ def _lists(block: Policy | None) -> tuple[EntryList | None, ...]:
     return () if block is None else (block.allow, block.also_allow)
 
 
-def build_provenance(resolved: Resolved) -> dict[str, Any]:
-    """``provenance.json``: see the module docstring."""
-    return ProvenanceBuilder(resolved).provenance()
+def build_provenance(resolved: Resolved, cache: BuildCache | None = None) -> dict[str, Any]:
+    """``provenance.json``: see the module docstring (``cache``: unchanged channels' entries
+    come from the incremental cache)."""
+    return ProvenanceBuilder(resolved, cache).provenance()

@@ -15,7 +15,8 @@ means the layer never strips.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,8 +29,10 @@ from ..rules.names import (
     normalize_tool_name,
 )
 from .analyze import PLUGINS_GROUP, Resolved, pattern_matches
+from .cache import BuildCache
 from .model import (
     AgentDef,
+    ChannelDef,
     EntryList,
     GroupConfig,
     ProviderPolicy,
@@ -55,6 +58,7 @@ from .policy import (
     sandbox_policy,
     subagent_policy,
 )
+from .units import Recorder, StackArgs, compile_channels
 
 NEVER = -1  # witness for layers that never strip
 # A stack's plugin-admission flags (2026.9 createPluginToolAllowlist): its allow lists have
@@ -124,9 +128,13 @@ class _Interner:
 
 
 class TableBuilder:
-    def __init__(self, resolved: Resolved, diags: Diagnostics) -> None:
+    unit_kind = "channel"  # the incremental cache's kind for one channel's entry
+
+    def __init__(self, resolved: Resolved, diags: Diagnostics,
+                 cache: BuildCache | None = None) -> None:
         self.r = resolved
         self.diags = diags
+        self.cache = cache
         self.tools = resolved.tools
         self.index = {t.name: i for i, t in enumerate(self.tools)}
         self.all = (1 << len(self.tools)) - 1
@@ -146,6 +154,18 @@ class TableBuilder:
         # them can never come out empty, so such a layer never strips.
         self.always_core = self.always & self.core & self.mask(
             t for t in self.tools if not is_owner_only(resolved, t))
+
+    @contextmanager
+    def recording(self, recorder: Recorder) -> Iterator[None]:
+        """Intern into ``recorder`` for the block (the incremental cache's channel tape)."""
+        intern, self.intern = self.intern, recorder  # type: ignore[assignment]
+        try:
+            yield
+        finally:
+            self.intern = intern
+
+    def replay(self, item: StackArgs) -> int:
+        return self.intern.stack(*item)
 
     # -- bit helpers -------------------------------------------------------------------------
     def mask(self, tools: Iterable[ToolDef]) -> int:
@@ -507,27 +527,33 @@ class TableBuilder:
 
     def channels(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for ch in self.r.defs.channels:
-            fold = ch.name in CASE_INSENSITIVE_GROUP_CHANNELS
-            rule = rule_for(ch.name)
-            at = f"channels.{ch.name}"
-            accounts: dict[str, Any] = {}
-            for acc in ch.accounts:
-                accounts.setdefault(acc.id, None if acc.groups is None else self.group_map(
-                    acc.groups, fold=fold, where=f'{at}.accounts."{acc.id}".{rule.map_key}'))
-            folded: dict[str, Any] = {}
-            for acc in ch.accounts:  # the first account in definition order wins
-                folded.setdefault(acc.id.lower(), accounts[acc.id])
-            out[ch.name] = {
-                "groups": None if ch.groups is None else self.group_map(
-                    ch.groups, fold=fold, where=f"{at}.{rule.map_key}"),
-                "accounts": accounts, "accounts_folded": folded,
-                "topics": ch.name in TOPIC_GROUP_CHANNELS,
-                "e164": ch.name not in NO_E164_CHANNELS,
-                "rule": rule_json(rule),
-                "spaces": None if ch.spaces is None else self.spaces(ch.spaces,
-                                                                     f"{at}.{rule.map_key}")}
+        # one channel's entry is the unit of the incremental cache and of the worker
+        # processes (toolc.pipeline.units); the entries come back in definition order
+        for ch, entry in zip(self.r.defs.channels, compile_channels(self, self.channel,
+                                                                    self.cache), strict=True):
+            out[ch.name] = entry
         return out
+
+    def channel(self, ch: ChannelDef) -> dict[str, Any]:
+        fold = ch.name in CASE_INSENSITIVE_GROUP_CHANNELS
+        rule = rule_for(ch.name)
+        at = f"channels.{ch.name}"
+        accounts: dict[str, Any] = {}
+        for acc in ch.accounts:
+            accounts.setdefault(acc.id, None if acc.groups is None else self.group_map(
+                acc.groups, fold=fold, where=f'{at}.accounts."{acc.id}".{rule.map_key}'))
+        folded: dict[str, Any] = {}
+        for acc in ch.accounts:  # the first account in definition order wins
+            folded.setdefault(acc.id.lower(), accounts[acc.id])
+        return {
+            "groups": None if ch.groups is None else self.group_map(
+                ch.groups, fold=fold, where=f"{at}.{rule.map_key}"),
+            "accounts": accounts, "accounts_folded": folded,
+            "topics": ch.name in TOPIC_GROUP_CHANNELS,
+            "e164": ch.name not in NO_E164_CHANNELS,
+            "rule": rule_json(rule),
+            "spaces": None if ch.spaces is None else self.spaces(ch.spaces,
+                                                                 f"{at}.{rule.map_key}")}
 
     def spaces(self, spaces: tuple[SpaceConfig, ...], where: str = "") -> dict[str, Any]:
         """A nested rule's outer map: ``order`` (JS key order, for the slug scan) and per
@@ -645,5 +671,7 @@ def _texts(lst: EntryList) -> tuple[str, ...]:
     return tuple(e.text for e in lst.items)
 
 
-def build_tables(resolved: Resolved, diags: Diagnostics) -> Tables:
-    return TableBuilder(resolved, diags).build()
+def build_tables(resolved: Resolved, diags: Diagnostics, cache: BuildCache | None = None
+                 ) -> Tables:
+    """``cache``: unchanged channels come from the incremental cache (same bytes)."""
+    return TableBuilder(resolved, diags, cache).build()

@@ -1,0 +1,212 @@
+"""The incremental build cache (toolc.pipeline.cache): a build through the cache is byte for
+byte a clean build of the same definitions, after seeded random edits, with a damaged cache,
+and through ``toolc build`` (``--no-cache``); unchanged units come from the cache."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from toolc import api
+from toolc.builds import cache_salt, compile_files
+from toolc.diagnostics import DefinitionsError
+from toolc.pipeline import frontend, units
+from toolc.pipeline.cache import BuildCache
+
+from .helpers import ROOT
+
+SHIPPED = ROOT / "definitions"
+TOOLS = ["read", "write", "exec", "process", "browser", "message", "web_search", "web_fetch",
+         "group:fs", "group:runtime", "group:web"]
+
+
+def _channel(rng: random.Random, name: str, groups: int) -> dict[str, Any]:
+    def block() -> dict[str, Any]:
+        out: dict[str, Any] = {"deny": rng.sample(TOOLS, rng.randint(0, 2))}
+        if rng.random() < 0.4:
+            out["allow"] = rng.sample(TOOLS, rng.randint(1, 3))
+        return out
+
+    gmap: dict[str, Any] = {"*": {"tools": block()}}
+    for _ in range(groups):
+        entry: dict[str, Any] = {"tools": block()}
+        if rng.random() < 0.5:
+            entry["toolsBySender"] = {f"id:{rng.randint(1, 99)}": block(), "*": block()}
+        gmap[f"-100{rng.randrange(10**6):06d}"] = entry
+    channel: dict[str, Any] = {"groups": gmap}
+    if rng.random() < 0.5:
+        channel["accounts"] = {"ops": {"groups": {"*": {"tools": block()}}}}
+    return channel
+
+
+def _write(path: Path, doc: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump({"version": 1, **doc}, sort_keys=False), "utf-8")
+
+
+def _project(tmp: Path, rng: random.Random, channels: int = 6) -> Path:
+    """The shipped definitions plus ``channels`` channels, one file each."""
+    defs = tmp / "definitions"
+    shutil.copytree(SHIPPED, defs)
+    for i in range(channels):
+        name = f"chan{i:02d}"
+        _write(defs / "channels" / f"{name}.yaml",
+               {"channels": {name: _channel(rng, name, rng.randint(2, 6))}})
+    return defs
+
+
+def _edit(defs: Path, rng: random.Random) -> str:
+    """One random edit of the kind a pull request makes."""
+    files = sorted((defs / "channels").glob("*.yaml"))
+    kind = rng.choice(["group", "group", "add-group", "drop-group", "new-channel",
+                       "drop-channel", "agents", "shipped-channel", "catalog"])
+    if kind in ("group", "add-group", "drop-group") and files:
+        path = rng.choice(files)
+        doc = yaml.safe_load(path.read_text("utf-8"))
+        name, channel = next(iter(doc["channels"].items()))
+        gmap = channel["groups"]
+        ids = [g for g in gmap if g != "*"]
+        if kind == "add-group" or not ids:
+            gmap[f"-100{rng.randrange(10**6):06d}"] = {"tools": {"deny": [rng.choice(TOOLS)]}}
+        elif kind == "drop-group":
+            del gmap[rng.choice(ids)]
+        else:
+            gmap[rng.choice(ids)]["tools"] = {"deny": rng.sample(TOOLS, 2)}
+        _write(path, doc)
+        return f"{kind} {name}"
+    if kind == "new-channel" or (kind == "drop-channel" and not files):
+        name = f"chan{rng.randint(50, 99):02d}"
+        _write(defs / "channels" / f"{name}.yaml",
+               {"channels": {name: _channel(rng, name, 3)}})
+        return f"new-channel {name}"
+    if kind == "drop-channel":
+        path = rng.choice(files)
+        path.unlink()
+        return f"drop-channel {path.name}"
+    if kind == "agents":  # outside every channel: every channel's entry is recomputed
+        path = defs / "deployment" / "agents.yaml"
+        doc = yaml.safe_load(path.read_text("utf-8"))
+        viewer = next(a for a in doc["agents"]["list"] if a["id"] == "viewer")
+        deny = viewer["tools"]["deny"]
+        deny.remove("edit") if "edit" in deny else deny.append("edit")
+        path.write_text(yaml.safe_dump(doc, sort_keys=False), "utf-8")
+        return "agents viewer deny"
+    if kind == "catalog":  # a line moves: positions in other files' warnings must follow
+        path = defs / "catalog" / "10-core.yaml"
+        path.write_text("# a comment line\n" + path.read_text("utf-8"), "utf-8")
+        return "catalog comment"
+    path = defs / "deployment" / "channels.yaml"
+    text = path.read_text("utf-8")
+    path.write_text(text.replace('deny: [exec, process, browser]',
+                                 'deny: [exec, process]', 1)
+                    if "deny: [exec, process, browser]" in text else
+                    text.replace("deny: [exec, process]", "deny: [exec, process, browser]", 1),
+                    "utf-8")
+    return "shipped telegram sender rule"
+
+
+def _files(defs: Path, cache: BuildCache | None, models: bool = False) -> dict[str, str]:
+    """The file map (``models``: with models.py, ACCESS.md and provenance.json too)."""
+    try:
+        files, _, _ = compile_files(defs, with_models=models, cache=cache)
+    except DefinitionsError as exc:  # an edit may break the definitions: same errors
+        return {"<errors>": "\n".join(d.render() for d in exc.diagnostics)}
+    return files
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
+@pytest.mark.parametrize(("seed", "models"), [(1, False), (2, True)])
+def test_cached_file_map_is_the_clean_one_after_random_edits(tmp_path: Path, seed: int,
+                                                             models: bool) -> None:
+    rng = random.Random(seed)
+    defs = _project(tmp_path, rng)
+    cache = BuildCache(tmp_path / "cache", cache_salt())
+    assert _files(defs, cache, models) == _files(defs, None, models)
+    for _ in range(3 if models else 5):
+        what = _edit(defs, rng)
+        cache.stats.hits.clear()
+        cache.stats.misses.clear()
+        assert _files(defs, cache, models) == _files(defs, None, models), what
+        if what.startswith(("group", "add-group", "drop-group")):
+            # one channel file changed: every other channel and file came from the cache
+            changed = {"file": 1, "channel": 1, **({"channel-provenance": 1} if models else {})}
+            assert cache.stats.misses == changed, what
+            assert cache.stats.hits["channel"] >= 5, what
+            assert cache.stats.hits["bundles"] == 1, what
+
+
+def test_damaged_entries_are_recomputed(tmp_path: Path) -> None:
+    defs = _project(tmp_path, random.Random(3))
+    cache = BuildCache(tmp_path / "cache", cache_salt())
+    clean = _files(defs, None)
+    assert _files(defs, cache) == clean
+    entries = sorted(p for p in (tmp_path / "cache").rglob("*") if p.is_file())
+    assert entries
+    for i, entry in enumerate(entries):  # truncated, flipped, emptied, garbage
+        raw = entry.read_bytes()
+        entry.write_bytes([raw[: len(raw) // 2], raw[:-1] + bytes([raw[-1] ^ 1]), b"",
+                           b"not a cache entry"][i % 4])
+    cache.stats.hits.clear()
+    assert _files(defs, cache) == clean
+    assert not cache.stats.hits  # nothing damaged was used
+    cache.stats.misses.clear()
+    assert _files(defs, cache) == clean
+    assert not cache.stats.misses  # ... and every entry was rewritten
+
+
+def test_other_toolc_never_reads_an_entry(tmp_path: Path) -> None:
+    defs = _project(tmp_path, random.Random(4))
+    _files(defs, BuildCache(tmp_path / "cache", cache_salt()))
+    other = BuildCache(tmp_path / "cache", cache_salt() + b"another compiler")
+    _files(defs, other)
+    assert not other.stats.hits
+
+
+def test_build_with_and_without_cache_is_byte_identical(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    defs = _project(tmp_path, rng)
+    api.build(defs, tmp_path / "warm")
+    assert (tmp_path / ".toolc-cache").is_dir()  # beside the definitions directory
+    _edit(defs, rng)
+    api.build(defs, tmp_path / "cached")
+    api.build(defs, tmp_path / "clean", cache=False)
+    assert _tree(tmp_path / "cached") == _tree(tmp_path / "clean")
+
+
+def test_a_channel_in_two_files_is_refused(tmp_path: Path) -> None:
+    defs = _project(tmp_path, random.Random(6), channels=1)
+    _write(defs / "channels" / "again.yaml", {"channels": {"Chan00": {"groups": {}}}})
+    with pytest.raises(DefinitionsError) as err:
+        compile_files(defs, with_models=False)
+    found = [d for d in err.value.diagnostics if d.code == "TC103"]
+    # files load in path order: again.yaml defines it first
+    assert len(found) == 1 and found[0].pos.file.endswith("channels/chan00.yaml")
+    assert found[0].message.startswith('channel "chan00" is already defined at ')
+    assert found[0].message.endswith("channels/again.yaml:3:3")
+
+
+def test_worker_processes_change_no_byte(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                         ) -> None:
+    """Files loaded and channels compiled in forked workers (any count, any finishing
+    order) give the file map of one process, with and without the cache."""
+    defs = _project(tmp_path, random.Random(7), channels=7)
+    serial = _files(defs, None, models=True)
+    monkeypatch.setattr(units, "PARALLEL_MIN_GROUPS", 0)
+    monkeypatch.setattr(frontend, "PARALLEL_MIN_BYTES", 0)  # the files' loading too
+    monkeypatch.setattr(units, "WORKERS", 3)  # more workers than cores: any finishing order
+    assert _files(defs, None, models=True) == serial
+    cache = BuildCache(tmp_path / "cache", cache_salt())
+    assert _files(defs, cache, models=True) == serial
+    _edit(defs, random.Random(8))
+    monkeypatch.setattr(units, "PARALLEL_MIN_GROUPS", 10**9)
+    clean = _files(defs, None, models=True)
+    monkeypatch.setattr(units, "PARALLEL_MIN_GROUPS", 0)
+    assert _files(defs, cache, models=True) == clean
