@@ -88,6 +88,8 @@ def test_the_runtime_reads_only_the_shards_a_request_reaches(built: Path) -> Non
     assert policy._SHARDS == {}
     rt.resolve(agent_id="main", message_provider="telegram", account_id="work", group_id="-1001")
     assert [n.split("/")[1].rsplit(".", 2)[0] for n in policy._SHARDS] == ["telegram.work"]
+    policy._load_shards()  # what serve-mcp does when it loads a build as a whole
+    assert len(policy._SHARDS) == 5
 
 def test_sharded_runtime_agrees_with_the_reference(built: Path, tmp_path: Path) -> None:
     engines = Engines(built / "defs", tmp_path / "out")

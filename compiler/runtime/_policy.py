@@ -402,6 +402,15 @@ def _shard(name: str) -> _Shard:
     return shard
 
 
+def _load_shards() -> None:
+    """Read and check every shard now (a server that loads a build as a whole, so that a
+    build replaced on disk later cannot fail its requests)."""
+    for raw in _RAW_CHANNELS.values():
+        for name in (raw["groups"], raw["spaces"], *raw["accounts"].values()):
+            if name is not None:
+                _shard(name)
+
+
 class _Lazy(Mapping[str, Any]):
     """A shard's group map (``part`` "gmap") or spaces, read when first looked into."""
 
