@@ -286,14 +286,15 @@ def parse_shard(text: str) -> tuple[dict[str, Any] | None, Any]:
     if head.get("format") != SHARD_FORMAT:
         raise ValueError(f"shard format {head.get('format')!r}, expected {SHARD_FORMAT}")
     n, m = int(head["exact"]), int(head["folded"])
-    exact = {}
-    for line in lines[1:1 + n]:
-        key, _, entry = line.partition("\t")
-        exact[json.loads(key)] = json.loads(entry)
-    folded = {}
-    for line in lines[1 + n:1 + n + m]:
-        key, _, target = line.partition("\t")
-        folded[json.loads(key)] = exact[json.loads(target)]
+
+    def section(part: list[str]) -> dict[str, Any]:
+        # "<key>\t<value>" is "<key>:<value>" as a JSON member: one parse for all of them
+        members: dict[str, Any] = json.loads(
+            "{" + ",".join(line.replace("\t", ":", 1) for line in part) + "}")
+        return members
+
+    exact = section(lines[1:1 + n])
+    folded = {k: exact[target] for k, target in section(lines[1 + n:1 + n + m]).items()}
     gmap = {"exact": exact, "folded": folded} if head["groups"] else None
     return gmap, head["spaces"]
 
