@@ -19,6 +19,8 @@ TARGETS = {
     "peak_rss_bytes_max": 1.5 * GIB,
     "noop_rebuild_s_max": 1.0,
     "import_ms_max": 50.0,
+    # issue 22: the first resolve that reaches a new table shard
+    "first_shard_resolve_ms_max": 5.0,
     # issue 9: a wrapped call of a no-op sync tool, no hooks (validation on, as by default)
     "wrap_sync_ns_max": 10_000.0,
     # issue 23: decision logs add at most 0.2 us per wrapped call when off, 10 us to a file
@@ -65,6 +67,8 @@ def targets(result: dict[str, Any]) -> dict[str, Any]:
     check("peak_rss_bytes", get("compile", "peak_rss_bytes"), TARGETS["peak_rss_bytes_max"])
     check("noop_rebuild_s", get("noop_rebuild", "process_s"), TARGETS["noop_rebuild_s_max"])
     check("import_ms", get("import", "median_ms"), TARGETS["import_ms_max"])
+    check("first_shard_resolve_ms", get("import", "first_shard_resolve_ms"),
+          TARGETS["first_shard_resolve_ms_max"])
     check(
         "wrap_sync_ns",
         get("wrapping", "sync_validated_plain", "median_ns"),
@@ -137,6 +141,7 @@ def _row_values(r: dict[str, Any]) -> list[tuple[str, str]]:
         ("runtime import (median)", _fmt(i.get("median_ms"), " ms")),
         ("runtime import (cold)", _fmt(i.get("cold_ms"), " ms")),
         ("first resolve after import", _fmt(i.get("first_resolve_ms"), " ms")),
+        ("first resolve reaching a shard", _fmt(i.get("first_shard_resolve_ms"), " ms")),
         ("resolve runtime median", _fmt(_us(rt.get("median_ns")), " us")),
         ("resolve runtime p99", _fmt(_us(rt.get("p99_ns")), " us")),
         ("resolve reference median", _fmt(_us(ref.get("median_ns")), " us")),

@@ -27,6 +27,7 @@ from .pipeline.cache import BuildCache
 from .pipeline.frontend import load_definitions, load_files
 from .pipeline.provenance import build_provenance
 from .pipeline.render import DEFAULT_PACKAGE, SOURCES, dump_json, render
+from .pipeline.shards import join_tables
 from .pipeline.tables import build_tables
 from .pipeline.units import outside_channels
 from .pipeline.writer import (
@@ -127,6 +128,27 @@ class VerifiedBuild:
 
     def json(self, rel: str) -> Any:
         return json.loads(self.files[rel])
+
+    def tables(self) -> dict[str, Any]:
+        """The runtime's tables in one dictionary (``tables.json`` and its shards)."""
+        package = self.manifest["package"]
+        return join_tables(self.json(f"{package}/tables.json"),
+                           lambda name: self.files[f"{package}/{name}"])
+
+
+def read_tables(out: Path) -> dict[str, Any]:
+    """A build's tables in one dictionary: ``tables.json`` and the shards it names, each
+    checked against the manifest (``read_build_file``)."""
+    manifest = read_manifest(out)
+    package = manifest["package"]
+    tables = json.loads(read_build_file(out, f"{package}/tables.json", manifest))
+    return join_tables(tables, lambda name: read_build_file(out, f"{package}/{name}", manifest))
+
+
+def tables_of_files(files: dict[str, str], package: str) -> dict[str, Any]:
+    """The tables in one dictionary from a file map (``compile_files``)."""
+    return join_tables(json.loads(files[f"{package}/tables.json"]),
+                       lambda name: files[f"{package}/{name}"].encode("utf-8"))
 
 
 def verify_build(out: Path) -> VerifiedBuild:

@@ -4,7 +4,6 @@ it covers), complete, and shipped with the build."""
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import os
 import re
@@ -20,6 +19,7 @@ from cmarkgfm.cmark import Options
 from hypothesis import HealthCheck, given, settings
 from toolc.api import compile_files, resolve_definitions
 from toolc.audit import access_md as review
+from toolc.builds import read_tables
 from toolc.diagnostics import DefinitionsError
 from toolc.review.diff import side_from_definitions
 from toolc.semantics.access import ClassSpace, TablesView
@@ -75,7 +75,7 @@ def _every_class_equals_the_reference(space: ClassSpace, ref: ReferenceInterpret
 
 def test_shipped_build_has_access_md() -> None:
     build = ROOT / "build"
-    tables = json.loads((build / "toolc_runtime" / "tables.json").read_text())
+    tables = read_tables(build)
     text = (build / "ACCESS.md").read_text()
     assert text == review.access_markdown(tables)
     assert "## agent `viewer`" in text and "## no declared agent" in text
@@ -93,7 +93,7 @@ def test_shipped_build_has_access_md() -> None:
 
 
 def test_very_large_deployments_get_a_summary(monkeypatch: pytest.MonkeyPatch) -> None:
-    tables = json.loads((ROOT / "build" / "toolc_runtime" / "tables.json").read_text())
+    tables = read_tables(ROOT / "build")
     monkeypatch.setattr(review, "MAX_CLASSES", 10)
     text = review.access_markdown(tables)
     assert "an upper bound), too many to list (this file lists at most 10)" in text

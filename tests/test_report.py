@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 from toolc.api import build, diff, report
 from toolc.audit.access_md import access_sets
+from toolc.builds import read_tables
 from toolc.cli import main
 from toolc.review.report import render_report, report_data, runs
 from toolc.semantics.access import ClassSpace, TablesView
@@ -41,7 +42,7 @@ def test_runs_round_trip() -> None:
 def shipped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("report")
     build(ROOT / "definitions", root / "build", package_name="toolc_report_rt")
-    tables = json.loads((root / "build" / "toolc_report_rt" / "tables.json").read_text())
+    tables = read_tables(root / "build")
     return {"root": root, "tables": tables,
             "rt": import_runtime(root / "build", "toolc_report_rt")}
 
@@ -110,7 +111,7 @@ def test_the_diff_marks_what_toolc_diff_reports(shipped: dict[str, Any], tmp_pat
     agents.write_text(agents.read_text().replace("deny: [canvas]", "deny: [gateway]")
                       .replace("whatsapp_login]\n        deny", "whatsapp_login, canvas]\n"
                                "        deny"))
-    data = report_data(shipped["tables"], json.loads(_tables(base, tmp_path)))
+    data = report_data(shipped["tables"], _tables(base, tmp_path))
     marked = {(data["agents"][a], data["tools"][t], sign) for a, t, sign, _ in data["diff"]}
     assert marked and {a for a, _, _ in marked} == {"agent main"}
     reported = diff(str(base), str(ROOT / "definitions"))
@@ -121,9 +122,9 @@ def test_the_diff_marks_what_toolc_diff_reports(shipped: dict[str, Any], tmp_pat
     assert all(w.startswith("agent main") for w in words.values())
 
 
-def _tables(defs: Path, tmp: Path) -> str:
+def _tables(defs: Path, tmp: Path) -> dict[str, Any]:
     build(defs, tmp / "base-build")
-    return (tmp / "base-build" / "toolc_runtime" / "tables.json").read_text()
+    return read_tables(tmp / "base-build")
 
 
 def test_the_page_is_self_contained(shipped: dict[str, Any]) -> None:

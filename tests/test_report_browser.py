@@ -6,7 +6,6 @@ writes it there; docs/images/access-report.png was made that way)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections import Counter
@@ -22,6 +21,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from toolc.api import build, report
 from toolc.audit.access_md import access_sets
+from toolc.builds import read_tables
 from toolc.review.report import report_data
 from toolc.semantics.access import ClassSpace, TablesView
 
@@ -87,7 +87,7 @@ def _expected(head: Path, channel: str | None) -> dict[tuple[str, str], str]:
     """Every cell's status for the default request, from the access analysis ACCESS.md and
     ``toolc diff`` use (``access_sets``), over every (provider, channel) class (``channel``:
     only the classes of that filter value)."""
-    tables = json.loads((head / "toolc_report_head" / "tables.json").read_text())
+    tables = read_tables(head)
     space = ClassSpace([TablesView(tables, list(tables["tools"]))])
     fields = report_data(tables)["channels"]
     keep = sum(1 << c for c, f in enumerate(fields) if channel is None or f[1] == channel)

@@ -22,7 +22,6 @@ Each test names the release function it follows (openclaw@2026.9.6 ``dist/``):
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -36,6 +35,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from toolc.api import build, compile_files
+from toolc.builds import read_tables
 from toolc.cli import main
 from toolc.diagnostics import DefinitionsError
 from toolc.pipeline.writer import publish
@@ -230,7 +230,7 @@ def test_a_slash_model_id_is_provider_prefixed(tmp_path: Path) -> None:
 # -- access analysis --------------------------------------------------------------------------
 def test_access_classes_have_three_owner_values_in_2026_9(tmp_path: Path) -> None:
     e = _engines(tmp_path, "2026.9")
-    tables = json.loads(next((tmp_path / "out").glob("*/tables.json")).read_text())
+    tables = read_tables(tmp_path / "out")
     space = ClassSpace([TablesView(tables, tables["tools"])])
     assert [k.label for k in space.owner] == ["owner unknown", "owner", "known non-owner"]
     for value in (None, True, False):
@@ -387,7 +387,7 @@ def test_access_classify_follows_agent_selection(tmp_path: Path) -> None:
     release refuses has no class."""
     roster = {"list": [AGENTS["list"][0], {**AGENTS["list"][1], "default": True}]}
     _engines(tmp_path / "d", "2026.9", agents=roster)
-    tables = json.loads(next((tmp_path / "d" / "out").glob("*/tables.json")).read_text())
+    tables = read_tables(tmp_path / "d" / "out")
     space = ClassSpace([TablesView(tables, tables["tools"])])
     agent = space.classify()[0]
     assert space.agents[agent].key == ("a2",)

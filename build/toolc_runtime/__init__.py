@@ -32,7 +32,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "cd569240a681bab8730a9ee843111bf013fe5869c11dcbf2e5daaeabf1bf0c1e",
+    "_policy.py": "adbb9fd13357d72cfb4c50ba1e34ecf34c8f74d0f357429157c78534ec1e752f",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
@@ -50,7 +50,16 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     ),
     "models.py": "1e95fcf8f6f9b5781d17eb657ba05690aa8c78f78d7885491e68587e29594b79",
     "provenance.json": "3a2ec19e9fa880ceba8e166a992e708c2feaec071a8895f44431e54fe0321325",
-    "tables.json": "7e5b129f0217587871ff53c49061ee7d2a3c04a2380d07f02ccbbb975c5d7c00",
+    "tables.json": "92edf0c1393eeae7875f99ce0aaa4c0904ea809e128eadb638faddb063c91c1d",
+    "tables/telegram.33c0bf55fc89.shard": (
+        "c5e5e65067c4cb559bd6b7ea4e82175dc5ba3feff4b1d872b12b4cade956d243"
+    ),
+    "tables/telegram.work.6a68c516befa.shard": (
+        "d331bf54e02dd306b727bebf6263192deda4038dde35f5b64d8a5a75bc83fd94"
+    ),
+    "tables/whatsapp.a8c63814c71b.shard": (
+        "8ae3891f5b810f02a3aed9d5c4428851f07da3fedb46a0ec81521b4a4650f7c3"
+    ),
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (

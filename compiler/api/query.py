@@ -23,6 +23,7 @@ from ..builds import (
     resolve_build,
     resolve_definitions,
 )
+from ..builds import read_tables as read_build_tables
 from ..diagnostics import Diagnostics, did_you_mean
 from ..pipeline.bundles import build_bundles, dialect_for
 from ..rules.names import normalize_tool_name
@@ -59,11 +60,8 @@ def load_runtime(out: Path) -> ModuleType:
 
 
 def read_tables(out: Path) -> dict[str, Any]:
-    """A build's ``tables.json`` (checked against its manifest)."""
-    manifest = read_manifest(out)
-    raw = read_build_file(out, f"{manifest['package']}/tables.json", manifest)
-    tables: dict[str, Any] = json.loads(raw)
-    return tables
+    """A build's tables, ``tables.json`` and its shards (checked against its manifest)."""
+    return read_build_tables(out)
 
 
 # -- where the answer comes from ---------------------------------------------------------------

@@ -17,6 +17,7 @@ from ..runtime import EAGER_THROUGH, EXPORTS, INTEGRATIONS, MODULES
 from ..schema.models import model_class_name
 from .analyze import Resolved
 from .bundles import Bundles
+from .shards import split_tables
 from .tables import Tables
 
 DEFAULT_PACKAGE = "toolc_runtime"
@@ -126,8 +127,10 @@ def render(resolved: Resolved, tables: Tables, bundles: Bundles, models: str | N
            provenance: Mapping[str, Any] | None = None) -> dict[str, str]:
     """Every file of ``build/`` as text, keyed by path relative to the output directory
     (``provenance``: the decision log's layer records, ``toolc.pipeline.provenance``)."""
+    index, shards = split_tables(tables.data)
     data = {"catalog.json": dump_json(catalog_json(resolved)),
-            "tables.json": dump_compact(tables.data),
+            "tables.json": dump_compact(index),
+            **shards,
             "bundles.json": dump_compact(bundles.data),
             **({"provenance.json": dump_compact(provenance)} if provenance is not None else {}),
             **static_modules()}

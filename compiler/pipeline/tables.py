@@ -68,7 +68,7 @@ ADMIT_DEFAULTS = 2
 Layer = tuple[int, int, int]  # (witness, allow_pass, deny_pass) as bitsets
 # one step compiled: (layer or None, mention, ADMIT_* flags, lean tools it keeps)
 Part = tuple[Layer | None, int, int, int]
-TABLES_FORMAT = 5
+TABLES_FORMAT = 6  # 6: channels sharded (toolc.pipeline.shards)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

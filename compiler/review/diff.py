@@ -20,7 +20,7 @@ from typing import Any
 
 from ..audit.markdown import code, codes
 from ..audit.words import Words, plural
-from ..builds import BuildError, compile_files, verify_build
+from ..builds import BuildError, compile_files, tables_of_files, verify_build
 from ..locks import LockTimeoutError, lock_path, locked
 from ..pipeline.render import dump_json
 from ..semantics.access import DIMS, ClassSpace, TablesView
@@ -54,7 +54,7 @@ def side_from_build(out: Path, label: str | None = None) -> Side:
         raise DiffInputError(f"{out.as_posix()}: refusing to compare this build: {exc}") from exc
     package = build.manifest["package"]
     try:
-        tables = build.json(f"{package}/tables.json")
+        tables = build.tables()
         catalog = build.json(f"{package}/catalog.json")
         bundles = build.json(f"{package}/bundles.json")
         warnings = _warnings(build.manifest.get("warnings", []))
@@ -70,7 +70,7 @@ def side_from_definitions(defs: Path, label: str | None = None) -> Side:
     manifest = json.loads(files["manifest.json"])
     package = manifest["package"]
     return Side(label=label or defs.as_posix(),
-                tables=json.loads(files[f"{package}/tables.json"]),
+                tables=tables_of_files(files, package),
                 catalog=json.loads(files[f"{package}/catalog.json"]),
                 bundles=json.loads(files[f"{package}/bundles.json"]),
                 warnings=_warnings(manifest.get("warnings", [])))

@@ -143,11 +143,16 @@ def load_runtime_copy(build_dir: Path, verify: Verifier | None = None) -> Loaded
 
 
 def _warm(rt: ModuleType) -> None:
-    """Read every file the runtime reads lazily (tables, catalog, bundles, models, modules)."""
+    """Read every file the runtime reads lazily (tables and their shards, catalog, bundles,
+    models, modules)."""
     try:
         everyone = rt.resolve(sender_is_owner=True)
     except rt.AgentSelectionRequiredError as exc:  # 2026.9, several agents: warm one of them
         everyone = rt.resolve(sender_is_owner=True, agent_id=exc.agent_ids[0])
+    policy = sys.modules.get(f"{rt.__name__}._policy")
+    load_shards = getattr(policy, "_load_shards", None)
+    if load_shards is not None:  # every table shard (builds before shards have none)
+        load_shards()
     rt.tool_definitions(everyone, dialect=DIALECT)
     rt.wrap(everyone, {}, dialect=DIALECT)  # needs pydantic and a build with models
     for name in rt.TOOL_NAMES[:1]:  # executes models.py
