@@ -171,10 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--openclaw", default="2026.3,2026.9",
                         help="release lines, comma-separated (default: both)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--agents", type=int, default=50)
-    parser.add_argument("--groups", type=int, default=400, help="groups over both channels")
-    parser.add_argument("--contexts", type=int, default=200)
-    parser.add_argument("--iterations", type=int, default=100,
+    parser.add_argument("--agents", type=int, default=20)
+    parser.add_argument("--groups", type=int, default=100, help="groups over both channels")
+    parser.add_argument("--contexts", type=int, default=100)
+    parser.add_argument("--iterations", type=int, default=20,
                         help="timed OpenClaw runs per context")
     parser.add_argument("--reps", type=int, default=200, help="timed toolc calls per context")
     parser.add_argument("--out", type=Path, help="also write the figures as JSON here")

@@ -119,9 +119,15 @@ def args_checker(name: str) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     dump = model.__pydantic_serializer__.to_python
     error = _validation_error()
 
+    to_json = _to_json()
+
     def check(arguments: Mapping[str, Any]) -> dict[str, Any]:
         try:
-            instance = validate(_json(arguments), strict=True)
+            if type(arguments) is dict and _plain_json(arguments, 0):  # _json's first case
+                text: str | bytes = to_json(arguments)
+            else:
+                text = _json(arguments)
+            instance = validate(text, strict=True)
             values: dict[str, Any] = dump(instance, mode="json", by_alias=True, exclude_unset=True)
         except error as exc:
             raise _invalid(name, exc) from exc
@@ -140,14 +146,18 @@ _PLAIN: Final = (str, int, float, bool, type(None))
 _TO_JSON: list[Any] = []
 
 
+def _to_json() -> Any:
+    if not _TO_JSON:
+        _TO_JSON.append(importlib.import_module("pydantic_core").to_json)
+    return _TO_JSON[0]
+
+
 def _json(arguments: Mapping[str, Any]) -> str | bytes:
     """The arguments as JSON text. Values of JSON's own types (from a JSON parser or an SDK)
     take pydantic_core's encoder, a tenth of ``json.dumps``'s time; anything else goes
     through ``json.dumps``, which refuses what JSON cannot carry (a set, bytes, a datetime)."""
     if type(arguments) is dict and _plain_json(arguments, 0):
-        if not _TO_JSON:
-            _TO_JSON.append(importlib.import_module("pydantic_core").to_json)
-        text: bytes = _TO_JSON[0](arguments)
+        text: bytes = _to_json()(arguments)
         return text
     return json.dumps(arguments)
 

@@ -346,7 +346,8 @@ class WrappedTools(Mapping[str, WrappedTool]):
         check = args_checker(name) if self.validate else plain
 
         def arguments(raw: object) -> dict[str, Any]:
-            args = parse_arguments(name, raw)
+            # parse_arguments' first case inline: an object is copied
+            args = dict(raw) if type(raw) is dict else parse_arguments(name, raw)
             if decode is not None:
                 args = decode(args)
             if aliases is not None:
