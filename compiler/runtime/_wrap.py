@@ -91,6 +91,7 @@ registered just now), it raises the framework's pause, or returns the decision t
 resumed with. The call runs only when that decision and any decision handed to the manager
 for the same request (``submit``) allow it, and only once."""
 _LOG: Final = logging.getLogger(f"{PACKAGE_NAME}.tools")
+_new_tuple: Final = tuple.__new__
 
 
 class _Paused(Exception):
@@ -320,7 +321,9 @@ class WrappedTools(Mapping[str, WrappedTool]):
             if check is None:
                 check = tool._args = self._arguments(tool)
             params = check(arguments)  # 2
-            value = tool._impl(params, ToolCall(tool.name, tool_call_id, None, self.context))
+            # ToolCall(...) without NamedTuple's Python-level __new__
+            call = _new_tuple(ToolCall, (tool.name, tool_call_id, None, self.context))
+            value = tool._impl(params, call)
             if type(value) is str and not tool.external:  # coerce_result's first case
                 result = ToolResult((TextContent(value),), value)
             else:
