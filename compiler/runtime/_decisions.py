@@ -162,6 +162,7 @@ class FileSink:
         self._pending: collections.deque[str] = collections.deque()
         self._max_pending = max(1, max_pending)
         self._closed = threading.Event()
+        self._is_closed = False  # _closed as a plain attribute: emit's one test
         self._writer: threading.Thread | None = None
         if buffered:
             self._writer = threading.Thread(
@@ -177,7 +178,7 @@ class FileSink:
         return os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
 
     def emit(self, record: Mapping[str, Any]) -> None:
-        if self._closed.is_set():
+        if self._is_closed:
             raise ValueError(f"decision log {self.path} is closed")
         if not self.buffered:
             with self._lock:
@@ -230,6 +231,7 @@ class FileSink:
 
     def close(self) -> None:
         """Write what is queued, stop the writer and close the file (idempotent)."""
+        self._is_closed = True
         self._closed.set()
         if self._writer is not None and self._writer is not threading.current_thread():
             self._writer.join()
