@@ -757,6 +757,7 @@ def generate(
     groups: int,
     sender_rules_max: int,
     accounts_per_channel: int = 0,
+    openclaw: str | None = None,
 ) -> None:
     """Write a deterministic synthetic definitions directory into ``out_dir``.
 
@@ -766,7 +767,10 @@ def generate(
     channel (``channels/chanNN.yaml``: a channel is the incremental cache's unit).
     ``accounts_per_channel``: split each channel's groups evenly between its own map and that
     many accounts (0: every fifth channel has one account with a tenth of its groups).
-    Existing ``*.yaml`` files in ``out_dir`` are removed first.
+    Existing ``*.yaml`` files in ``out_dir`` are removed first. ``openclaw`` (``"2026.9"``)
+    writes the same deployment for that release: the ``openclaw:`` key in ``tools.yaml`` and
+    the first agent marked ``default: true`` (2026.9 refuses a roster without a default);
+    without it the definitions follow 2026.3 (no key).
     """
     n_extra = tools - len(CORE_NAMES) - plugin_tools
     if n_extra < 0:
@@ -809,8 +813,13 @@ def generate(
             {"plugins": _plugins_section(part("plugin-entries"), plugin_ids)},
         )
     _write_yaml(out_dir / "providers.yaml", {"providers": _providers_section(keys)})
-    _write_yaml(out_dir / "tools.yaml", {"tools": _global_tools(part("tools"), pools, keys)})
-    _write_yaml(out_dir / "agents.yaml", {"agents": _agents_section(seed, pools, keys, agents)})
+    release = {"openclaw": openclaw} if openclaw else {}
+    tools_doc = {**release, "tools": _global_tools(part("tools"), pools, keys)}
+    _write_yaml(out_dir / "tools.yaml", tools_doc)
+    agents_doc = _agents_section(seed, pools, keys, agents)
+    if openclaw and openclaw != "2026.3" and agents_doc["list"]:
+        agents_doc["list"][0]["default"] = True
+    _write_yaml(out_dir / "agents.yaml", {"agents": agents_doc})
     if channels:
         (out_dir / "channels").mkdir(exist_ok=True)
         for name, channel in _channels_section(
@@ -834,13 +843,17 @@ def main(argv: list[str] | None = None) -> int:
         help="double one dimension (repeatable)",
     )
     parser.add_argument("--clean", action="store_true", help="remove OUT first")
+    parser.add_argument(
+        "--openclaw", choices=("2026.3", "2026.9"),
+        help="the release the definitions name (default: no openclaw key, 2026.3)",
+    )
     args = parser.parse_args(argv)
     dims = dict(SIZES[args.size])
     for dim in args.double:
         dims = double(dims, dim)
     if args.clean and args.out.exists():
         shutil.rmtree(args.out)
-    generate(args.out, seed=args.seed, **dims)
+    generate(args.out, seed=args.seed, openclaw=args.openclaw, **dims)
     files = sorted(args.out.rglob("*.yaml"))
     total = sum(f.stat().st_size for f in files)
     print(

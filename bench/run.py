@@ -149,7 +149,8 @@ def workdir(keep: Path | None) -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="toolc-bench-") as tmp:
         yield Path(tmp)
 
-def run(mode: Mode, out_dir: Path, seed: int, keep: Path | None) -> int:
+def run(mode: Mode, out_dir: Path, seed: int, keep: Path | None,
+        openclaw: str | None = None) -> int:
     started = time.perf_counter()
     results: dict[str, dict[str, Any]] = {}
     with workdir(keep) as work:
@@ -165,7 +166,7 @@ def run(mode: Mode, out_dir: Path, seed: int, keep: Path | None) -> int:
                 defs = work / f"defs-{size}"
                 t0 = time.perf_counter()
                 log(f"[{size}] generate {dims}")
-                generate(defs, seed=seed, **dims)
+                generate(defs, seed=seed, openclaw=openclaw, **dims)
                 gen_s = time.perf_counter() - t0
             r = measure_size(size, defs, work, mode=mode, seed=seed)
             if dims is not None:
@@ -184,12 +185,14 @@ def run(mode: Mode, out_dir: Path, seed: int, keep: Path | None) -> int:
             results[size] = r
     elapsed = time.perf_counter() - started
 
-    meta = {"mode": mode.name, "seed": seed, "elapsed_s": round(elapsed, 2), "machine": machine()}
+    meta = {"mode": mode.name, "seed": seed, "elapsed_s": round(elapsed, 2), "machine": machine(),
+            "openclaw": openclaw or "2026.3"}
     for size, r in results.items():
         write_json(out_dir / f"{size}.json", {**meta, **r})
     write_json(out_dir / "latest.json", {**meta, "sizes": results})
 
-    print(f"toolc benchmark ({mode.name} mode, seed {seed}, {elapsed:.1f} s)")
+    release = f", OpenClaw {openclaw}" if openclaw else ""
+    print(f"toolc benchmark ({mode.name} mode, seed {seed}{release}, {elapsed:.1f} s)")
     print(table(results))
     for size, r in results.items():
         if "scaling" in r:
@@ -230,6 +233,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--contexts", type=int, help="number of resolve contexts per size")
     parser.add_argument("--repeat", type=int, help="compiles per figure (the fastest counts)")
     parser.add_argument("--keep", type=Path, help="work in this directory and keep it")
+    parser.add_argument(
+        "--openclaw", choices=("2026.3", "2026.9"),
+        help="the generated sizes name this release (bench.generate --openclaw); default: no "
+        "openclaw key (2026.3). Results go to --out as usual: give another directory",
+    )
     args = parser.parse_args(argv)
     mode = QUICK if args.quick else FULL
     if args.sizes:
@@ -243,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         mode = Mode(**{**mode_fields(mode), "contexts": args.contexts})
     if args.repeat:
         mode = Mode(**{**mode_fields(mode), "compile_repeat": args.repeat})
-    return run(mode, args.out, args.seed, args.keep)
+    return run(mode, args.out, args.seed, args.keep, args.openclaw)
 
 if __name__ == "__main__":
     raise SystemExit(main())

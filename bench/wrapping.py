@@ -128,28 +128,44 @@ def _guard_ns(tools: Any, calls: int, samples: int) -> float:
 def decision_logs(rt: Any, toolset: Any, ctx: Any, calls: int, samples: int,
                   direct: float) -> dict[str, Any]:
     """Decision logs: the unvalidated sync call with logging off, with the file sink (one
-    JSON line written per call, rotated), and the differences. Off and file loops alternate
-    within each sample, so a busy machine slows both alike; the added cost is the median of
-    the per-sample differences."""
+    JSON line per call, rotated; the default buffered sink, whose writer thread runs in this
+    process meanwhile, and ``buffered=False``, one write per call in the caller's thread),
+    and the differences. Off and file loops alternate within each sample, so a busy machine
+    slows them alike; the added cost is the median of the per-sample differences."""
     with tempfile.TemporaryDirectory() as tmp:
-        sink = rt.FileSink(Path(tmp) / "decisions.jsonl", max_bytes=16 << 20, backups=1)
-        log = rt.DecisionLog([sink], sender_key=b"bench-sender-key-0123456789")
-        request = log.request(agent_id="bench", sender_id="42")
         off = rt.wrap(toolset, {TOOL: _noop}, context=ctx, validate=False)
-        on = rt.wrap(toolset, {TOOL: _noop}, context=ctx, validate=False, decisions=request)
-        on[TOOL].call(ARGS)
-        gc.collect()
         timed_off: list[float] = []
-        timed_on: list[float] = []
+        timed: dict[str, list[float]] = {"file": [], "file_sync": []}
+        wrapped, sinks = {}, []
+        for kind, buffered in (("file", True), ("file_sync", False)):
+            try:
+                sink = rt.FileSink(Path(tmp) / f"{kind}.jsonl", max_bytes=16 << 20, backups=1,
+                                   buffered=buffered)
+            except TypeError:  # a runtime from before buffered sinks: its one kind of sink
+                if not buffered:
+                    continue
+                sink = rt.FileSink(Path(tmp) / f"{kind}.jsonl", max_bytes=16 << 20, backups=1)
+            sinks.append(sink)
+            log = rt.DecisionLog([sink], sender_key=b"bench-sender-key-0123456789")
+            request = log.request(agent_id="bench", sender_id="42")
+            wrapped[kind] = rt.wrap(toolset, {TOOL: _noop}, context=ctx, validate=False,
+                                    decisions=request)
+            wrapped[kind][TOOL].call(ARGS)
+        gc.collect()
         for _ in range(samples):
             timed_off += _time_sync(lambda: off[TOOL].call(ARGS, tool_call_id="c"), calls, 1)
-            timed_on += _time_sync(lambda: on[TOOL].call(ARGS, tool_call_id="c"), calls, 1)
-        sink.close()
-    added = statistics.median(b - a for a, b in zip(timed_off, timed_on, strict=True))
-    return {"sync_decisions_off": _stats(timed_off, direct),
-            "sync_decisions_file": _stats(timed_on, direct),
-            "decisions_file_added_ns": round(added, 1),
-            "decisions_off_added_ns": round(_guard_ns(off, calls * 10, samples), 1)}
+            for kind, tools in wrapped.items():
+                timed[kind] += _time_sync(lambda t=tools: t[TOOL].call(ARGS, tool_call_id="c"),
+                                          calls, 1)
+        for sink in sinks:
+            sink.close()
+    out = {"sync_decisions_off": _stats(timed_off, direct),
+           "decisions_off_added_ns": round(_guard_ns(off, calls * 10, samples), 1)}
+    for kind in wrapped:
+        added = statistics.median(b - a for a, b in zip(timed_off, timed[kind], strict=True))
+        out[f"sync_decisions_{kind}"] = _stats(timed[kind], direct)
+        out[f"decisions_{kind}_added_ns"] = round(added, 1)
+    return out
 
 
 def worker(out: Path, calls: int, samples: int) -> None:

@@ -6,12 +6,15 @@
 //    "contexts": [{...toolc keywords...}]} -> {"results": [{"tools": [...], "warnings": [...]}]}
 //   {"op": "selfcheck", "config": {...}, "contexts": [...]} -> the real
 //    createOpenClawCodingTools beside this chaining, for plugin-free contexts
+//   {"op": "time", "config", "plugins", "contexts", "iterations"} -> {"ns": [per context, the
+//    mean ns of one evaluation over `iterations` back-to-back runs]} (timing.mjs)
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import { register } from "node:module";
 import { pathToFileURL } from "node:url";
+import { timed } from "./timing.mjs";
 
 const pkg = process.argv[2];
 const dist = path.join(pkg, "dist");
@@ -94,9 +97,10 @@ function pluginsEnabled(config, plugin) {
   return true;
 }
 
-function resolveOne(rawConfig, plugins, ctx) {
-  // as OpenClaw's loader hands the config on (session.mainKey is forced to "main")
-  const config = oc.applySessionDefaults(rawConfig, { warn: () => {} });
+function resolveOne(rawConfig, plugins, ctx, loaded) {
+  // as OpenClaw's loader hands the config on (session.mainKey is forced to "main"); `loaded`:
+  // that already done (the timing mode loads once, as a gateway does)
+  const config = loaded ?? oc.applySessionDefaults(rawConfig, { warn: () => {} });
   const sessionKey = ctx.session_key;
   const eff = oc.resolveEffectiveToolPolicy({ config, sessionKey, agentId: ctx.agent_id,
     modelProvider: ctx.model_provider, modelId: ctx.model_id });
@@ -219,6 +223,11 @@ async function selfcheck(config, contexts) {
   return out;
 }
 
+function timeContexts(rawConfig, plugins, contexts, iterations) {
+  const config = oc.applySessionDefaults(rawConfig, { warn: () => {} });
+  return timed(contexts, iterations, (ctx) => resolveOne(rawConfig, plugins, ctx, config));
+}
+
 const rl = readline.createInterface({ input: process.stdin, terminal: false });
 for await (const line of rl) {
   if (!line.trim()) continue;
@@ -227,6 +236,9 @@ for await (const line of rl) {
     const req = JSON.parse(line);
     if (req.op === "catalog") answer = catalog();
     else if (req.op === "selfcheck") answer = { results: await selfcheck(req.config, req.contexts) };
+    else if (req.op === "time") {
+      answer = timeContexts(req.config, req.plugins ?? [], req.contexts, req.iterations ?? 200);
+    }
     else answer = { results: req.contexts.map((c) => resolveOne(req.config, req.plugins ?? [], c)) };
   } catch (err) {
     answer = { error: String(err?.stack ?? err) };

@@ -12,12 +12,15 @@
 //   {"op": "loadconfig", "path": "/abs/openclaw.json"} (or "config": {...}) -> {"config": {...}}
 //     or {"error_kind": "InvalidConfig", "issues": [...]}.
 //   {"op": "catalog"} -> the release's target data, read from its own modules (see extract.py).
+//   {"op": "time", "config", "plugins", "contexts", "iterations"} -> {"ns": [per context, the
+//     mean ns of one evaluation over `iterations` back-to-back runs]} (timing.mjs)
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import { register } from "node:module";
 import { pathToFileURL } from "node:url";
+import { timed } from "./timing.mjs";
 
 // OpenClaw logs to stdout (console.log) on some paths: stdout carries only the protocol's
 // answers, everything else goes to stderr.
@@ -494,6 +497,10 @@ function handle(req) {
   }
   const loaded = loadedFor(req.config);
   if (loaded.failure) return { results: req.contexts.map(() => loaded.failure) };
+  if (req.op === "time") {  // the config loaded once, outside the timing (timing.mjs)
+    const plugins = req.plugins ?? [];
+    return timed(req.contexts, req.iterations ?? 200, (c) => resolveOne(loaded.config, plugins, c));
+  }
   return { results: req.contexts.map((c) => resolveOne(loaded.config, req.plugins ?? [], c)) };
 }
 

@@ -7,11 +7,22 @@ Per request the gateway resolves the tool set, lists it in the system prompt, se
 definitions and runs the model's calls through ``wrap``: owner guard, argument checks,
 before/after hooks, exec approvals (an operator thread approves), abort, error results.
 The implementations are stand-ins that print what they would do.
+
+With ``--watch oci://REGISTRY/REPO:TAG --build-dir DIR [--verify-key PUBLIC.pem]`` the gateway
+serves the build a registry offers instead of the committed one, as ``toolc serve-mcp --watch``
+does and with its parts (``toolc[oci]``, ``toolc[sign]``, ``toolc[mcp]``): the build is pulled
+into DIR (verified, atomically), loaded under a private name after every file was checked
+(with the key: against its signature first), and before each request (one line on standard
+input) the registry is asked again; a new build is pulled and loaded, a refused one (unsigned,
+wrongly signed, tampered, unreachable registry) is logged and the last good build keeps
+serving.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import importlib
 import json
 import logging
 import sys
@@ -47,7 +58,6 @@ IMPLEMENTATIONS: dict[str, Any] = {
 }
 
 # -- hooks: a plugin that refuses destructive commands, and an audit log ------------------------
-hooks = rt.HookRunner()
 
 
 def no_rm(event: rt.BeforeToolCallEvent, ctx: rt.HookContext) -> rt.BeforeToolCallResult | None:
@@ -66,8 +76,14 @@ def audit(event: rt.AfterToolCallEvent, ctx: rt.HookContext) -> None:
     )
 
 
-hooks.before_tool_call(no_rm, priority=10)
-hooks.after_tool_call(audit)
+def make_hooks() -> rt.HookRunner:
+    hooks = rt.HookRunner()
+    hooks.before_tool_call(no_rm, priority=10)
+    hooks.after_tool_call(audit)
+    return hooks
+
+
+hooks = make_hooks()
 
 
 # -- exec approvals: an operator who allows one command once ------------------------------------
@@ -139,7 +155,8 @@ def serve(agent_id: str, sender_id: str) -> None:
     approvals = rt.ApprovalManager(timeout_s=5)
     tools = rt.wrap(
         toolset,
-        IMPLEMENTATIONS,
+        # the implementations this build has tools for (a watched build may have others)
+        {name: impl for name, impl in IMPLEMENTATIONS.items() if name in rt.TOOL_NAMES},
         context=context,
         hooks=hooks,
         signal=rt.AbortSignal(),
@@ -167,6 +184,89 @@ def serve(agent_id: str, sender_id: str) -> None:
     hooks.close()
 
 
+# -- --watch: the build a registry offers, with last-good semantics ------------------------------
+def use(runtime: Any) -> None:
+    """Serve the next requests with ``runtime`` (a loaded build) and hooks of its own."""
+    global rt, hooks  # noqa: PLW0603 - the one build this script serves, swapped whole
+    rt = runtime
+    hooks = make_hooks()
+
+
+def watch(ref: str, build_dir: Path, key_file: Path | None, agent_id: str) -> None:
+    """One request per line on standard input, each served by the last good build."""
+    # toolc's own parts, what serve-mcp --watch uses (imported only with --watch)
+    build_error = importlib.import_module("toolc.builds").BuildError
+    load_runtime_copy = importlib.import_module("toolc.serve.mcp_server").load_runtime_copy
+    oci = importlib.import_module("toolc.ship.oci")
+    signing = importlib.import_module("toolc.ship.signing")
+
+    log = logging.getLogger("gateway.watch")
+    key = signing.load_public_key(key_file) if key_file is not None else None
+    verify = None if key is None else (lambda d: signing.verify(d, key).files)
+    poller = oci.Poller(ref, build_dir, key)
+    if not (build_dir / "manifest.json").exists():
+        oci.pull(ref, build_dir, key=key)  # the first build: refused here, the start fails
+    loaded = load_runtime_copy(build_dir, verify)
+    use(loaded.runtime)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            said = poller.poll()  # pulls a new digest into build_dir, verified
+        except oci.RegistryError as exc:
+            log.error("--watch: %s; still serving build %s", exc, loaded.digest[:12])
+        else:
+            if said:
+                log.info("--watch: %s", said)
+        try:
+            fresh = load_runtime_copy(build_dir, verify)
+        except build_error as exc:
+            log.error(
+                "refused the build in %s: %s; still serving build %s",
+                build_dir.as_posix(),
+                exc,
+                loaded.digest[:12],
+            )
+        else:
+            if fresh.digest != loaded.digest:
+                loaded = fresh
+                use(loaded.runtime)
+        names = rt.resolve(agent_id=agent_id, sender_is_owner=False).names
+        print(f"serving build {loaded.digest[:12]}: {', '.join(names)}", flush=True)
+        serve(agent_id=agent_id, sender_id="42")
+        print("request done", flush=True)
+    poller.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--watch",
+        metavar="oci://REGISTRY/REPO:TAG",
+        help="serve the build this registry reference offers (see above)",
+    )
+    parser.add_argument(
+        "--build-dir",
+        type=Path,
+        default=Path("gateway-build"),
+        help="with --watch: where the pulled build is installed",
+    )
+    parser.add_argument(
+        "--verify-key",
+        type=Path,
+        help="with --watch: refuse any build not signed by this public key",
+    )
+    parser.add_argument("--agent", default="coder", help="the agent the requests name")
+    args = parser.parse_args(argv)
+    logging.basicConfig(format="  [log] %(name)s: %(message)s", level=logging.INFO)
+    if args.watch is None:
+        serve(agent_id=args.agent, sender_id="42")
+        return 0
+    if not args.watch.startswith("oci://"):
+        parser.error(f"--watch {args.watch!r}: expected oci://REGISTRY/REPO:TAG")
+    watch(args.watch.removeprefix("oci://"), args.build_dir, args.verify_key, args.agent)
+    return 0
+
+
 if __name__ == "__main__":
-    logging.basicConfig(format="  [log] %(name)s: %(message)s")
-    serve(agent_id="coder", sender_id="42")
+    raise SystemExit(main())

@@ -96,11 +96,21 @@ def _session(served: dict[str, Any]) -> dict[str, str]:
     return run(script)  # type: ignore[no-any-return]
 
 
+def _decision_lines(path: Path, calls: int) -> list[dict[str, Any]]:
+    """The log's lines once ``calls`` call lines are there: the file sink's writer thread
+    appends what is queued every 0.1 s (FileSink, buffered)."""
+    deadline = time.monotonic() + 30
+    while True:
+        lines = [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+        if sum(x["event"] == "call" for x in lines) >= calls or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.05)
+
+
 def test_a_decision_line_for_every_call_of_a_session(served: dict[str, Any]) -> None:
     out = _session(served)
     assert out["list"] == "echo" and out["echo"] == "hi" and out["allowed"] == "the secret"
-    lines = [json.loads(x) for x in (served["root"] / "decisions.jsonl").read_text()
-             .splitlines()]
+    lines = _decision_lines(served["root"] / "decisions.jsonl", calls=5)
     # the SDK client lists the tools itself too (to check a result's output schema)
     assert lines[0]["event"] == "list" and lines[0]["tools"] == ["echo"]
     lines = [x for x in lines if x["event"] == "call"]
