@@ -15,7 +15,7 @@ from toolc import api
 from toolc.builds import cache_salt, compile_files
 from toolc.diagnostics import DefinitionsError
 from toolc.pipeline import frontend, units
-from toolc.pipeline.cache import BuildCache
+from toolc.pipeline.cache import BuildCache, cache_secret
 
 from .helpers import ROOT
 
@@ -210,3 +210,27 @@ def test_worker_processes_change_no_byte(tmp_path: Path, monkeypatch: pytest.Mon
     clean = _files(defs, None, models=True)
     monkeypatch.setattr(units, "PARALLEL_MIN_GROUPS", 0)
     assert _files(defs, cache, models=True) == clean
+
+
+def test_an_entry_written_without_this_users_secret_is_never_unpickled(tmp_path: Path) -> None:
+    """A cache entry planted in the project (committed, or from a pull request) carries no
+    valid HMAC under this user's secret: a miss, recomputed, never loaded."""
+    mine = BuildCache(tmp_path / "cache", cache_salt(), secret=b"s" * 32)
+    key = mine.key("file", ["x"])
+    planted = BuildCache(tmp_path / "cache", cache_salt(), secret=b"attacker" * 4)
+    planted.put(key, {"evil": True})
+    assert mine.get(key) == (False, None)
+    assert mine.unit("file", ["x"], lambda: "computed") == "computed"
+    assert mine.get(key) == (True, "computed")
+    # without a usable secret the cache is off: nothing is read or written
+    off = BuildCache(tmp_path / "off", cache_salt(), secret=b"")
+    assert off.unit("file", ["x"], lambda: 1) == 1
+    assert not (tmp_path / "off").exists()
+
+
+def test_the_secret_is_made_once_per_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                          ) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    first = cache_secret()
+    assert len(first) == 32 and cache_secret() == first
+    assert (tmp_path / "xdg" / "toolc" / "cache-secret").stat().st_mode & 0o777 == 0o600

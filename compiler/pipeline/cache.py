@@ -13,20 +13,26 @@ Units (each keyed on everything its result depends on, never on a path or a time
 Every key also holds a salt: toolc's version and the digest of its own code and templates
 (``toolc.builds``), and the build options. A changed compiler never reads an old entry.
 
-Entries are files ``<root>/v1/<key[:2]>/<key>``: a sha256 of the payload, a newline, the
-payload (a pickle). A reader checks the digest and treats a missing, truncated or corrupt
-entry as a miss (it computes the unit and rewrites the entry), so a damaged cache can slow a
-build down but never change its output. Writers write a temporary file in the entry's
-directory and rename it into place, so two builds that share a cache (into different outputs)
-never see half an entry; two writers of one key write the same bytes. ``toolc build`` calls
+Entries are files ``<root>/v2/<key[:2]>/<key>``: an HMAC-SHA256 of the key and payload, a
+newline, the payload (a pickle). The HMAC key is a secret of the user running toolc, kept
+outside every project (``cache_secret``: ``$XDG_CACHE_HOME/toolc/cache-secret``, else
+``~/.cache/toolc/cache-secret``, created once with mode 0600). A reader checks the tag and
+treats a missing, truncated, corrupt or foreign entry as a miss (it computes the unit and
+rewrites the entry), so a damaged cache can slow a build down but never change its output,
+and an entry nobody wrote with this user's secret (one committed to a repository, say, or
+planted by a pull request) is never unpickled. Without a usable secret the cache is off.
+Writers write a temporary file in the entry's directory and rename it into place, so two
+builds that share a cache (into different outputs) never see half an entry; two writers of
+one key write the same bytes. ``toolc build`` calls
 the cache only while it holds the output's lock (``writer.output_lock``), the one lock of
-every writer of ``build/``. The cache is as trusted as the definitions and the virtualenv
-(entries are pickles): keep it in the project, never share it between users.
+every writer of ``build/``. Entries are pickles, trusted because only a holder of the secret
+can write one that verifies: never share the secret, and a cache is per user.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 import pickle
 import secrets
@@ -39,7 +45,8 @@ T = TypeVar("T")
 
 # The cache's default directory name, beside the definitions directory (``toolc build``).
 DEFAULT_DIR = ".toolc-cache"
-_LAYOUT = "v1"
+_LAYOUT = "v2"  # v1: a plain sha256 (any writer could forge entries)
+_SECRET_BYTES = 32
 
 
 @dataclass(slots=True)
@@ -57,10 +64,15 @@ class CacheStats:
 class BuildCache:
     """A directory of content-addressed unit results (see the module docstring)."""
 
-    def __init__(self, root: Path, salt: bytes) -> None:
+    def __init__(self, root: Path, salt: bytes, secret: bytes | None = None) -> None:
         self.root = Path(root)
         self.salt = salt
+        self.secret = cache_secret() if secret is None else secret
         self.stats = CacheStats()
+
+    def _tag(self, key: str, payload: bytes) -> bytes:
+        return hmac.new(self.secret, key.encode() + b"\0" + payload,
+                        hashlib.sha256).hexdigest().encode()
 
     def key(self, kind: str, parts: Iterable[bytes | str]) -> str:
         h = hashlib.sha256(self.salt)
@@ -76,13 +88,15 @@ class BuildCache:
 
     def get(self, key: str) -> tuple[bool, Any]:
         """(True, value) for an intact entry; (False, None) when missing or damaged."""
+        if not self.secret:
+            return False, None
         try:
             raw = self._path(key).read_bytes()
         except OSError:
             return False, None
-        digest, sep, payload = raw.partition(b"\n")
-        if not sep or hashlib.sha256(payload).hexdigest().encode() != digest:
-            return False, None  # truncated or corrupt: computed again and rewritten
+        tag, sep, payload = raw.partition(b"\n")
+        if not sep or not hmac.compare_digest(self._tag(key, payload), tag):
+            return False, None  # truncated, corrupt or foreign: computed again and rewritten
         try:
             return True, pickle.loads(payload)
         except Exception:
@@ -90,13 +104,15 @@ class BuildCache:
 
     def put(self, key: str, value: Any) -> None:
         """Write an entry atomically; a cache that cannot be written only costs speed."""
+        if not self.secret:
+            return
         payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         path = self._path(key)
         tmp = path.with_name(f".{key}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(tmp, "xb") as file:
-                file.write(hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
+                file.write(self._tag(key, payload) + b"\n" + payload)
             os.replace(tmp, path)
         except OSError:
             tmp.unlink(missing_ok=True)
@@ -111,6 +127,32 @@ class BuildCache:
         value = compute()
         self.put(key, value)
         return value
+
+
+def cache_secret() -> bytes:
+    """This user's cache HMAC key (see the module docstring); empty when it cannot be read or
+    created, which turns the cache off rather than trusting unsigned entries."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = Path(base) / "toolc" / "cache-secret"
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as file:
+                file.write(secrets.token_bytes(_SECRET_BYTES))
+        except FileExistsError:
+            pass  # another build created it first: read theirs
+        except OSError:
+            return b""
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return b""
+    except OSError:
+        return b""
+    return data if len(data) >= _SECRET_BYTES else b""
 
 
 def sha256(data: bytes) -> str:
