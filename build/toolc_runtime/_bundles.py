@@ -8,7 +8,7 @@ library only, except ``decode_call(validate=True)``, which validates with pydant
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from . import read_verified
@@ -140,6 +140,44 @@ def decode_arguments(name: str, arguments: dict[str, Any], dialect: str) -> dict
     if decode is not None:
         arguments = _decode_value(arguments, "", decode)
     return apply_aliases(name, arguments)
+
+
+def decoder(name: str, dialect: str) -> Callable[[dict[str, Any]], Any] | None:
+    """``decode_arguments``'s first half for one tool and dialect, looked up once (None:
+    nothing to undo)."""
+    decode = _decoders(dialect).get(name)
+    if decode is None:
+        return None
+    return lambda arguments: _decode_value(arguments, "", decode)
+
+
+def alias_shim(name: str) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
+    """``apply_aliases`` for one tool, looked up once (None: the tool has no aliases). It
+    maps aliases in place (the caller's dict is its own copy) and hands a call that misses
+    a group to ``normalize_call_args`` for its exact message."""
+    shim = _shim(name)
+    if shim is None:
+        return None
+    aliases, groups, allow_empty = shim
+    renames = tuple(aliases.items())
+    checks = tuple((keys, label in allow_empty or keys[0] in allow_empty) for label, keys in groups)
+
+    def apply(arguments: dict[str, Any]) -> dict[str, Any]:
+        for alias, canonical in renames:
+            if alias in arguments and arguments.get(canonical) is None:
+                arguments[canonical] = arguments.pop(alias)
+        for keys, blank_ok in checks:
+            for key in keys:
+                value = arguments.get(key)
+                if value is not None and (blank_ok or not isinstance(value, str) or value.strip()):
+                    break
+            else:
+                return normalize_call_args(
+                    arguments, aliases, groups, name, allow_empty=allow_empty
+                )
+        return arguments
+
+    return apply
 
 
 _Shim = tuple[Mapping[str, str], tuple[tuple[str, tuple[str, ...]], ...], tuple[str, ...]]

@@ -24,6 +24,9 @@ Sinks: ``FileSink`` (size-rotated with ``logging.handlers.RotatingFileHandler``'
 
 from __future__ import annotations
 
+import atexit
+import collections
+import contextlib
 import datetime
 import hashlib
 import hmac
@@ -35,6 +38,7 @@ import secrets
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, NamedTuple, Protocol
 
@@ -119,15 +123,30 @@ def _line(record: Mapping[str, Any]) -> str:
 
 
 class FileSink:
-    """One JSON line per record, appended to ``path`` with one ``write`` system call (the
-    file is opened ``O_APPEND``: no buffer to flush, and lines of several processes do not
-    interleave); at ``max_bytes`` the file is rotated (``path.1`` ... ``path.<backups>``) by
-    ``logging.handlers.RotatingFileHandler.doRollover``. Thread-safe."""
+    """One JSON line per record, appended to ``path`` (opened ``O_APPEND``, mode 0600); at
+    ``max_bytes`` the file is rotated (``path.1`` ... ``path.<backups>``) by
+    ``logging.handlers.RotatingFileHandler.doRollover``. Thread-safe.
+
+    ``buffered=True`` (the default): the caller's thread only queues the line; a writer
+    thread appends what has queued every ``flush_interval`` seconds, one ``write`` per batch
+    (so lines of several processes never interleave within a line). The queue is bounded: at
+    ``max_pending`` lines the caller writes the batch itself, so no line is ever dropped.
+    ``flush()`` writes what is queued now; ``close()`` and a normal interpreter exit write
+    everything. A crash (SIGKILL, ``os._exit``, power loss) loses at most the lines queued in
+    the last ``flush_interval``. ``buffered=False`` writes each line in the caller's thread
+    before ``emit`` returns (one system call per line)."""
 
     LINES: Final = True  # emit() reads only the record's JSON line
 
-    def __init__(
-        self, path: str | os.PathLike[str], *, max_bytes: int = 64 << 20, backups: int = 5
+    def __init__(  # noqa: PLR0913 - one keyword per option
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_bytes: int = 64 << 20,
+        backups: int = 5,
+        buffered: bool = True,
+        flush_interval: float = 0.1,
+        max_pending: int = 10_000,
     ) -> None:
         self.path: Final = os.fspath(path)
         # the stdlib's rotation (file names, renames); it never writes here (delay=True)
@@ -138,26 +157,103 @@ class FileSink:
         self._lock = threading.Lock()
         self._fd = self._open()
         self._size = os.fstat(self._fd).st_size
+        self.buffered: Final = buffered
+        # deque.append and popleft are atomic: the caller's side takes no lock
+        self._pending: collections.deque[str] = collections.deque()
+        self._max_pending = max(1, max_pending)
+        self._closed = threading.Event()
+        self._is_closed = False  # _closed as a plain attribute: emit's one test
+        self._writer: threading.Thread | None = None
+        if buffered:
+            self._writer = threading.Thread(
+                target=self._write_every,
+                args=(flush_interval,),
+                name=f"{PACKAGE_NAME}-decision-log",
+                daemon=True,
+            )
+            self._writer.start()
+            _OPEN_SINKS.add(self)
 
     def _open(self) -> int:
         return os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
 
     def emit(self, record: Mapping[str, Any]) -> None:
-        data = _line(record).encode("utf-8")
+        if self._is_closed:
+            raise ValueError(f"decision log {self.path} is closed")
+        if not self.buffered:
+            with self._lock:
+                self._append([_line(record)])
+            return
+        pending = self._pending
+        pending.append(_line(record))
+        if len(pending) >= self._max_pending:
+            self.flush()  # the writer fell behind: the caller writes, memory stays bounded
+
+    def flush(self) -> None:
+        """Write every queued line now."""
         with self._lock:
-            if self._max > 0 and self._size and self._size + len(data) > self._max:
+            pending = self._pending
+            lines = [pending.popleft() for _ in range(len(pending))]
+            if lines and self._fd >= 0:
+                self._append(lines)
+
+    def _append(self, lines: list[str]) -> None:
+        """Write ``lines`` (the lock held), rotating before a line that would take a
+        non-empty file past ``max_bytes``."""
+        batch: list[bytes] = []
+        size = self._size
+        for line in lines:
+            data = line.encode("utf-8")
+            if self._max > 0 and size and size + len(data) > self._max:
+                self._write(batch)
+                batch = []
                 os.close(self._fd)
                 self._rotator.doRollover()
                 self._fd = self._open()
-                self._size = 0
-            os.write(self._fd, data)
-            self._size += len(data)
+                size = self._size = 0
+            batch.append(data)
+            size += len(data)
+        self._write(batch)
+
+    def _write(self, batch: list[bytes]) -> None:
+        view = memoryview(b"".join(batch))
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+            self._size += written
+
+    def _write_every(self, interval: float) -> None:
+        while not self._closed.wait(interval):
+            try:
+                self.flush()
+            except Exception as exc:  # a full disk must not end the writer
+                _LOG.error("decision log %s: %s", self.path, exc)
 
     def close(self) -> None:
-        with self._lock:
-            if self._fd >= 0:
-                os.close(self._fd)
-                self._fd = -1
+        """Write what is queued, stop the writer and close the file (idempotent)."""
+        self._is_closed = True
+        self._closed.set()
+        if self._writer is not None and self._writer is not threading.current_thread():
+            self._writer.join()
+        try:
+            self.flush()
+        finally:
+            with self._lock:
+                if self._fd >= 0:
+                    os.close(self._fd)
+                    self._fd = -1
+            _OPEN_SINKS.discard(self)
+
+
+# Buffered sinks still open: an interpreter that exits normally writes their queues.
+_OPEN_SINKS: Final[weakref.WeakSet[FileSink]] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_sinks() -> None:
+    for sink in list(_OPEN_SINKS):
+        with contextlib.suppress(Exception):
+            sink.close()
 
 
 class StdoutSink:

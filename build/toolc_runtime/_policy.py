@@ -402,6 +402,15 @@ def _shard(name: str) -> _Shard:
     return shard
 
 
+def _load_shards() -> None:
+    """Read and check every shard now (a server that loads a build as a whole, so that a
+    build replaced on disk later cannot fail its requests)."""
+    for raw in _RAW_CHANNELS.values():
+        for name in (raw["groups"], raw["spaces"], *raw["accounts"].values()):
+            if name is not None:
+                _shard(name)
+
+
 class _Lazy(Mapping[str, Any]):
     """A shard's group map (``part`` "gmap") or spaces, read when first looked into."""
 
@@ -477,6 +486,7 @@ _SENDER_LAYER: Final = bool(_RULES.get("global_sender_layer", False))
 _CHANNEL_KEYS: Final = bool(_RULES.get("channel_sender_keys", False))
 _SLASH_PREFIXED: Final = bool(_RULES.get("slash_model_is_prefixed", False))
 _GENERIC_GROUPS: Final = bool(_RULES.get("generic_group_resolver", False))
+_PLUGIN_RESOLVERS: Final = frozenset(_RULES.get("plugin_group_resolvers") or ())
 _SUBAGENT_KEYS9: Final = bool(_RULES.get("subagent_key_rules", False))
 _REQUEST_ALIASES: Final[dict[str, str]] = dict(_RULES.get("request_channel_aliases") or {})
 _SELECTION: Final[dict[str, Any]] = _T.get("selection") or {"default": "main", "ids": []}
@@ -540,6 +550,18 @@ def _text(value: str | None) -> str | None:
 # differs (strips \x1c-\x1f and \x85, keeps \ufeff).
 _JS_SPACE: Final = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 _JS_TRIM: Final = re.compile(f"^[{_JS_SPACE}]+|[{_JS_SPACE}]+$")
+_JS_SPACES: Final = frozenset(
+    "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff"
+) | frozenset(chr(c) for c in range(0x2000, 0x200B))
+
+
+def _js_trim(value: str) -> str:
+    """``_JS_TRIM.sub("", value)``; a value with no space at either end is returned as is."""
+    if value and value[0] not in _JS_SPACES and value[-1] not in _JS_SPACES:
+        return value
+    return _JS_TRIM.sub("", value)
+
+
 _SANDBOXED: dict[tuple[str, str | None], bool] = {}
 
 
@@ -585,10 +607,18 @@ _SESSIONS: dict[str, _Session] = {}
 _AGENT_CACHE: dict[str, AgentRecord] = {}
 
 
+_NORMALIZED: dict[str, str] = {}
+
+
 def _normalize_id(raw: str) -> str:
-    value = raw.strip().lower()
-    if not _ID_OK.fullmatch(value):
-        value = _ID_BAD_RUN.sub("-", value).strip("-")[:64]
+    value = _NORMALIZED.get(raw)
+    if value is None:
+        value = raw.strip().lower()
+        if not _ID_OK.fullmatch(value):
+            value = _ID_BAD_RUN.sub("-", value).strip("-")[:64]
+        if len(_NORMALIZED) >= _CACHE_LIMIT:
+            _NORMALIZED.clear()
+        _NORMALIZED[raw] = value
     return value
 
 
@@ -643,9 +673,24 @@ def _unique(values: list[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+_SCOPED: dict[str, tuple[str, ...]] = {}
+
+
 def _scoped_ids(group_id: str | None) -> tuple[str, ...]:
-    """``buildScopedGroupIdCandidates`` (toolc.rules.context.scoped_group_ids)."""
-    raw = _JS_TRIM.sub("", group_id or "")
+    """``buildScopedGroupIdCandidates`` (toolc.rules.context.scoped_group_ids), cached."""
+    if not group_id:
+        return ()
+    ids = _SCOPED.get(group_id)
+    if ids is None:
+        ids = _scoped(group_id)
+        if len(_SCOPED) >= _CACHE_LIMIT:
+            _SCOPED.clear()
+        _SCOPED[group_id] = ids
+    return ids
+
+
+def _scoped(group_id: str) -> tuple[str, ...]:
+    raw = _JS_TRIM.sub("", group_id)
     if not raw:
         return ()
     m = _TOPIC_SENDER.match(raw)
@@ -855,12 +900,23 @@ def _session(key: str) -> _Session:
     return session
 
 
+_CHANNELS_OF: dict[str | None, str | None] = {}
+
+
 def channel_of(raw: str | None) -> str | None:
     """A request channel as the target normalizes it: trimmed, lowercased, aliases resolved
-    (2026.9 adds its own: ``normalizeMessageChannel``)."""
+    (2026.9 adds its own: ``normalizeMessageChannel``); cached."""
+    try:
+        return _CHANNELS_OF[raw]
+    except KeyError:
+        pass
     value = (raw or "").strip().lower()
     value = _CHANNEL_ALIASES.get(value, value)
-    return _REQUEST_ALIASES.get(value, value) or None
+    channel = _REQUEST_ALIASES.get(value, value) or None
+    if len(_CHANNELS_OF) >= _CACHE_LIMIT:
+        _CHANNELS_OF.clear()
+    _CHANNELS_OF[raw] = channel
+    return channel
 
 
 def _model_in(models: frozenset[str], provider: str | None, model: str | None) -> bool:
@@ -934,6 +990,8 @@ def _group_ids(group: str, topics: bool) -> tuple[str, ...]:
 
 def _account_id(raw: str | None) -> str:
     """OpenClaw's account id normalization; absent or blank is ``default``."""
+    if raw is None:
+        return "default"
     value = _normalize_id(raw) if raw is not None and raw.strip() else ""
     if not value or value in ("__proto__", "prototype", "constructor"):
         return "default"
@@ -961,6 +1019,7 @@ def _group_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it 
     if _GENERIC_GROUPS:  # 2026.9: channels.<ch>.groups alone (no Slack/Discord maps)
         ids = (group, *(more or ()))
         return _generic_stack(ch, ids, account_id, sender, senders, channel, leaf)
+    full = sender
     if not rule["e164"]:
         sender = (sender[0], None, sender[2], sender[3])
     if rule["kind"] == "nested":
@@ -979,7 +1038,76 @@ def _group_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it 
         keys = _keys(rule["keys"], group, where)
         entry = next((exact[k] for k in keys if k in exact), exact.get("*"))
         return _entry_stack(entry, sender, leaf)
-    return _groups_stack(gmap, ch["topics"], group, sender, leaf)
+    found = _groups_stack(gmap, ch["topics"], group, sender, leaf)
+    if found is None and full is not sender:
+        # 2026.3.2 resolveGroupToolPolicy: `dock(...) ?? resolveChannelGroupToolsPolicy(...)`;
+        # when IRC's dock (case folded, no e164) answers nothing, the generic resolver asks
+        # again with the exact id and the sender's e164 too
+        found = _groups_stack({"exact": exact, "folded": {}}, False, group, full, leaf)
+    return found
+
+
+def _generic_map(ch: dict[str, Any], account_id: str | None) -> dict[str, Any] | None:
+    """2026.9.6 ``resolveChannelGroups``: the account's groups replace the channel's (an
+    empty map inherits them with at most one account)."""
+    if ch["rule"]["kind"] != "groups":
+        return None
+    gmap: dict[str, Any] | None = ch["groups"]
+    account = _account_id(account_id)
+    acc = ch["accounts"].get(account, _MISSING)
+    if acc is _MISSING:
+        acc = ch["accounts_folded"].get(account, _MISSING)
+    if acc is not _MISSING and acc is not None:
+        if acc["exact"] or len(ch["accounts"]) > 1:
+            gmap = acc
+    return gmap
+
+
+def _index(x: int | str | None) -> int | str | None:
+    return x
+
+
+def _answer(entry: list[Any], sender: Sender, senders: bool, keyed: str | None) -> int | str | None:
+    """One entry's answer as a stack index or a shard's inline stack: its sender rule, else
+    its tools (None: neither, -1: a block without lists)."""
+    if senders and len(entry) > 1:
+        hit = _sender_stack(entry, sender, keyed, _index)
+        if hit is not False:
+            return hit  # type: ignore[return-value]
+    return entry[0]  # type: ignore[no-any-return]
+
+
+def _plugin_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it reads
+    ch: dict[str, Any],
+    ids: tuple[str, ...],
+    account_id: str | None,
+    sender: Sender,
+    senders: bool,
+    channel: str,
+) -> int | str | None:
+    """2026.9.6 ``resolveGroupToolPolicyOutcome`` with a channel plugin's own resolver
+    (Telegram's ``resolveTelegramGroupToolPolicy``), tried for each id in turn: the id's chat
+    id (``parseTelegramGroupId``) selects an entry (exact) whose sender rule or tools answer,
+    else ``*``'s; the first answer with lists wins (the stack index), None: the generic
+    resolver decides."""
+    gmap = _generic_map(ch, account_id)
+    if gmap is None:
+        return None
+    exact: dict[str, list[Any]] = gmap["exact"]
+    default = exact.get("*")
+    keyed = channel if _CHANNEL_KEYS else None
+    for gid in ids:
+        chat = _group_ids(gid, True)[0]
+        entry = exact.get(chat) if chat != "*" else None
+        found = None
+        for node in (entry, default):
+            if node is not None:
+                found = _answer(node, sender, senders, keyed)
+                if found is not None:
+                    break
+        if isinstance(found, str) or (found is not None and found >= 0):
+            return found
+    return None
 
 
 def _generic_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it reads
@@ -991,34 +1119,24 @@ def _generic_stack(  # noqa: PLR0913, PLR0917 - one argument per request input i
     channel: str,
     leaf: Callable[[int | None], Any] = _maybe_stack,
 ) -> Stack | None:
-    """2026.9.6 ``resolveChannelGroupToolsPolicy`` on ``resolveChannelGroups``: the account's
-    groups replace the channel's (an empty map inherits them with at most one account); the
-    first id with an entry (exact) is the selected group; its sender rule > its tools > the
-    ``*`` sender rule > ``*`` tools."""
-    if ch["rule"]["kind"] != "groups":
-        return None
-    gmap = ch["groups"]
-    account = _account_id(account_id)
-    acc = ch["accounts"].get(account, _MISSING)
-    if acc is _MISSING:
-        acc = ch["accounts_folded"].get(account, _MISSING)
-    if acc is not _MISSING and acc is not None:
-        if acc["exact"] or len(ch["accounts"]) > 1:
-            gmap = acc
+    """2026.9.6 ``resolveChannelGroupToolsPolicy`` on ``resolveChannelGroups`` (after a
+    channel plugin's own resolver, _plugin_stack): the first id with an entry (exact) is the
+    selected group; its sender rule > its tools > the ``*`` sender rule > ``*`` tools."""
+    if channel in _PLUGIN_RESOLVERS:  # the channel plugin's resolver first
+        found = _plugin_stack(ch, ids, account_id, sender, senders, channel)
+        if found is not None:
+            return leaf(found)  # type: ignore[no-any-return, arg-type]
+    gmap = _generic_map(ch, account_id)
     if gmap is None:
         return None
     exact: dict[str, list[Any]] = gmap["exact"]
     specific = next((exact[gid] for gid in ids if gid in exact), None)
     keyed = channel if _CHANNEL_KEYS else None
     for entry in (specific, exact.get("*")):
-        if entry is None:
-            continue
-        if senders and len(entry) > 1:
-            hit = _sender_stack(entry, sender, keyed, leaf)
-            if hit is not False:
-                return hit  # type: ignore[return-value]
-        if entry[0] is not None:
-            return leaf(entry[0])  # type: ignore[no-any-return]
+        if entry is not None:
+            found = _answer(entry, sender, senders, keyed)
+            if found is not None:
+                return leaf(found)  # type: ignore[no-any-return, arg-type]
     return None
 
 
@@ -1191,31 +1309,22 @@ def _toolset(bits: int) -> ToolSet:
     return result
 
 
-_PRESENT: dict[int, dict[str | None, dict[str | None, dict[str | None, int]]]] = {}
-_PRESENT_SIZE: list[int] = [0]
+# (apply_patch variant, provider, model, message channel) -> the tools present (bounded)
+_PRESENT: dict[tuple[int, str | None, str | None, str | None], int] = {}
 
 
 def _present(variant: int, provider: str | None, model: str | None, channel: str | None) -> int:
     """Tools that exist for this apply_patch config, provider, model and message channel
-    (cached, nested by input)."""
-    by_provider = _PRESENT.get(variant)
-    if by_provider is not None:
-        by_model = by_provider.get(provider)
-        if by_model is not None:
-            by_channel = by_model.get(model)
-            if by_channel is not None:
-                cached = by_channel.get(channel)
-                if cached is not None:
-                    return cached
-    present = _gates(provider, model, channel)
-    if present & _AP_BIT and not _apply_patch_ok(variant, provider, model):
-        present &= ~_AP_BIT
-    if _PRESENT_SIZE[0] >= _CACHE_LIMIT:
-        _PRESENT.clear()
-        _PRESENT_SIZE[0] = 0
-    level = _PRESENT.setdefault(variant, {}).setdefault(provider, {})
-    level.setdefault(model, {})[channel] = present
-    _PRESENT_SIZE[0] += 1
+    (cached: one tuple hash, the strings' hashes are cached)."""
+    key = (variant, provider, model, channel)
+    present = _PRESENT.get(key)
+    if present is None:
+        present = _gates(provider, model, channel)
+        if present & _AP_BIT and not _apply_patch_ok(variant, provider, model):
+            present &= ~_AP_BIT
+        if len(_PRESENT) >= _CACHE_LIMIT:
+            _PRESENT.clear()
+        _PRESENT[key] = present
     return present
 
 
@@ -1304,7 +1413,7 @@ def _built(present: int, sandboxed: bool, sender_id: str | None, message: str | 
     return present
 
 
-def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
+def resolve_uncached(  # noqa: PLR0913, PLR0915 - the same keywords as resolve()
     *,
     agent_id: str | None = None,
     session_key: str | None = None,
@@ -1326,23 +1435,71 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
 ) -> ToolSet:
     """Evaluate the precomputed tables for one request (no memo). Raises TypeError for an
     ill-typed value; blank strings count as absent."""
-    _check(locals())
-    session_key = _text(session_key)
-    session = _session(session_key) if session_key else _NO_SESSION
-    if _AGENT_SELECTION:
-        raw_agent: str | None = _select_agent(_text(agent_id), session_key)
+    # The first request of a context runs all of this: the steps are inlined (a Python call
+    # costs as much as several of them) and every type check is one comparison; anything
+    # but an exact str, bool or int takes _check, which names the keyword or lets it pass.
+    if not (
+        (agent_id is None or type(agent_id) is str)
+        and (session_key is None or type(session_key) is str)
+        and (spawned_by is None or type(spawned_by) is str)
+        and (model_provider is None or type(model_provider) is str)
+        and (model_id is None or type(model_id) is str)
+        and (message_provider is None or type(message_provider) is str)
+        and (account_id is None or type(account_id) is str)
+        and (group_id is None or type(group_id) is str)
+        and (group_space is None or type(group_space) is str)
+        and (group_channel is None or type(group_channel) is str)
+        and (sender_id is None or type(sender_id) is str)
+        and (sender_e164 is None or type(sender_e164) is str)
+        and (sender_username is None or type(sender_username) is str)
+        and (sender_name is None or type(sender_name) is str)
+        and (sender_is_owner is None or sender_is_owner is True or sender_is_owner is False)
+        and (sandboxed is None or sandboxed is True or sandboxed is False)
+        and (spawn_depth is None or (type(spawn_depth) is int and spawn_depth >= 0))
+    ):
+        _check(locals())
+    if session_key is not None and not session_key.strip():
+        session_key = None
+    if session_key is None:
+        session = _NO_SESSION
     else:
-        raw_agent = _request_agent(_text(agent_id), session_key, session)
-    # An explicit True stays; False or None never lifts a sandbox the definitions impose.
-    selected = raw_agent if _AGENT_SELECTION else None
-    sandboxed = sandboxed is True or _sandboxed_by_mode(session_key, selected)
-    record = _NO_AGENT if raw_agent is None else _agent_record(raw_agent)
+        session = _SESSIONS.get(session_key) or _session(session_key)
+    if agent_id is not None and not agent_id.strip():
+        agent_id = None
+    if _AGENT_SELECTION:
+        raw_agent: str | None = _select_agent(agent_id, session_key)
+        # An explicit True stays; False or None never lifts a sandbox the definitions impose.
+        sandboxed = sandboxed is True or (
+            _SB_ANY and session_key is not None and _sandboxed_by_mode(session_key, raw_agent)
+        )
+    else:
+        raw_agent = (
+            agent_id
+            if agent_id is not None
+            else (session.agent or "main")
+            if session_key is not None
+            else None
+        )
+        sandboxed = sandboxed is True or (
+            _SB_ANY and session_key is not None and _sandboxed_by_mode(session_key)
+        )
+    if raw_agent is None:
+        record = _NO_AGENT
+    else:
+        record = _AGENT_CACHE.get(raw_agent) or _agent_record(raw_agent)
     provider = model_provider.strip().lower() or None if model_provider else None
     model = model_id.strip().lower() or None if model_id else None
-    explicit_channel = _text(message_provider)
-    message = explicit_channel.strip().lower() if explicit_channel else None
-    present = _present(record.apply_patch, provider, model, message)
-    present = _built(present, sandboxed, sender_id, message)
+    if message_provider is not None and message_provider.strip():
+        message: str | None = message_provider.strip().lower()
+    else:
+        message_provider = message = None
+    present = _PRESENT.get((record.apply_patch, provider, model, message))
+    if present is None:
+        present = _present(record.apply_patch, provider, model, message)
+    if _HOST_ONLY and sandboxed:
+        present &= ~_HOST_ONLY
+    if _CALLER_ONLY:
+        present = _built(present, False, sender_id, message)
     # 2026.3.2: only an explicit True keeps owner-only tools; 2026.9.6: only an explicit
     # False removes them (unknown keeps them)
     if sender_is_owner is False if _OWNER_UNKNOWN_KEEPS else sender_is_owner is not True:
@@ -1351,38 +1508,60 @@ def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     stacks = [record.stack]
     if provider is not None:
         _provider_stacks(record, provider, model, stacks)
-    spawned_key = _text(spawned_by)
+    if spawned_by is not None and not spawned_by.strip():
+        spawned_by = None
     sender = (sender_id, sender_e164, sender_username, sender_name)
     if _TRUSTED_GROUP:
         owner = sender_is_owner is True
         where = (_text(group_space), _text(group_channel))
-        request = (session_key, spawned_key, group_id, message, account_id)
+        request = (session_key, spawned_by, group_id, message, account_id)
         stacks.extend(_requester_stacks(request, where, sender, owner, record))
     else:
-        spawned = _session(spawned_key) if spawned_key else _NO_SESSION
-        group = _text(group_id) or session.group or spawned.group
-        channel = message if explicit_channel else session.channel or spawned.channel
-        if channel:
-            channel = _CHANNEL_ALIASES.get(channel, channel)
+        group = group_id if group_id is not None and group_id.strip() else None
+        channel = message if message_provider is not None else session.channel
+        if spawned_by is not None and not (group and channel):
+            spawned = _SESSIONS.get(spawned_by) or _session(spawned_by)
+            group = group or session.group or spawned.group
+            channel = channel or spawned.channel
+        else:
+            group = group or session.group
         if channel and group:
+            channel = _CHANNEL_ALIASES.get(channel, channel)
             where = (_text(group_space), _text(group_channel))
             found = _group_stack(channel, group, account_id, sender, where)
             if found is not None:
                 stacks.append(found)
-    if sandboxed is True:
+    if sandboxed:
         stacks.append(record.sandbox)
-    subagent = _subagent_stack(session, session_key, spawn_depth)
-    if subagent is not None:
-        stacks.append(subagent)
+    if _SUBAGENT_KEYS9:
+        keyed_subagent = _session9(session_key).is_subagent
+    else:
+        keyed_subagent = session.is_subagent
+    if keyed_subagent or (spawn_depth or 0) >= 1:
+        subagent = _subagent_stack(session, session_key, spawn_depth)
+        if subagent is not None:
+            stacks.append(subagent)
 
-    bits = _admitted(present, stacks, record.lean)
+    if record.lean:
+        bits = _admitted(present, stacks, True)
+    else:  # _admitted without the lean step
+        mention = flags = 0
+        for stack in stacks:
+            mention |= stack.mention
+            flags |= stack.flags
+        if _PLUGIN_ADMISSION:
+            defaults = not flags & 1 or bool(flags & 2)
+            bits = present & (mention | (_NON_OPTIONAL if defaults else _CORE))
+        else:
+            bits = present & (_NON_OPTIONAL | mention)
     if session.cron:
         bits &= ~_CRON_DROP  # filterRequesterYieldTools (2026.9; empty mask elsewhere)
     for stack in stacks:
         bits &= stack.fixed
         for witness, allow_pass, deny_pass in stack.layers:
             bits &= allow_pass if witness & present else deny_pass
-    return _toolset(bits)
+    result = _RESULTS.get(bits)
+    return result if result is not None else _toolset(bits)
 
 
 def _subagent_stack(
@@ -1397,11 +1576,9 @@ def _subagent_stack(
     if not (key_sub or (spawn_depth or 0) >= 1):
         return None
     depth = spawn_depth if spawn_depth is not None else key_depth
-    if _DEPTH_LEADING:  # 2026.9: depth 0 is the main role, never a leaf
-        leaf = depth >= 1 and depth >= _LEAF_DEPTH
-    else:
-        leaf = max(depth, 1) >= _LEAF_DEPTH
-    return _SUBAGENT_LEAF if leaf else _SUBAGENT_NONLEAF
+    # both releases: a leaf at max(1, maxSpawnDepth); depth 0 (2026.3.2: a `subagent:` key
+    # without `:subagent:`, 2026.9.6: the main role) is never one
+    return _SUBAGENT_LEAF if depth >= _LEAF_DEPTH else _SUBAGENT_NONLEAF
 
 
 def _requester_stacks(  # noqa: PLR0913, PLR0917 - the request's parts, provenance hooks
@@ -1422,11 +1599,13 @@ def _requester_stacks(  # noqa: PLR0913, PLR0917 - the request's parts, provenan
     else the global one."""
     session_key, spawned_key, group_id, message, account_id = request
     out: list[Any] = []
-    own, parent = _session9(session_key), _session9(spawned_key)
-    trusted = _unique([*own.group_ids, *parent.group_ids])
-    caller = _JS_TRIM.sub("", group_id or "")
+    own = _session9(session_key)
+    parent = _session9(spawned_key) if spawned_key is not None else _NO_SESSION9
+    # a session's ids are already unique and trimmed (_scoped_ids): joined only with others
+    trusted = _unique([*own.group_ids, *parent.group_ids]) if parent.group_ids else own.group_ids
+    caller = _js_trim(group_id) if group_id else ""
     dropped = bool(caller) and caller not in trusted
-    ids = _unique([*trusted, *(_scoped_ids(caller) if caller and not dropped else ())])
+    ids = _unique([*trusted, *_scoped_ids(caller)]) if caller and not dropped else trusted
     channel = channel_of(own.channel or parent.channel or message)
     senders = not (owner and channel_of(message) == "webchat")
     # hooks (``_decisions``): (channel lookup, leaf, the agent's and the global sender

@@ -13,7 +13,7 @@ import os
 import sys
 import threading
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from . import FILE_SHA256, PACKAGE_NAME, read_verified
@@ -108,13 +108,48 @@ def checked_args(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
     try:
         return validated_args(name, arguments)
     except _validation_error() as exc:
-        errors = exc.errors(include_input=False)  # type: ignore[attr-defined]
-        problems = "; ".join(_problem(error) for error in errors)
-        raise InvalidArgumentsError(f"Invalid arguments for {name}: {problems}", tool=name) from exc
+        raise _invalid(name, exc) from exc
+
+
+def args_checker(name: str) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """``checked_args`` for one tool, its model and pydantic's entry points looked up once
+    (what ``wrap`` calls per call; loads the models now)."""
+    model = _model(name)
+    validate = model.__pydantic_validator__.validate_json
+    dump = model.__pydantic_serializer__.to_python
+    error = _validation_error()
+
+    to_json = _to_json()
+
+    def check(arguments: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            if type(arguments) is dict and _plain_json(arguments, 0):  # _json's first case
+                text: str | bytes = to_json(arguments)
+            else:
+                text = _json(arguments)
+            instance = validate(text, strict=True)
+            values: dict[str, Any] = dump(instance, mode="json", by_alias=True, exclude_unset=True)
+        except error as exc:
+            raise _invalid(name, exc) from exc
+        return values
+
+    return check
+
+
+def _invalid(name: str, exc: Exception) -> InvalidArgumentsError:
+    errors = exc.errors(include_input=False)  # type: ignore[attr-defined]
+    problems = "; ".join(_problem(error) for error in errors)
+    return InvalidArgumentsError(f"Invalid arguments for {name}: {problems}", tool=name)
 
 
 _PLAIN: Final = (str, int, float, bool, type(None))
 _TO_JSON: list[Any] = []
+
+
+def _to_json() -> Any:
+    if not _TO_JSON:
+        _TO_JSON.append(importlib.import_module("pydantic_core").to_json)
+    return _TO_JSON[0]
 
 
 def _json(arguments: Mapping[str, Any]) -> str | bytes:
@@ -122,9 +157,7 @@ def _json(arguments: Mapping[str, Any]) -> str | bytes:
     take pydantic_core's encoder, a tenth of ``json.dumps``'s time; anything else goes
     through ``json.dumps``, which refuses what JSON cannot carry (a set, bytes, a datetime)."""
     if type(arguments) is dict and _plain_json(arguments, 0):
-        if not _TO_JSON:
-            _TO_JSON.append(importlib.import_module("pydantic_core").to_json)
-        text: bytes = _TO_JSON[0](arguments)
+        text: bytes = _to_json()(arguments)
         return text
     return json.dumps(arguments)
 

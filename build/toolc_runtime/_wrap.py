@@ -45,8 +45,10 @@ from ._approvals import (
     request_digest,
 )
 from ._bundles import (
+    alias_shim,
     apply_aliases,
     decode_arguments,
+    decoder,
     dialect_for,
     parse_arguments,
     tool_definitions,
@@ -74,8 +76,8 @@ from ._hooks import (
     plain,
 )
 from ._policy import ToolDefinition, ToolSet, catalog, owner_refuses, subset
-from ._results import ToolResult, coerce_result, error_result, mark_untrusted
-from ._validate import checked_args, require_models
+from ._results import TextContent, ToolResult, coerce_result, error_result, mark_untrusted
+from ._validate import args_checker, checked_args, require_models
 
 EXEC_TOOL: Final = "exec"
 _PROBED_LIMIT: Final = 1024
@@ -89,6 +91,7 @@ registered just now), it raises the framework's pause, or returns the decision t
 resumed with. The call runs only when that decision and any decision handed to the manager
 for the same request (``submit``) allow it, and only once."""
 _LOG: Final = logging.getLogger(f"{PACKAGE_NAME}.tools")
+_new_tuple: Final = tuple.__new__
 
 
 class _Paused(Exception):
@@ -120,7 +123,18 @@ class WrappedTool:
     """One tool of a wrapped set. ``call`` runs a sync implementation, ``acall`` either kind
     (a sync one runs in the event loop's thread)."""
 
-    __slots__ = ("_impl", "_is_exec", "_tools", "definition", "external", "is_async", "name")
+    __slots__ = (
+        "_args",
+        "_impl",
+        "_is_exec",
+        "_owner_refused",
+        "_plain",
+        "_tools",
+        "definition",
+        "external",
+        "is_async",
+        "name",
+    )
 
     def __init__(
         self, tools: WrappedTools, definition: ToolDefinition, impl: Implementation
@@ -132,6 +146,12 @@ class WrappedTool:
         self.name = definition.name
         self.external = definition.external_content
         self.is_async = _is_async(impl)
+        # Fixed for the wrapped set (its context is frozen): decided once, not per call.
+        self._owner_refused = owner_refuses(definition.name, tools.context.sender_is_owner)
+        # No hooks, no run signal and not exec: a call without its own signal or approver
+        # takes _run_plain, the same steps without the bookkeeping those need.
+        self._plain = tools.hooks is None and tools.signal is None and not self._is_exec
+        self._args: Callable[[object], dict[str, Any]] | None = None  # step 2, on first use
 
     def call(
         self,
@@ -145,6 +165,8 @@ class WrappedTool:
         ``approver``'s pause)."""
         if self.is_async:
             raise TypeError(f"{self.name} has an async implementation: use acall()")
+        if self._plain and signal is None and approver is None:
+            return self._tools._run_plain(self, arguments, tool_call_id)
         return self._tools._run_sync(self, arguments, tool_call_id, signal, approver)
 
     async def acall(
@@ -284,6 +306,60 @@ class WrappedTools(Mapping[str, WrappedTool]):
         return error_result(name, message)
 
     # -- the path of one call --------------------------------------------------------------------
+    def _run_plain(
+        self, tool: WrappedTool, arguments: object, tool_call_id: str | None
+    ) -> ToolResult:
+        """``_run_sync`` for a call without hooks, abort signals, an approver or the exec
+        policy (``WrappedTool._plain``): steps 1, 2, 5 and 7, each as _run_sync takes it."""
+        decisions = self.decisions
+        started = time.perf_counter() if decisions is not None else 0.0
+        failure: Exception | None = None
+        try:
+            if tool._owner_refused:  # 1
+                raise ToolNotPermittedError(OWNER_ONLY, tool=tool.name)
+            check = tool._args
+            if check is None:
+                check = tool._args = self._arguments(tool)
+            params = check(arguments)  # 2
+            # ToolCall(...) without NamedTuple's Python-level __new__
+            call = _new_tuple(ToolCall, (tool.name, tool_call_id, None, self.context))
+            value = tool._impl(params, call)
+            if type(value) is str and not tool.external:  # coerce_result's first case
+                result = ToolResult((TextContent(value),), value)
+            else:
+                if _awaitable(value):
+                    _discard(value)
+                    raise TypeError(f"{tool.name} returned an awaitable: call it with acall()")
+                result = self._finish(tool, value)
+        except Exception as exc:
+            failure = exc
+            trace = _Trace(tool.name, tool_call_id)
+            result = self._recover(tool.name, exc, None, trace, self._fire_sync)  # 7
+        finally:
+            if decisions is not None:
+                decisions.call(tool.name, tool_call_id, failure, started, arguments)
+        return result
+
+    def _arguments(self, tool: WrappedTool) -> Callable[[object], dict[str, Any]]:
+        """Step 2 for one tool of this set, its lookups done once: parse, undo the dialect,
+        map aliases and check required groups, then validate (or copy) as _prepare does."""
+        name = tool.name
+        decode = decoder(name, self.dialect)
+        aliases = alias_shim(name)
+        check = args_checker(name) if self.validate else plain
+
+        def arguments(raw: object) -> dict[str, Any]:
+            # parse_arguments' first case inline: an object is copied
+            args = dict(raw) if type(raw) is dict else parse_arguments(name, raw)
+            if decode is not None:
+                args = decode(args)
+            if aliases is not None:
+                args = aliases(args)
+            result: dict[str, Any] = check(args)
+            return result
+
+        return arguments
+
     def _run_sync(
         self,
         tool: WrappedTool,

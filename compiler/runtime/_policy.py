@@ -1063,13 +1063,13 @@ def _generic_map(ch: dict[str, Any], account_id: str | None) -> dict[str, Any] |
     return gmap
 
 
-def _index(x: int | None) -> int | None:
+def _index(x: int | str | None) -> int | str | None:
     return x
 
 
-def _answer(entry: list[Any], sender: Sender, senders: bool, keyed: str | None) -> int | None:
-    """One entry's answer as a stack index: its sender rule, else its tools (None: neither,
-    -1: a block without lists)."""
+def _answer(entry: list[Any], sender: Sender, senders: bool, keyed: str | None) -> int | str | None:
+    """One entry's answer as a stack index or a shard's inline stack: its sender rule, else
+    its tools (None: neither, -1: a block without lists)."""
     if senders and len(entry) > 1:
         hit = _sender_stack(entry, sender, keyed, _index)
         if hit is not False:
@@ -1084,7 +1084,7 @@ def _plugin_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it
     sender: Sender,
     senders: bool,
     channel: str,
-) -> int | None:
+) -> int | str | None:
     """2026.9.6 ``resolveGroupToolPolicyOutcome`` with a channel plugin's own resolver
     (Telegram's ``resolveTelegramGroupToolPolicy``), tried for each id in turn: the id's chat
     id (``parseTelegramGroupId``) selects an entry (exact) whose sender rule or tools answer,
@@ -1105,7 +1105,7 @@ def _plugin_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it
                 found = _answer(node, sender, senders, keyed)
                 if found is not None:
                     break
-        if found is not None and found >= 0:
+        if isinstance(found, str) or (found is not None and found >= 0):
             return found
     return None
 
@@ -1125,7 +1125,7 @@ def _generic_stack(  # noqa: PLR0913, PLR0917 - one argument per request input i
     if channel in _PLUGIN_RESOLVERS:  # the channel plugin's resolver first
         found = _plugin_stack(ch, ids, account_id, sender, senders, channel)
         if found is not None:
-            return leaf(found)  # type: ignore[no-any-return]
+            return leaf(found)  # type: ignore[no-any-return, arg-type]
     gmap = _generic_map(ch, account_id)
     if gmap is None:
         return None
@@ -1136,7 +1136,7 @@ def _generic_stack(  # noqa: PLR0913, PLR0917 - one argument per request input i
         if entry is not None:
             found = _answer(entry, sender, senders, keyed)
             if found is not None:
-                return leaf(found)  # type: ignore[no-any-return]
+                return leaf(found)  # type: ignore[no-any-return, arg-type]
     return None
 
 

@@ -25,19 +25,19 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_abort.py": "fcf66d080cc334da7c1f644a5d909c8836cf5c939834f854f169f2d68d0f9504",
     "_adapters.py": "2cc224a44db1e37fcfef2d6cd4d8fe38c2596f6e22922b7f8b0d8eb9bbc36755",
     "_approvals.py": "24ed7ad1ce2a17fc5f03dd1e27519bba86578cc6f9428b10e882ebba571472d5",
-    "_bundles.py": "72d661f5afbc3e5cf6b54d9cd8f12d76a574728b047fd2bd7c0668be29e71df1",
+    "_bundles.py": "7a8da495f83f3f969db2a291b34c101ad90db3fc59e6b37c501fa3b416a80ecd",
     "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
-    "_decisions.py": "0ca58b8ca0dbd6b7d354421bc3de4e000862f1553a09be2c1cc646f4d6462303",
+    "_decisions.py": "d664c74f50b1f4bcd2b234bfce16091c171c6bd711e6847786f72404a377eeae",
     "_errors.py": "cc40d3036e004e02051143844bc64cd78759e031f46014e905bf7e444328d865",
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "cd569240a681bab8730a9ee843111bf013fe5869c11dcbf2e5daaeabf1bf0c1e",
+    "_policy.py": "4b347f0b93cfae85a5f2dd03e657297b70858bfa414f13455f864d4127387ee1",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
-    "_validate.py": "f8d9e534252e319027b6e733e392424da42d1fa85ee3a0023ed5ff2968cbd03d",
-    "_wrap.py": "e2ecd3ffbc938a4e7db0d090da8c1bd8489e96585a13b75d8a889c5cee7bd984",
+    "_validate.py": "c1b322472cbabce9028701c56e7fd03482a426737bda4fa545ae09af09ca318f",
+    "_wrap.py": "f952a5752962a73472c1f7b51026a1541b2a227d23414969eed51c55dfa05a9e",
     "bundles.json": "930a147e9c8d1fa60cae9a5b40dde19a0b4a018d829af30cd1d508a1ec1e45b9",
     "catalog.json": "f4a261482635533fa03aec317c3eb1af261a43b9ba98270181a24ea779c0a410",
     "integrations/__init__.py": "e660bea53d3e59a09d4a9df0e2a737c5031113e0e817bdf1e1bc902c29e6eef1",
@@ -50,7 +50,10 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     ),
     "models.py": "4dd7f2994301c58352db809a8bd0b06406fe62f13192654e05c674cc73935260",
     "provenance.json": "458f742b886e9c6eee9480c2a58f5f82879c99eaddf51c05e803e9b58223e380",
-    "tables.json": "077665740714d158ea11a92a750313e21c9935ae017bd397c5ed86759914a4ee",
+    "tables.json": "9d5cb125b8de13b8bc71b00a89b96d1bebdfe8f673e98ff4d41f0060acf6b591",
+    "tables/telegram.33c0bf55fc89.shard": (
+        "32d980b054cc460802e6756c71722dd3bfa81e1dd44bfe58af504c495e4a9d12"
+    ),
 }
 # the static modules in load order: each imports only modules before it
 _MODULES: Final[tuple[str, ...]] = (
