@@ -16,6 +16,11 @@ plugins the release does not bundle, as ``roundtrip.stub_plugins`` and ``run9`` 
   "after" side (``+``: visible; ``-``: not; a request the release refuses to build tools for is
   "not visible" and must be what toolc's ``after`` says: "the request is refused").
 
+Each access line is also asked at ``--per-line`` seeded requests of its classes: a line's
+classes are those where the change happens plus, so that it reads simply, classes where the
+tool is absent on both sides (``review.delta``'s ``widen``); each of those requests must be the
+change or the tool absent in both releases.
+
 The catalog lines are checked against the releases' own data: a tool ``added`` must be one
 2026.9.6 builds and 2026.3.2 does not, a tool ``removed`` the reverse; a ``schema changed``
 line must carry, after the migration, exactly the parameter schema 2026.9.6's own factory
@@ -256,6 +261,7 @@ class Row:
     why: str = ""
     note: str = ""
     status: str = ""  # "" (asked) or "not expressible"
+    samples: int = 0  # further requests of the line's classes asked
 
 
 class Sides:
@@ -310,37 +316,74 @@ def request_for(why: Why, result: MigrateResult, sides: Sides, rng: random.Rando
     return dict(why.context), "no request of the line's classes shows the change in toolc"
 
 
+def line_samples(why: Why, result: MigrateResult, count: int, rng: random.Random
+                 ) -> list[dict[str, Any]]:
+    """``count`` seeded requests of the line's classes. A line's classes are where the change
+    happens and, so that the line reads simply, classes where the tool is absent on both sides
+    (``review.delta``: ``widen``); every request of them must be one or the other."""
+    assert result.diff is not None
+    change = next(c for c in result.diff.changes if c.tool == why.tool)
+    cubes = [cube for cube, _ in (change.lost if why.sign == "-" else change.gained)]
+    out = []
+    for _ in range(count):
+        cube = rng.choice(cubes)
+        out.append(result.diff.space.flags([rng.choice(bit_indices(bits)) for bits in cube]))
+    return out
+
+
 def check_access(why: Sequence[Why], result: MigrateResult, sides: Sides,
-                 releases: Mapping[str, tuple[Oracle, Expressed]], seed: int) -> list[Row]:
-    """One row per access line of the diff."""
+                 releases: Mapping[str, tuple[Oracle, Expressed]], seed: int, per_line: int
+                 ) -> list[Row]:
+    """One row per access line of the diff: its request shows the change in both releases, and
+    each of ``per_line`` requests of its classes is the change or absent on both sides."""
     rng = random.Random(seed)
     chosen = [request_for(w, result, sides, rng) for w in why]
-    contexts = [oracle_context(ctx) for ctx, _ in chosen]
+    asked = [[oracle_context(ctx)] + [oracle_context(c) for c in line_samples(
+        w, result, per_line, rng)] for w, (ctx, _) in zip(why, chosen, strict=True)]
+    flat = [ctx for group in asked for ctx in group]
     answers = {line: ask(oracle, {"op": "resolve", "config": side.config,
-                                  "plugins": side.plugins, "contexts": contexts})["results"]
+                                  "plugins": side.plugins, "contexts": flat})["results"]
                for line, (oracle, side) in releases.items()}
     rows = []
-    for w, ctx, (_, note), old, new in zip(why, contexts, chosen, answers["2026.3"],
-                                           answers["2026.9"], strict=True):
-        request = ", ".join(f"{k}={v!r}" for k, v in sorted(ctx.items())) or "no context"
-        line = f"{w.sign} {w.tool} ({w.where})"
-        if w.tool in RUN_MODE_ONLY:
-            rows.append(Row(line, request, "-", "-", confirmed=True, status="not expressible",
-                            why=f"2026.9.6 builds {w.tool} only for a kind of run a request does "
-                            "not describe (heartbeat, task suggestion, GitHub publication; "
-                            "runModeOnly in the release data): toolc offers it wherever the "
-                            "policy allows it"))
-            continue
-        before, after = _visible(old, w.tool), _visible(new, w.tool)
-        want_before, want_after = w.sign == "-", w.sign == "+"
-        after_ok = after is want_after or (
-            isinstance(after, str) and not want_after
-            and after == "AgentSelectionRequired" and w.after.startswith("the request is refused"))
-        ok = before is want_before and after_ok
-        rows.append(Row(line=line, request=request, before=_shown(before), after=_shown(after),
-                        confirmed=ok, note=note,
-                        why="" if ok else f"toolc: before {w.before!r}, after {w.after!r}"))
+    at = 0
+    for w, contexts, (_, note) in zip(why, asked, chosen, strict=True):
+        old = answers["2026.3"][at:at + len(contexts)]
+        new = answers["2026.9"][at:at + len(contexts)]
+        at += len(contexts)
+        rows.append(_access_row(w, contexts, old, new, note))
     return rows
+
+
+def _access_row(w: Why, contexts: Sequence[Mapping[str, Any]], old: Sequence[Any],
+                new: Sequence[Any], note: str) -> Row:
+    ctx = contexts[0]
+    request = ", ".join(f"{k}={v!r}" for k, v in sorted(ctx.items())) or "no context"
+    line = f"{w.sign} {w.tool} ({w.where})"
+    if w.tool in RUN_MODE_ONLY:
+        return Row(line, request, "-", "-", confirmed=True, status="not expressible",
+                   why=f"2026.9.6 builds {w.tool} only for a kind of run a request does not "
+                   "describe (heartbeat, task suggestion, GitHub publication; runModeOnly in "
+                   "the release data): toolc offers it wherever the policy allows it")
+    want = (w.sign == "-", w.sign == "+")
+    before, after = _visible(old[0], w.tool), _visible(new[0], w.tool)
+    after_ok = after is want[1] or (
+        isinstance(after, str) and not want[1]
+        and after == "AgentSelectionRequired" and w.after.startswith("the request is refused"))
+    ok = before is want[0] and after_ok
+    # the line's other requests: the change, or the tool absent on both sides
+    off = [(c, _shown(_visible(o, w.tool)), _shown(_visible(n, w.tool)))
+           for c, o, n in zip(contexts[1:], old[1:], new[1:], strict=True)
+           if ((_visible(o, w.tool) is True), (_visible(n, w.tool) is True))
+           not in (want, (False, False))]
+    why = "" if ok else f"toolc: before {w.before!r}, after {w.after!r}"
+    if off:
+        c, b, a = off[0]
+        why += (f"{'; ' if why else ''}{len(off)} of {len(contexts) - 1} requests of the line's "
+                f"classes are neither the change nor absent on both sides, e.g. {c}: "
+                f"2026.3.2 {b}, 2026.9.6 {a}")
+    return Row(line=line, request=request, before=_shown(before), after=_shown(after),
+               confirmed=ok and not off, note=note, why=why,
+               samples=len(contexts) - 1)
 
 
 def check_catalog(result: MigrateResult, schemas: Mapping[str, Any], data3: Mapping[str, Any],
@@ -444,6 +487,8 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=int, default=300,
                         help="requests of the reverse check (default 300)")
+    parser.add_argument("--per-line", type=int, default=8,
+                        help="further requests of each access line's classes (default 8)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     started = time.monotonic()
@@ -485,7 +530,7 @@ def run(oracles: Mapping[str, Oracle], packages: Mapping[str, Path], work: Path,
     schemas = parameters_2026_9(oracles["2026.9"].ask({"op": "schemas"}))["parameters"]
     data = {line: target(line).data for line in ("2026.3", "2026.9")}
     toolc = Sides(before, after)
-    rows = check_access(result.why, result, toolc, releases, args.seed)
+    rows = check_access(result.why, result, toolc, releases, args.seed, args.per_line)
     rows += check_catalog(result, schemas, data["2026.3"], data["2026.9"], after)
     for r in rows:
         mark = r.status or ("confirmed" if r.confirmed else "NOT confirmed")
@@ -506,7 +551,9 @@ def run(oracles: Mapping[str, Oracle], packages: Mapping[str, Path], work: Path,
     bad = sum(not r.confirmed for r in rows)
     inexpressible = sum(bool(r.status) for r in rows)
     print(f"access and catalog lines: {len(rows)}: confirmed {len(rows) - bad - inexpressible}, "
-          f"not expressible {inexpressible}, NOT confirmed {bad}")
+          f"not expressible {inexpressible}, NOT confirmed {bad} (each access line at its "
+          f"request and {sum(r.samples for r in rows)} more requests of the lines' classes, "
+          f"seed {args.seed})")
     print(f"unchanged per the diff: {checked} (request, tool) pairs over {len(pairs)} requests "
           f"(seed {args.seed}); the releases disagree on {len(disagreements)}")
     for kind, count in kinds.most_common():

@@ -6,8 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from toolc.api.project import Why
 
 from conformance.migrate_check import (
+    _access_row,
     _group_ignored,
     express,
     official_channel_plugins,
@@ -69,3 +71,23 @@ def test_a_group_request_without_its_session_key_is_ignored_by_2026_9() -> None:
                     "(make conformance-setup)")
 def test_the_official_whatsapp_plugin_declares_whatsapp_login() -> None:
     assert "whatsapp_login" in official_channel_plugins(PACKAGE)["whatsapp"]
+
+
+def _why(sign: str) -> Why:
+    return Why(tool="cron", sign=sign, where="agent main", context={"agent_id": "main"},
+               before="cron visible", after="cron is not in the catalog", rule="renamed")
+
+
+def test_a_line_is_confirmed_only_by_both_releases_and_its_classes() -> None:
+    ctxs = [{"agent_id": "main"}, {"agent_id": "main", "sender_is_owner": False}]
+    seen, gone = {"tools": ["cron"]}, {"tools": ["read"]}
+    # lost: visible in 2026.3.2, absent in 2026.9.6; the other request absent on both sides
+    assert _access_row(_why("-"), ctxs, [seen, gone], [gone, gone], "").confirmed
+    # 2026.9.6 still has it: not confirmed
+    assert not _access_row(_why("-"), ctxs, [seen, gone], [seen, gone], "").confirmed
+    # a request of the line's classes where the tool is gained instead
+    row = _access_row(_why("-"), ctxs, [seen, gone], [gone, seen], "")
+    assert not row.confirmed and "1 of 1 requests" in row.why
+    # a refusal is "absent"
+    refused = {"error_kind": "AgentSelectionRequired"}
+    assert _access_row(_why("-"), ctxs, [seen, refused], [gone, refused], "").confirmed
