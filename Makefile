@@ -96,6 +96,7 @@ conformance: install-test conformance-setup
 	$(PY) -m conformance --seed $(SEED)
 	$(PY) -m conformance --openclaw 2026.9 --seed $(SEED)
 	$(PY) -m conformance.roundtrip
+	$(PY) -m conformance.migrate_check --seed $(SEED)
 	$(PY) -m conformance.timing
 
 conformance-setup:

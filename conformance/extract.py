@@ -74,6 +74,26 @@ Fields (both releases unless marked):
     (2026.9) The plugin the memory slot selects when ``plugins.slots.memory`` is unset
     (``DEFAULT_SLOT_BY_KEY.memory``): it is enabled although its manifest is not
     ``enabledByDefault``.
+``parameters``
+    (2026.9) Tool name -> its parameter schema (JSON Schema, as the tool object's
+    ``parameters`` serialises), for every core and bundled-plugin tool, read from the tool
+    objects the release's own ``createOpenClawCodingTools`` builds (bundled plugins loaded for
+    real) under oracle9's schema probe: a config and run options that make each tool exist
+    (media models, client capabilities, run-mode flags, the off-by-default bundled plugins, an
+    xAI model and a placeholder key: see ``SCHEMA_PROBE_CONFIG`` in oracle9.mjs). Tools are
+    built, never run; no network. Sorted by tool name; each schema keeps the release's own key
+    order (a schema's ``properties`` order is what a model is shown). A schema that follows the
+    deployment is the probe's: the ``message`` tool's ``action`` enum lists the actions of the
+    configured channels (none in the probe: ``send``).
+``parametersOptionalMarkers``
+    (2026.9) Where the release's schemas carried TypeBox's ``"~optional": true`` property marker
+    (``tool:/json/pointer``): TypeBox's own bookkeeping, not JSON Schema (a validator ignores
+    it; toolc's OpenAI-strict cleaning would refuse strict mode over it). Each marked property is
+    absent from its object's ``required`` (checked), so removing the marker changes no meaning:
+    the extractor removes it and lists it here.
+``parametersNotBuilt``
+    (2026.9) Bundled-plugin tools the probe cannot build without outside state (``crabbox``
+    needs its CLI's lease, ``onepassword`` a 1Password broker): no schema in ``parameters``.
 ``plugins``
     Bundled plugin id -> ``{"tools": [...], "optional": [...], "enabledByDefault": bool,
     "profiles": {tool: [profile...]}, "requires": {tool: ["auth:<provider>" | "config:<path>"]}}``:
@@ -120,19 +140,58 @@ def _run(cmd: list[str], env_version: str | None = None) -> str:
     return out.stdout.strip().splitlines()[-1]
 
 
-def ask_catalog(node: str, script: str, package: Path) -> dict[str, Any]:
-    proc = subprocess.run([node, str(HERE / script), str(package)], input='{"op": "catalog"}\n',
+def _policy(p: Mapping[str, Any] | None) -> dict[str, Any]:
+    p = p or {}
+    return {"allow": p.get("allow") or None, "deny": p.get("deny") or None}
+
+
+def ask(node: str, script: str, package: Path, op: str) -> dict[str, Any]:
+    proc = subprocess.run([node, str(HERE / script), str(package)],
+                          input=json.dumps({"op": op}) + "\n",
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                           check=True, timeout=600)
     answer: dict[str, Any] = json.loads(proc.stdout.splitlines()[0])
     if "error" in answer:
-        raise RuntimeError(f"{script}: {answer['error']}")
+        raise RuntimeError(f"{script} {op}: {answer['error']}")
     return answer
 
 
-def _policy(p: Mapping[str, Any] | None) -> dict[str, Any]:
-    p = p or {}
-    return {"allow": p.get("allow") or None, "deny": p.get("deny") or None}
+def parameters_2026_9(answer: Mapping[str, Any]) -> dict[str, Any]:
+    """``parameters`` and ``parametersNotBuilt`` from oracle9's ``schemas`` answer."""
+    if answer["conflicts"]:
+        # one schema per tool: a tool whose schema followed the model provider would need a
+        # per-provider field, which no 2026.9.6 tool does
+        raise RuntimeError(f"schemas differ between probes: {answer['conflicts']}")
+    markers: list[str] = []
+    schemas = {name: _without_optional_markers(answer["schemas"][name], name, "", markers)
+               for name in sorted(answer["schemas"])}
+    return {"parameters": schemas, "parametersNotBuilt": sorted(answer["notBuilt"]),
+            "parametersOptionalMarkers": sorted(markers)}
+
+
+_OPTIONAL_MARKER = "~optional"
+
+
+def _without_optional_markers(node: Any, tool: str, at: str, found: list[str]) -> Any:
+    """``node`` without TypeBox's ``~optional`` markers; their pointers appended to ``found``."""
+    if isinstance(node, list):
+        return [_without_optional_markers(v, tool, f"{at}/{i}", found) for i, v in enumerate(node)]
+    if not isinstance(node, dict):
+        return node
+    props = node.get("properties")
+    if isinstance(props, dict):
+        required = set(node.get("required") or ())
+        for name, prop in props.items():
+            if isinstance(prop, dict) and _OPTIONAL_MARKER in prop and name in required:
+                raise RuntimeError(f"{tool}:{at}/properties/{name}: marked optional but required")
+    out = {}
+    for key, value in node.items():
+        pointer = f"{at}/{key.replace('~', '~0').replace('/', '~1')}"
+        if key == _OPTIONAL_MARKER:
+            found.append(f"{tool}:{at}")
+            continue
+        out[key] = _without_optional_markers(value, tool, pointer, found)
+    return out
 
 
 def data_2026_9(cat: Mapping[str, Any]) -> dict[str, Any]:
@@ -225,15 +284,28 @@ def data_2026_3(cat: Mapping[str, Any], package: Path) -> dict[str, Any]:
 
 
 def render(data: Mapping[str, Any]) -> str:
-    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    """Sorted keys throughout, except inside the tool schemas of ``parameters`` (release order)."""
+    out = {key: _sorted(data[key]) for key in sorted(data)}
+    if "parameters" in data:
+        out["parameters"] = {name: data["parameters"][name] for name in sorted(data["parameters"])}
+    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
 
 
 def extract(line: str) -> dict[str, Any]:
     version = RELEASES[line]
     node, package = setup(version)
     if line == "2026.3":
-        return data_2026_3(ask_catalog(node, "oracle.mjs", package), package)
-    return data_2026_9(ask_catalog(node, "oracle9.mjs", package))
+        return data_2026_3(ask(node, "oracle.mjs", package, "catalog"), package)
+    return {**data_2026_9(ask(node, "oracle9.mjs", package, "catalog")),
+            **parameters_2026_9(ask(node, "oracle9.mjs", package, "schemas"))}
 
 
 def main() -> int:

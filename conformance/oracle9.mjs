@@ -14,6 +14,8 @@
 //   {"op": "catalog"} -> the release's target data, read from its own modules (see extract.py).
 //   {"op": "time", "config", "plugins", "contexts", "iterations"} -> {"ns": [per context, the
 //     mean ns of one evaluation over `iterations` back-to-back runs]} (timing.mjs)
+//   {"op": "schemas"} -> {"schemas": {tool: parameters}, "notBuilt": [...]}: the parameter schema
+//     of every tool the real createOpenClawCodingTools builds under SCHEMA_PROBES (see there).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -476,6 +478,53 @@ function sameAnswer(mine, real) {
   return JSON.stringify(strip(mine)) === JSON.stringify(strip(real));
 }
 
+// The parameter schemas of the tools, as the release's own factories build them: the real
+// createOpenClawCodingTools (bundled plugins loaded for real) on a config and run options that
+// make every catalog tool exist. Nothing here reaches the network: tools are built, never run.
+//   - imageModel/pdfModel/mediaModels: view_image, pdf and the *_generate tools exist only with
+//     a model for them (resolveOptionalMediaToolFactoryPlan);
+//   - clientCaps: screen and show_widget need a client that renders them (filterToolsByClientCaps);
+//   - enableHeartbeatTool, githubPublicationAvailable, taskSuggestionDeliveryMode: the run-mode
+//     tools (RUN_MODE_ONLY);
+//   - plugins.entries: the bundled plugins that are off by default, and a placeholder xAI key
+//     (never sent: the tool is only built) because xai registers its tools only when a key
+//     resolves; its billed tools exist only for an xAI model, hence the second probe.
+// A schema that depends on the deployment (the message tool's actions follow the configured
+// channels; none here) is the one this config gives.
+const SCHEMA_PROBE_CONFIG = {
+  agents: { defaults: { imageModel: "openai/gpt-5", pdfModel: "openai/gpt-5",
+    mediaModels: { image: "openai/gpt-image-1", video: "openai/sora-2", music: "google/lyria" } } },
+  tools: { alsoAllow: ["workboard", "llm-task"] },
+  plugins: { entries: { xai: { config: { webSearch: { apiKey: "toolc-schema-probe" } } },
+    "memory-wiki": { enabled: true }, workboard: { enabled: true }, "llm-task": { enabled: true },
+    crabbox: { enabled: true }, onepassword: { enabled: true } } },
+};
+const SCHEMA_PROBES = [{ modelProvider: "openai", modelId: "gpt-5" },
+  { modelProvider: "xai", modelId: "grok-4" }];
+function schemas() {
+  const loaded = loadConfig(SCHEMA_PROBE_CONFIG);
+  if (loaded.failure) return { error: `schemas: the probe config is refused: ${loaded.failure.error}` };
+  const out = {};
+  const conflicts = [];
+  for (const probe of SCHEMA_PROBES) {
+    const dir = fs.mkdtempSync(path.join(scratch, "agent-"));
+    const tools = oc.createOpenClawCodingTools({ config: loaded.config, ...probe,
+      sessionKey: "agent:main:main", agentId: "main", messageProvider: "telegram", senderId: "1",
+      senderIsOwner: true, agentDir: dir, workspaceDir: dir, modelHasVision: true,
+      enableHeartbeatTool: true, githubPublicationAvailable: true,
+      taskSuggestionDeliveryMode: "gateway", clientCaps: ["inline-widgets", "ui-commands"] });
+    for (const tool of tools) {
+      // TypeBox marks its objects with symbol keys, which JSON leaves out: plain JSON Schema.
+      const schema = JSON.parse(JSON.stringify(tool.parameters ?? null));
+      if (!(tool.name in out)) out[tool.name] = schema;
+      else if (JSON.stringify(out[tool.name]) !== JSON.stringify(schema)) conflicts.push(tool.name);
+    }
+  }
+  const expected = [...CORE_IDS, "transcripts", ...BUNDLED.flatMap((p) => p.tools.map((t) => t.name))];
+  return { schemas: out, conflicts: [...new Set(conflicts)].sort(),
+    notBuilt: [...new Set(expected.filter((n) => !(n in out)))].sort() };
+}
+
 const configs = new Map();
 function loadedFor(raw) {
   const key = JSON.stringify(raw ?? {});
@@ -488,6 +537,7 @@ function loadedFor(raw) {
 
 function handle(req) {
   if (req.op === "catalog") return catalog();
+  if (req.op === "schemas") return schemas();
   if (req.op === "loadconfig") {
     const loaded = req.path ? loadConfigFile(path.resolve(req.path)) : loadConfig(req.config);
     return loaded.failure ?? { config: JSON.parse(JSON.stringify(loaded.config)) };

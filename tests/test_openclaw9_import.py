@@ -67,12 +67,23 @@ def test_the_2026_9_starter_has_the_releases_catalog() -> None:
         == {g: sorted(m) for g, m in data["groups"].items()}
     assert sorted(n for n, t in tools.items() if t.get("ownerOnly")) == data["ownerOnly"]
     assert "cron" not in tools and "image" not in tools
-    assert tools["view_image"]["parameters"] == _catalog(
-        {"c.yaml": starter_text("2026.3", "catalog/10-core.yaml")})[-3]["parameters"]
+    # every tool carries the release's own parameter schema (no open `{type: object}`)
+    assert {n: t["parameters"] for n, t in tools.items()} \
+        == {n: data["parameters"][n] for n in tools}
     profiles = yaml.safe_load(generate_2026_9()["profiles.yaml"])["profiles"]
     assert profiles["full"] == {"allow": ["*"]}
     assert profiles["coding"]["allow"] == [e for e in data["profiles"]["coding"]["allow"]
                                            if e != "bundle-mcp"]
+
+
+def test_the_2026_9_starter_keeps_the_aliases_the_releases_schemas_still_have() -> None:
+    # 2026.9's edit takes `edits: [{oldText, newText}]`: 2026.3's top-level old_string and
+    # new_string aliases have no parameter to stand for, and the generated header names them
+    files = generate_2026_9()
+    tools = {t["name"]: t for t in _catalog(files)}
+    assert tools["read"]["paramAliases"] == {"file_path": "path"}
+    assert tools["edit"]["paramAliases"] == {"file_path": "path"}
+    assert "edit.old_string -> oldText" in " ".join(files["catalog/10-core.yaml"].split())
 
 
 def test_the_2026_9_starter_keeps_which_tools_return_outside_content() -> None:

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from conformance.extract import parameters_2026_9
+
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("TOOLC_CONFORMANCE_CACHE")
              or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "toolc")
@@ -80,3 +82,13 @@ def test_chaining_agrees_with_create_openclaw_coding_tools(oracle: Oracle9) -> N
     answer = oracle.ask({"op": "selfcheck", "config": {"tools": {"profile": "coding"}},
                          "contexts": ctxs})
     assert [r["agree"] for r in answer["results"]] == [True] * len(ctxs)
+
+
+def test_schemas_are_the_committed_release_data(oracle: Oracle9) -> None:
+    # what `python -m conformance.extract --check` holds for `parameters`, from the tool objects
+    # the release's createOpenClawCodingTools builds
+    answer = oracle.ask({"op": "schemas"})
+    assert answer["conflicts"] == []
+    data = json.loads((ROOT / "compiler/targets/data/openclaw-2026.9.json").read_text("utf-8"))
+    assert parameters_2026_9(answer) == {key: data[key] for key in (
+        "parameters", "parametersNotBuilt", "parametersOptionalMarkers")}

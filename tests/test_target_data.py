@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from toolc.schema import DIALECTS, clean_schema
+from toolc.schema.checks import meta_problems, schema_problems
 
 from conformance.extract import render
 from conformance.releases import legacy_roster
@@ -87,3 +89,40 @@ def test_legacy_roster_turns_entries_into_a_list() -> None:
         "defaults": {}, "list": [{"id": "a1", "default": True},
                                  {"id": "a2", "tools": {"deny": ["x"]}}]}
     assert "entries" in cfg["agents"]  # the input is left alone
+
+
+def test_2026_9_every_tool_has_the_releases_schema_or_says_why() -> None:
+    data = load("2026.9")
+    plugin_tools = {t for p in data["plugins"].values() for t in p["tools"]}
+    every = {t["name"] for t in data["tools"]} | set(data["outsideCatalog"]) | plugin_tools
+    assert set(data["parameters"]) | set(data["parametersNotBuilt"]) == every
+    assert not set(data["parameters"]) & set(data["parametersNotBuilt"])
+    # only bundled-plugin tools that need outside state (a CLI lease, a 1Password broker)
+    assert set(data["parametersNotBuilt"]) <= plugin_tools - {t["name"] for t in data["tools"]}
+    assert all(s.get("type") == "object" for s in data["parameters"].values())
+    # TypeBox's `~optional` markers are listed and removed, never left in a schema
+    assert data["parametersOptionalMarkers"]
+    assert "~optional" not in json.dumps(data["parameters"])
+    # the tools issue 20 names as new in 2026.9 have real schemas, not an open object
+    for name in ("ls", "automations", "view_image", "progress_card", "sessions_search",
+                 "conversations_send"):
+        assert data["parameters"][name].get("properties"), name
+
+
+def test_2026_9_schemas_keep_the_releases_property_order() -> None:
+    # render sorts every key except inside the schemas: a schema's properties are shown to the
+    # model in the order the release wrote them
+    props = list(load("2026.9")["parameters"]["read"]["properties"])
+    assert props[:3] == ["path", "offset", "limit"]
+
+
+def test_2026_9_schemas_pass_the_compilers_checks_for_every_dialect() -> None:
+    problems = []
+    for name, schema in load("2026.9")["parameters"].items():
+        problems += [f"{name}: {p}" for p in meta_problems(schema)]
+        for dialect in DIALECTS:
+            cleaned = clean_schema(schema, dialect)
+            problems += [f"{name} {dialect}: {n.message}" for n in cleaned.errors]
+            problems += [f"{name} {dialect}: {p}"
+                         for p in schema_problems(dialect, cleaned.schema, strict=cleaned.strict)]
+    assert problems == []

@@ -36,6 +36,24 @@ def dump_compact(value: Any) -> str:
                       allow_nan=False) + "\n"
 
 
+def dump_bundles(value: Any) -> str:
+    """``bundles.json``: as ``dump_compact``, except that a schema's ``properties`` keep their
+    order (the author's, or the one strict-mode cleaning chose so that ``anyOf`` branches do
+    not share a first key): the order is part of what the provider is sent."""
+    return json.dumps(_sorted_but_properties(value), separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False) + "\n"
+
+
+def _sorted_but_properties(value: Any, keep_order: bool = False) -> Any:
+    if isinstance(value, dict):
+        keys = list(value) if keep_order else sorted(value)
+        return {k: _sorted_but_properties(value[k], k == "properties" and not keep_order)
+                for k in keys}
+    if isinstance(value, list):
+        return [_sorted_but_properties(v) for v in value]
+    return value
+
+
 def pystr(value: str) -> str:
     """A double-quoted Python string literal (what ``ruff format`` would write)."""
     return json.dumps(value, ensure_ascii=False, allow_nan=False)
@@ -131,7 +149,7 @@ def render(resolved: Resolved, tables: Tables, bundles: Bundles, models: str | N
     data = {"catalog.json": dump_json(catalog_json(resolved)),
             "tables.json": dump_compact(index),
             **shards,
-            "bundles.json": dump_compact(bundles.data),
+            "bundles.json": dump_bundles(bundles.data),
             **({"provenance.json": dump_compact(provenance)} if provenance is not None else {}),
             **static_modules()}
     checked = {**data, **({"models.py": models} if models is not None else {})}

@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -65,7 +66,28 @@ def generate_models(tools: Mapping[str, dict[str, Any]]) -> str:
     if aliases:
         source += "\n\n" + "".join(f"{new} = {old}\n" for new, old in aliases)
     source = _ruff(["check", "--select", "I", "--fix", "--exit-zero"], source)
-    return _ruff(["format", "--line-length", str(LINE_LENGTH)], source)
+    return _ruff(["format", "--line-length", str(LINE_LENGTH)], wrap_docstrings(source))
+
+
+def wrap_docstrings(source: str) -> str:
+    """Field and class docstrings (a tool's descriptions, which the generator writes one
+    paragraph to a line between lines of just triple quotes) wrapped at ``LINE_LENGTH``: ruff
+    format leaves strings alone, and the generated module must pass E501. Only the breaks
+    between words change, so the docstring says the same."""
+    out: list[str] = []
+    inside = False
+    for line in source.splitlines(keepends=True):
+        text = line.rstrip("\n")
+        if text.strip() == '"""':
+            inside = not inside
+        elif inside and len(text) > LINE_LENGTH:
+            indent = text[: len(text) - len(text.lstrip())]
+            out += [indent + part + "\n" for part in textwrap.wrap(
+                text.strip(), width=LINE_LENGTH - len(indent), break_long_words=False,
+                break_on_hyphens=False)]
+            continue
+        out.append(line)
+    return "".join(out)
 
 
 def _generate(tools: Mapping[str, dict[str, Any]]) -> str:

@@ -7,9 +7,11 @@ toolc shipped for OpenClaw 2026.3.2 (written by hand from that release and teste
 code by ``python -m conformance.extract``): every tool of its catalog with its section groups,
 ``group:openclaw`` membership, owner-only flag and the bundled plugin that builds it (``browser``,
 ``canvas``, ``memory-core``, ``xai``), memory-core's ``intent``, and the built-in profiles. The
-data has no parameter schemas: a tool 2026.3 already had (under its 2026.3 name, see
-``Target.renames``) keeps the 2026.3 starter's parameters, labels, long description, parameter
-aliases, wire names and ``externalContent`` flag; the others get an open object schema.
+data carries each tool's parameter schema as the release's own factories build it (the
+``parameters`` field): every tool gets that schema. A tool 2026.3 already had (under its 2026.3
+name, see ``Target.renames``) keeps the 2026.3 starter's label, long description, wire names,
+``externalContent`` flag and the Claude-Code parameter aliases whose canonical parameter the
+release's schema still has at the top level (the others are listed in the generated header).
 ``--check`` exits 1 when the files on disk differ.
 """
 
@@ -94,11 +96,37 @@ def _tool(entry: Mapping[str, Any], data: Mapping[str, Any], old: Mapping[str, A
     # externalContent describes what the tool returns, which the release's data does not hold:
     # 2026.9.6 still wraps web_fetch's text (wrapWebContent) and the browser's
     # (wrapBrowserExternalText), as 2026.3.2 did.
-    for key in ("externalContent", "paramAliases", "wireNames"):
+    for key in ("externalContent", "wireNames"):
         if old and key in old:
             tool[key] = old[key]
-    tool["parameters"] = (old or {}).get("parameters") or {"type": "object"}
+    parameters = data["parameters"].get(name)
+    if parameters is None:
+        # never an open object in place of the release's schema: the data must carry it
+        raise ValueError(f"{name}: no parameter schema in the release data (parametersNotBuilt)")
+    aliases = _kept_aliases((old or {}).get("paramAliases", {}), parameters)
+    if aliases:
+        tool["paramAliases"] = aliases
+    tool["parameters"] = parameters
     return tool
+
+
+def _kept_aliases(aliases: Mapping[str, str], parameters: Mapping[str, Any]) -> dict[str, str]:
+    """2026.3's Claude-Code aliases that still name a top-level parameter of the release's
+    schema (and are not parameters themselves); `dropped_aliases` lists the others."""
+    props = parameters.get("properties") or {}
+    return {a: c for a, c in aliases.items() if c in props and a not in props}
+
+
+def dropped_aliases(data: Mapping[str, Any], renames: Mapping[str, str]) -> list[str]:
+    """``tool.alias -> canonical`` for each 2026.3 alias the release's schema has no place for."""
+    old_names = {new: old for old, new in renames.items()}
+    old = _old_tools()
+    out = []
+    for name, parameters in sorted(data["parameters"].items()):
+        aliases = old.get(old_names.get(name, name), {}).get("paramAliases", {})
+        kept = _kept_aliases(aliases, parameters)
+        out += [f"{name}.{a} -> {c}" for a, c in aliases.items() if a not in kept]
+    return out
 
 
 def _header(lines: list[str]) -> str:
@@ -125,8 +153,11 @@ def generate_2026_9() -> dict[str, str]:
         "toolc.targets.starter` from compiler/targets/data/openclaw-2026.9.json; do not edit the",
         "starter copy in compiler/targets/starter-2026.9/ by hand. `groups` are the catalog",
         "sections (`openclaw` marks group:openclaw); `summary` is the release's own line.",
-        "Tools 2026.3 had keep that starter's parameters; the others accept any object (the",
-        "release's data has no schemas). Some of these are built only for some runs",
+        "`parameters` are the release's own schemas (the tool objects its factories build);",
+        "tools 2026.3 had keep that starter's label, description, wire names and the",
+        "Claude-Code aliases whose parameter the release's schema still has (dropped:",
+        f"{'; '.join(dropped_aliases(data, tgt.renames)) or 'none'}).",
+        "Some of these are built only for some runs",
         f"(heartbeats, task suggestions: {', '.join(data.get('runModeOnly', []))}) or only",
         f"outside the sandbox ({', '.join(data.get('hostOnly', []))}). Last, the core tools",
         "the release builds outside its catalog (no group or profile names them:",
