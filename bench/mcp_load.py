@@ -49,7 +49,13 @@ def echo(args: dict[str, Any], call: Any) -> str:
     return f"{call.context.agent_id}|{args['text']}"
 
 
+async def aecho(args: dict[str, Any], call: Any) -> str:
+    """The same tool as a coroutine: serve-mcp runs it on its event loop, no thread."""
+    return echo(args, call)
+
+
 IMPLEMENTATIONS = {"echo": echo}
+ASYNC_IMPLEMENTATIONS = {"echo": aecho}
 
 
 def prepare(work: Path, clients: int) -> tuple[Path, Path, list[str]]:
@@ -92,10 +98,10 @@ def cpu_seconds(pid: int) -> float | None:
 def start_server(build_dir: Path, ids: Path, log: Any, *extra: str
                  ) -> tuple[subprocess.Popen[bytes], int]:
     """serve-mcp on a free port; (the process, the port) once every worker listens."""
+    impl = () if "--impl" in extra else ("--impl", "bench.mcp_load:IMPLEMENTATIONS")
     proc = subprocess.Popen(
         [sys.executable, "-m", "toolc.cli", "serve-mcp", "--build", str(build_dir), "--http",
-         "127.0.0.1:0", "--identities", str(ids), "--impl", "bench.mcp_load:IMPLEMENTATIONS",
-         *extra], cwd=REPO, stderr=log)
+         "127.0.0.1:0", "--identities", str(ids), *impl, *extra], cwd=REPO, stderr=log)
     workers = int(extra[extra.index("--workers") + 1]) if "--workers" in extra else 1
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -236,10 +242,16 @@ def load(port: int, tokens: list[str], calls: int, pid: int) -> dict[str, Any]:
 
 
 def configurations(workers: int) -> dict[str, tuple[str, ...]]:
-    """What is measured, by name: the SDK's transport first (the baseline)."""
-    out = {"sdk": ("--http-stack", "sdk"), "lean": ("--http-stack", "lean")}
+    """What is measured, by name: the SDK's transport first (the baseline); ``-async``: the
+    tool as a coroutine (no thread handoff per call)."""
+    coroutine = ("--impl", "bench.mcp_load:ASYNC_IMPLEMENTATIONS")
+    out = {"sdk": ("--http-stack", "sdk"), "lean": ("--http-stack", "lean"),
+           "sdk-async": ("--http-stack", "sdk", *coroutine),
+           "lean-async": ("--http-stack", "lean", *coroutine)}
     if workers > 1:
-        out[f"lean-{workers}-workers"] = ("--http-stack", "lean", "--workers", str(workers))
+        several = ("--http-stack", "lean", "--workers", str(workers))
+        out[f"lean-{workers}-workers"] = several
+        out[f"lean-{workers}-workers-async"] = (*several, *coroutine)
     return out
 
 
@@ -263,9 +275,8 @@ def main(argv: list[str] | None = None) -> int:
                 finally:
                     proc.terminate()
                     proc.wait(20)
-    base = runs["sdk"]
-    for run in runs.values():
-        run["vs_sdk"] = _ratios(run, base)
+    for name, run in runs.items():
+        run["vs_sdk"] = _ratios(run, runs["sdk-async" if name.endswith("-async") else "sdk"])
     result = {"runs": runs, "machine": {"python": sys.version.split()[0],
                                         "cpus": os.cpu_count()}}
     args.out.mkdir(parents=True, exist_ok=True)
@@ -274,11 +285,12 @@ def main(argv: list[str] | None = None) -> int:
           f"keep-alive) x {args.calls} calls over loopback, after {WARMUP} warm-up calls each")
     for name, run in runs.items():
         lat, ratio = run["latency_ms"], run["vs_sdk"]
-        print(f"  {name:16} {run['calls_per_s']:>8,} calls/s; latency p50 {lat['p50']} ms, "
+        print(f"  {name:22} {run['calls_per_s']:>8,} calls/s; latency p50 {lat['p50']} ms, "
               f"p99 {lat['p99']} ms; server CPU per call {run['server_cpu_ms_per_call']} ms; "
               f"failed {run['failed']}, misrouted {run['misrouted']}")
-        if name != "sdk":
-            print(f"  {'':16} vs the SDK stack: {ratio['calls_per_s']}x the calls/s, "
+        if not name.startswith("sdk"):
+            base = "sdk-async" if name.endswith("-async") else "sdk"
+            print(f"  {'':22} vs {base}: {ratio['calls_per_s']}x the calls/s, "
                   f"{ratio['server_cpu']}x the server CPU per call")
         for example in run["examples"]:
             print(f"    {example}")
