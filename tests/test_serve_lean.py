@@ -167,7 +167,7 @@ def test_an_unknown_protocol_version_is_answered_with_the_latest_handshake(
     assert with_client(served, "lean", script) == with_client(served, "sdk", script)
 
 
-# -- the transport's own refusals --------------------------------------------------------------------
+# -- the transport's own refusals ------------------------------------------------------------------
 def test_the_transport_refuses_what_the_sdk_refuses(served: dict[str, Any]) -> None:
     async def script(client: Client) -> dict[str, int]:
         sid = await client.open()
@@ -277,7 +277,7 @@ def test_a_dead_workers_requests_in_flight_are_dropped(tmp_path: Path) -> None:
     assert live.acquire("erin", 1)
 
 
-# -- options -----------------------------------------------------------------------------------------
+# -- options ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"workers": 2}, "--workers is for --http"),
     ({"workers": 2, "http": "0", "http_stack": "sdk"}, "serves one worker"),
