@@ -10,6 +10,7 @@ stores' caps and revocation across two connections (two workers) of one shared d
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -289,3 +290,13 @@ def test_worker_options_are_checked(served: dict[str, Any], kwargs: dict[str, An
         kwargs["identities"] = served["ids"]
     with pytest.raises(api.ServeOptionError, match=message):
         api.serve_mcp(served["build"], **kwargs)
+
+
+def test_idle_sessions_expire_and_use_keeps_them(stores: list[SessionStore]) -> None:
+    a, b = stores
+    a.add("old", "amy", "amy", {})
+    a.add("used", "amy", "amy", {})
+    later = time.time() + 3600
+    b.touch(["used"], later)
+    assert a.expire(later - 1) == ["old"]
+    assert b.live(["old", "used"]) == {"used"}

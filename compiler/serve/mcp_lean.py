@@ -35,6 +35,7 @@ import hashlib
 import json
 import logging
 import secrets
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -58,6 +59,8 @@ INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "::1")
 ELICIT_TIMEOUT: Final = 600.0  # an unanswered approval is denied after this long
+IDLE_TIMEOUT: Final = 1800.0  # a session unused this long is ended (the SDK's default)
+TOUCH_EVERY: Final = 60.0  # a session's last use is written at most this often per worker
 
 Send = Callable[[dict[str, Any]], Any]
 
@@ -80,6 +83,7 @@ class LeanApp:
         self.sdk_app = sdk_app  # the 2026 stateless envelope, served by the SDK
         self.guard_hosts = host in LOOPBACK_HOSTS
         self._local: dict[str, _Local] = {}
+        self._touched: dict[str, float] = {}  # when this worker last wrote a session's use
         self._init_result: dict[str, Any] | None = None
 
     # -- ASGI -----------------------------------------------------------------------------------
@@ -162,6 +166,7 @@ class LeanApp:
         if session is None:  # ended meanwhile (the gateway saw it a moment ago)
             await _error(send, 404, "Not Found: Session has been terminated")
             return
+        self._used(sid)
         if "method" not in message:  # a response: the answer to one of our requests
             await _accepted(send, sid)
             self._answer(sid, message)
@@ -374,8 +379,22 @@ class LeanApp:
         """The sessions with a GET stream open on this worker."""
         return [sid for sid, local in self._local.items() if local.stream is not None]
 
+    def _used(self, sid: str) -> None:
+        now = time.time()
+        if now - self._touched.get(sid, 0.0) >= TOUCH_EVERY:
+            if len(self._touched) > 4 * len(self._local) + 1024:
+                self._touched.clear()
+            self._touched[sid] = now
+            self.store.touch([sid], now)
+
     def sweep(self) -> None:
-        """Close the streams of sessions another worker ended (DELETE, revocation)."""
+        """End the sessions idle for IDLE_TIMEOUT (a stream or a call in flight holds its
+        session), and close the streams of sessions another worker ended (DELETE,
+        revocation, idle)."""
+        for sid in list(self._local):
+            self._used(sid)
+        for sid in self.store.expire(time.time() - IDLE_TIMEOUT):
+            LOG.info("session %s ended: idle for %d s", sid[:8], IDLE_TIMEOUT)
         if not self._local:
             return
         live = self.store.live(list(self._local))

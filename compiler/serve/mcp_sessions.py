@@ -18,8 +18,9 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Protocol
 
@@ -34,6 +35,7 @@ class SessionRow:
     owner: str
     name: str
     info: Mapping[str, Any] = field(default_factory=dict)
+    last: float = 0.0  # time.time() of its last use (the idle timeout counts from it)
 
 
 class SessionStore(Protocol):
@@ -48,6 +50,8 @@ class SessionStore(Protocol):
     def acquire(self, owner: str, limit: int) -> bool: ...
     def release(self, owner: str) -> None: ...
     def revoke(self, kept: set[str]) -> dict[str, SessionRow]: ...
+    def touch(self, sids: Iterable[str], now: float) -> None: ...
+    def expire(self, before: float) -> list[str]: ...
 
 
 class LocalStore:
@@ -59,7 +63,7 @@ class LocalStore:
         self._inflight: dict[str, int] = {}
 
     def add(self, sid: str, owner: str, name: str, info: Mapping[str, Any]) -> None:
-        self._sessions[sid] = SessionRow(owner, name, dict(info))
+        self._sessions[sid] = SessionRow(owner, name, dict(info), time.time())
 
     def get(self, sid: str) -> SessionRow | None:
         return self._sessions.get(sid)
@@ -95,6 +99,18 @@ class LocalStore:
             del self._sessions[sid]
         return gone
 
+    def touch(self, sids: Iterable[str], now: float) -> None:
+        for sid in sids:
+            row = self._sessions.get(sid)
+            if row is not None:
+                self._sessions[sid] = replace(row, last=now)
+
+    def expire(self, before: float) -> list[str]:
+        gone = [sid for sid, row in self._sessions.items() if row.last < before]
+        for sid in gone:
+            del self._sessions[sid]
+        return gone
+
 
 def _decrement(counts: dict[str, int], owner: str) -> None:
     counts[owner] -= 1
@@ -122,7 +138,8 @@ class SharedStore:
         db.execute("PRAGMA journal_mode = WAL")
         db.executescript("""
             CREATE TABLE sessions (sid TEXT PRIMARY KEY, owner TEXT NOT NULL,
-                                   name TEXT NOT NULL, info TEXT NOT NULL);
+                                   name TEXT NOT NULL, info TEXT NOT NULL,
+                                   last REAL NOT NULL);
             CREATE INDEX sessions_owner ON sessions (owner);
             CREATE TABLE counts (kind TEXT NOT NULL, owner TEXT NOT NULL, pid INTEGER NOT NULL,
                                  n INTEGER NOT NULL, PRIMARY KEY (kind, owner, pid));
@@ -137,18 +154,19 @@ class SharedStore:
         db.close()
 
     def add(self, sid: str, owner: str, name: str, info: Mapping[str, Any]) -> None:
-        self.db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?)",
-                        (sid, owner, name, json.dumps(dict(info), sort_keys=True)))
+        self.db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?)",
+                        (sid, owner, name, json.dumps(dict(info), sort_keys=True),
+                         time.time()))
 
     def get(self, sid: str) -> SessionRow | None:
-        row = self.db.execute("SELECT owner, name, info FROM sessions WHERE sid = ?",
+        row = self.db.execute("SELECT owner, name, info, last FROM sessions WHERE sid = ?",
                               (sid,)).fetchone()
-        return None if row is None else SessionRow(row[0], row[1], json.loads(row[2]))
+        return None if row is None else SessionRow(row[0], row[1], json.loads(row[2]), row[3])
 
     def remove(self, sid: str) -> SessionRow | None:
-        row = self.db.execute("DELETE FROM sessions WHERE sid = ? RETURNING owner, name, info",
-                              (sid,)).fetchone()
-        return None if row is None else SessionRow(row[0], row[1], json.loads(row[2]))
+        row = self.db.execute("DELETE FROM sessions WHERE sid = ? RETURNING owner, name, info, "
+                              "last", (sid,)).fetchone()
+        return None if row is None else SessionRow(row[0], row[1], json.loads(row[2]), row[3])
 
     def live(self, sids: Iterable[str]) -> set[str]:
         wanted = list(sids)
@@ -198,10 +216,18 @@ class SharedStore:
     def revoke(self, kept: set[str]) -> dict[str, SessionRow]:
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            rows = self.db.execute("SELECT sid, owner, name, info FROM sessions").fetchall()
-            gone = {r[0]: SessionRow(r[1], r[2], json.loads(r[3])) for r in rows
+            rows = self.db.execute("SELECT sid, owner, name, info, last FROM sessions")
+            gone = {r[0]: SessionRow(r[1], r[2], json.loads(r[3]), r[4]) for r in rows
                     if r[1] not in kept}
             self.db.executemany("DELETE FROM sessions WHERE sid = ?", [(s,) for s in gone])
         finally:
             self.db.execute("COMMIT")
         return gone
+
+    def touch(self, sids: Iterable[str], now: float) -> None:
+        self.db.executemany("UPDATE sessions SET last = ? WHERE sid = ?",
+                            [(now, sid) for sid in sids])
+
+    def expire(self, before: float) -> list[str]:
+        rows = self.db.execute("DELETE FROM sessions WHERE last < ? RETURNING sid", (before,))
+        return [r[0] for r in rows.fetchall()]
