@@ -300,3 +300,13 @@ def test_idle_sessions_expire_and_use_keeps_them(stores: list[SessionStore]) -> 
     b.touch(["used"], later)
     assert a.expire(later - 1) == ["old"]
     assert b.live(["old", "used"]) == {"used"}
+
+
+def test_a_cancellation_reaches_the_worker_running_the_call(tmp_path: Path) -> None:
+    SharedStore.create(tmp_path)
+    told, running = SharedStore(tmp_path), SharedStore(tmp_path)
+    told.post_cancel("s1", json.dumps(7))
+    told.post_cancel("s2", json.dumps("x"))
+    assert running.take_cancels(["s1"]) == [("s1", "7")]
+    assert running.take_cancels(["s1"]) == []  # taken once
+    assert LocalStore().take_cancels(["s1"]) == []  # one process: cancelled directly

@@ -314,10 +314,13 @@ class LeanApp:
         if message.get("method") != "notifications/cancelled":
             return
         params = message.get("params") or {}
+        rid = params.get("requestId")
         local = self._local.get(sid)
-        scope = local.calls.get(params.get("requestId")) if local is not None else None
+        scope = local.calls.get(rid) if local is not None else None
         if scope is not None:
             scope.cancel()
+        elif isinstance(rid, (str, int)):  # another worker may run it
+            self.store.post_cancel(sid, json.dumps(rid))
 
     # -- GET and DELETE -------------------------------------------------------------------------
     async def _get(self, headers: Mapping[bytes, bytes], send: Send) -> None:
@@ -389,12 +392,17 @@ class LeanApp:
 
     def sweep(self) -> None:
         """End the sessions idle for IDLE_TIMEOUT (a stream or a call in flight holds its
-        session), and close the streams of sessions another worker ended (DELETE,
-        revocation, idle)."""
+        session), cancel the calls another worker was told to cancel, and close the streams
+        of sessions another worker ended (DELETE, revocation, idle)."""
         for sid in list(self._local):
             self._used(sid)
         for sid in self.store.expire(time.time() - IDLE_TIMEOUT):
             LOG.info("session %s ended: idle for %d s", sid[:8], IDLE_TIMEOUT)
+        running = [sid for sid, local in self._local.items() if local.calls]
+        for sid, rid in self.store.take_cancels(running):
+            scope = self._local[sid].calls.get(json.loads(rid)) if sid in self._local else None
+            if scope is not None:
+                scope.cancel()
         if not self._local:
             return
         live = self.store.live(list(self._local))

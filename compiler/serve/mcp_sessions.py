@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 
 DB_NAME: Final = "sessions.sqlite3"
+CANCEL_TTL: Final = 60.0  # seconds a cancellation waits for the worker running its call
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,8 @@ class SessionStore(Protocol):
     def revoke(self, kept: set[str]) -> dict[str, SessionRow]: ...
     def touch(self, sids: Iterable[str], now: float) -> None: ...
     def expire(self, before: float) -> list[str]: ...
+    def post_cancel(self, sid: str, rid: str) -> None: ...
+    def take_cancels(self, sids: Iterable[str]) -> list[tuple[str, str]]: ...
 
 
 class LocalStore:
@@ -111,6 +114,12 @@ class LocalStore:
             del self._sessions[sid]
         return gone
 
+    def post_cancel(self, sid: str, rid: str) -> None:
+        """One process runs every call: a cancellation finds its call at once."""
+
+    def take_cancels(self, sids: Iterable[str]) -> list[tuple[str, str]]:
+        return []
+
 
 def _decrement(counts: dict[str, int], owner: str) -> None:
     counts[owner] -= 1
@@ -141,6 +150,7 @@ class SharedStore:
                                    name TEXT NOT NULL, info TEXT NOT NULL,
                                    last REAL NOT NULL);
             CREATE INDEX sessions_owner ON sessions (owner);
+            CREATE TABLE cancels (sid TEXT NOT NULL, rid TEXT NOT NULL, at REAL NOT NULL);
             CREATE TABLE counts (kind TEXT NOT NULL, owner TEXT NOT NULL, pid INTEGER NOT NULL,
                                  n INTEGER NOT NULL, PRIMARY KEY (kind, owner, pid));
         """)
@@ -231,3 +241,18 @@ class SharedStore:
     def expire(self, before: float) -> list[str]:
         rows = self.db.execute("DELETE FROM sessions WHERE last < ? RETURNING sid", (before,))
         return [r[0] for r in rows.fetchall()]
+
+    def post_cancel(self, sid: str, rid: str) -> None:
+        """A notifications/cancelled for a call this worker does not run: the worker that
+        runs it takes it at its next sweep (``take_cancels``)."""
+        self.db.execute("INSERT INTO cancels VALUES (?, ?, ?)", (sid, rid, time.time()))
+
+    def take_cancels(self, sids: Iterable[str]) -> list[tuple[str, str]]:
+        wanted = list(sids)
+        self.db.execute("DELETE FROM cancels WHERE at < ?", (time.time() - CANCEL_TTL,))
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        rows = self.db.execute(f"DELETE FROM cancels WHERE sid IN ({marks}) RETURNING sid, rid",
+                               wanted)
+        return [(r[0], r[1]) for r in rows.fetchall()]
