@@ -120,9 +120,12 @@ class Connection:
     """One keep-alive HTTP/1.1 connection, requests written and responses read by hand."""
 
     def __init__(self, port: int, token: str) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port))
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.port, self.token, self.sid = port, token, ""
+        self.connect()
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", self.port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buffer = b""
 
     def post(self, message: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
@@ -134,8 +137,17 @@ class Connection:
                 f"MCP-Protocol-Version: {VERSION}\r\n"
                 + (f"Mcp-Session-Id: {self.sid}\r\n" if self.sid else "")
                 + f"Content-Length: {len(body)}\r\n\r\n")
-        self.sock.sendall(head.encode() + body)
-        return self.read()
+        request = head.encode() + body
+        try:
+            self.sock.sendall(request)
+            return self.read()
+        except (ConnectionError, BrokenPipeError):
+            # the server closed an idle keep-alive connection (uvicorn: after 5 s, as while
+            # the clients wait for each other on a busy machine): connect again, once
+            self.sock.close()
+            self.connect()
+            self.sock.sendall(request)
+            return self.read()
 
     def read(self) -> tuple[int, dict[str, str], bytes]:
         while b"\r\n\r\n" not in self.buffer:
