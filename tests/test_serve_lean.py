@@ -56,8 +56,9 @@ class Client:
         self.gateway, self.token = gateway, token
 
     async def request(self, method: str = "POST", body: Any = None, sid: str | None = None,
-                      raw: bytes | None = None, **headers: str) -> tuple[int, dict[str, str],
-                                                                       bytes]:
+                      raw: bytes | None = None, gone: anyio.Event | None = None,
+                      **headers: str) -> tuple[int, dict[str, str], bytes]:
+        """One request; with ``gone``, the client disconnects when it is set."""
         sent = {"host": "127.0.0.1:8765", "authorization": f"Bearer {self.token}",
                 "accept": "application/json, text/event-stream",
                 "content-type": "application/json", "mcp-protocol-version": VERSION}
@@ -75,7 +76,11 @@ class Client:
         async def receive() -> dict[str, Any]:
             nonlocal delivered
             if delivered:
-                await anyio.sleep_forever()
+                if gone is None:
+                    await anyio.sleep_forever()
+                else:
+                    await gone.wait()
+                    return {"type": "http.disconnect"}
             delivered = True
             return {"type": "http.request", "body": data, "more_body": False}
 
@@ -310,3 +315,27 @@ def test_a_cancellation_reaches_the_worker_running_the_call(tmp_path: Path) -> N
     assert running.take_cancels(["s1"]) == [("s1", "7")]
     assert running.take_cancels(["s1"]) == []  # taken once
     assert LocalStore().take_cancels(["s1"]) == []  # one process: cancelled directly
+
+
+def test_a_closed_get_stream_frees_its_place(served: dict[str, Any]) -> None:
+    async def script(client: Client) -> list[int]:
+        sid = await client.open()
+        lean = client.gateway.app
+        statuses: list[int] = []
+        for _ in range(2):  # the second GET after the first one's client went away
+            gone = anyio.Event()
+
+            async def hold(gone: anyio.Event = gone) -> None:
+                statuses.append((await client.request("GET", sid=sid, gone=gone))[0])
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(hold)
+                with anyio.fail_after(10):
+                    while not lean.streams():
+                        await anyio.sleep(0.01)
+                gone.set()
+            assert lean.streams() == []
+        return statuses
+
+    assert with_client(served, "lean", script) == [200, 200]
+

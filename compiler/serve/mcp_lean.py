@@ -60,6 +60,7 @@ INTERNAL_ERROR: Final = -32603
 LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "::1")
 ELICIT_TIMEOUT: Final = 600.0  # an unanswered approval is denied after this long
 IDLE_TIMEOUT: Final = 1800.0  # a session unused this long is ended (the SDK's default)
+SSE_PING: Final = 15.0  # seconds between two comments on an idle GET stream (as the SDK)
 TOUCH_EVERY: Final = 60.0  # a session's last use is written at most this often per worker
 
 Send = Callable[[dict[str, Any]], Any]
@@ -115,7 +116,7 @@ class LeanApp:
         if method == "POST":
             await self._post(scope, headers, receive, send)
         elif method == "GET":
-            await self._get(headers, send)
+            await self._get(headers, receive, send)
         elif method == "DELETE":
             await self._delete(headers, send)
         else:
@@ -323,7 +324,7 @@ class LeanApp:
             self.store.post_cancel(sid, json.dumps(rid))
 
     # -- GET and DELETE -------------------------------------------------------------------------
-    async def _get(self, headers: Mapping[bytes, bytes], send: Send) -> None:
+    async def _get(self, headers: Mapping[bytes, bytes], receive: Any, send: Send) -> None:
         if "sse" not in _accepts(headers):
             await _error(send, 406, "Not Acceptable: Client must accept text/event-stream")
             return
@@ -340,11 +341,29 @@ class LeanApp:
             return
         writer, reader = anyio.create_memory_object_stream[bytes](64)
         local.stream = writer
+
+        async def until_disconnect(scope: anyio.CancelScope) -> None:
+            """The client closed the stream: free its place (a reconnect is not a 409)."""
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            scope.cancel()
+
         try:
             await _start(send, 200, SSE_TYPE, sid)
-            async with reader:
-                async for event in reader:
-                    await send({"type": "http.response.body", "body": event, "more_body": True})
+            async with anyio.create_task_group() as tg, reader:
+                tg.start_soon(until_disconnect, tg.cancel_scope)
+                while True:
+                    with anyio.move_on_after(SSE_PING):  # keeps proxies from closing it
+                        try:
+                            event = await reader.receive()
+                        except anyio.EndOfStream:
+                            break
+                        await send({"type": "http.response.body", "body": event,
+                                    "more_body": True})
+                        continue
+                    await send({"type": "http.response.body", "body": b": ping\r\n\r\n",
+                                "more_body": True})
+                tg.cancel_scope.cancel()
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
             pass  # the client went away
