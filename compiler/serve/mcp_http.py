@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -69,8 +69,10 @@ class Gateway:
     def __init__(self, app: Any, source: IdentitySource, limits: Limits,
                  health: Callable[[], Mapping[str, Any]], *, metrics: Any = None,
                  metrics_public: bool = False, store: SessionStore | None = None,
-                 lean: bool = False) -> None:
+                 lean: bool = False,
+                 freshen: Callable[[], Awaitable[None]] | None = None) -> None:
         self.app = app
+        self.freshen = freshen  # brings the build up to date before a request is answered
         self.lean = lean
         self.store: SessionStore = store if store is not None else LocalStore()
         self.metrics = metrics  # serve.observe.Metrics, or None
@@ -95,6 +97,8 @@ class Gateway:
             await _respond(send, 404, {"error": "not_found",
                                        "error_description": "this server offers no OAuth"})
             return
+        if self.freshen is not None:
+            await self.freshen()
         if path == HEALTH_PATH:
             await self._health(scope, send)
             return

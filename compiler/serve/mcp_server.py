@@ -413,6 +413,15 @@ class Refusal:
     stamp: tuple[tuple[str, int, int, int], ...]
 
 
+def _manifest_stat(build_dir: Path) -> tuple[int, int, int] | None:
+    """What changes when manifest.json is replaced or rewritten (inode, size, mtime)."""
+    try:
+        st = (build_dir / "manifest.json").stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def tree_stamp(build_dir: Path) -> tuple[tuple[str, int, int, int], ...]:
     """Every file of a build directory with its size, mtime and inode: what changes while a
     build is still being written into place."""
@@ -436,6 +445,8 @@ class McpService:
         self._poll_error: str | None = None
         self.gateway: Gateway | None = None
         self.lean: Any = None  # the lean HTTP app (mcp_lean.LeanApp), when it serves
+        self._manifest_seen: tuple[int, int, int] | None = None
+        self._checking = anyio.Lock()
         self.rpc_errors = MCPError
         self.tasks: Any = None  # the serving task group (elicitations run in it)
         self._loop_thread = threading.get_ident()
@@ -458,6 +469,7 @@ class McpService:
             up = await connect(stack, spec)
             LOG.info("upstream %s: %d tool(s)", spec.name, len(up.tools))
             self.upstreams.append(up)
+        self._manifest_seen = _manifest_stat(self.options.build_dir)
         self.generation = await anyio.to_thread.run_sync(self._load)
         self._observe_serving(self.generation)
         self.check_agents(self.generation)
@@ -642,6 +654,17 @@ class McpService:
         if said:
             LOG.info("--watch: %s", said)
 
+    async def freshen(self) -> None:
+        """Check the build now when its manifest.json changed since the last check: with
+        several workers, a client told of a new build by one worker may ask another next,
+        and no worker answers from a build older than the manifest it can see (one stat
+        per request)."""
+        if _manifest_stat(self.options.build_dir) == self._manifest_seen:
+            return
+        async with self._checking:
+            if _manifest_stat(self.options.build_dir) != self._manifest_seen:
+                await self.check_build()
+
     async def check_build(self) -> None:
         """Serve the build in the directory if it is new and valid; refuse it otherwise.
 
@@ -650,6 +673,7 @@ class McpService:
         build keeps serving meanwhile."""
         assert self.generation is not None
         build_dir = self.options.build_dir
+        self._manifest_seen = _manifest_stat(build_dir)
         try:
             digest = manifest_digest(build_dir)
         except BuildError as exc:
@@ -797,7 +821,7 @@ async def serve_http(options: Options, host: str, port: int,
             app, options.identities, options.limits, service.health,
             metrics=observer.metrics if observer is not None else None,
             metrics_public=observer is not None and observer.metrics_public, store=store,
-            lean=lean)
+            lean=lean, freshen=service.freshen if lean else None)
         config = uvicorn.Config(gateway, log_level="warning", lifespan="on", access_log=False,
                                 http=HTTP_PARSER)
         server = uvicorn.Server(config)
