@@ -339,3 +339,13 @@ def test_a_closed_get_stream_frees_its_place(served: dict[str, Any]) -> None:
 
     assert with_client(served, "lean", script) == [200, 200]
 
+
+
+def test_an_answer_reaches_the_worker_that_asked(tmp_path: Path) -> None:
+    SharedStore.create(tmp_path)
+    got, asked = SharedStore(tmp_path), SharedStore(tmp_path)
+    got.post_answer("s1", "toolc-1", json.dumps({"id": "toolc-1", "result": {}}))
+    assert asked.take_answer("s1", "toolc-2") is None
+    assert json.loads(asked.take_answer("s1", "toolc-1") or "") == {"id": "toolc-1",
+                                                                     "result": {}}
+    assert asked.take_answer("s1", "toolc-1") is None  # taken once

@@ -59,6 +59,7 @@ INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "::1")
 ELICIT_TIMEOUT: Final = 600.0  # an unanswered approval is denied after this long
+ANSWER_POLL: Final = 0.1  # seconds between two looks for an answer another worker took
 IDLE_TIMEOUT: Final = 1800.0  # a session unused this long is ended (the SDK's default)
 SSE_PING: Final = 15.0  # seconds between two comments on an idle GET stream (as the SDK)
 TOUCH_EVERY: Final = 60.0  # a session's last use is written at most this often per worker
@@ -278,6 +279,8 @@ class LeanApp:
     def _asker(self, sid: str, local: _Local, send: Send) -> Any:
         """What ``_elicit`` talks to: ``elicit_form`` sends ``elicitation/create`` on the
         call's own SSE stream and waits for the client's answer (a POSTed response)."""
+        store = self.store
+
         class Asker:
             async def elicit_form(self, message: str, schema: dict[str, Any]) -> Any:
                 ask_id = f"toolc-{secrets.token_hex(8)}"
@@ -290,7 +293,13 @@ class LeanApp:
                                         "params": {"mode": "form", "message": message,
                                                    "requestedSchema": schema}})
                     with anyio.fail_after(ELICIT_TIMEOUT):
-                        await done.wait()
+                        while not done.is_set():  # answered here, or to another worker
+                            with anyio.move_on_after(ANSWER_POLL):
+                                await done.wait()
+                            posted = store.take_answer(sid, ask_id)
+                            if posted is not None and not done.is_set():
+                                box.append(json.loads(posted))
+                                done.set()
                 finally:
                     local.asks.pop(ask_id, None)
                 answer = box[0]
@@ -303,9 +312,8 @@ class LeanApp:
     def _answer(self, sid: str, message: Mapping[str, Any]) -> None:
         local = self._local.get(sid)
         waiting = local.asks.get(str(message.get("id"))) if local is not None else None
-        if waiting is None:
-            LOG.info("a response to no request of this worker (id %r): dropped",
-                     message.get("id"))
+        if waiting is None:  # another worker asked: it takes the answer from the store
+            self.store.post_answer(sid, str(message.get("id")), json.dumps(message))
             return
         box, done = waiting
         box.append(message)

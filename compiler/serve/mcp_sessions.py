@@ -26,6 +26,7 @@ from typing import Any, Final, Protocol
 
 DB_NAME: Final = "sessions.sqlite3"
 CANCEL_TTL: Final = 60.0  # seconds a cancellation waits for the worker running its call
+ANSWER_TTL: Final = 900.0  # seconds an answer waits for the worker that asked (> ELICIT_TIMEOUT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +56,8 @@ class SessionStore(Protocol):
     def expire(self, before: float) -> list[str]: ...
     def post_cancel(self, sid: str, rid: str) -> None: ...
     def take_cancels(self, sids: Iterable[str]) -> list[tuple[str, str]]: ...
+    def post_answer(self, sid: str, ask: str, message: str) -> None: ...
+    def take_answer(self, sid: str, ask: str) -> str | None: ...
 
 
 class LocalStore:
@@ -120,6 +123,12 @@ class LocalStore:
     def take_cancels(self, sids: Iterable[str]) -> list[tuple[str, str]]:
         return []
 
+    def post_answer(self, sid: str, ask: str, message: str) -> None:
+        """One process asks every question: an answer finds its question at once."""
+
+    def take_answer(self, sid: str, ask: str) -> str | None:
+        return None
+
 
 def _decrement(counts: dict[str, int], owner: str) -> None:
     counts[owner] -= 1
@@ -151,6 +160,8 @@ class SharedStore:
                                    last REAL NOT NULL);
             CREATE INDEX sessions_owner ON sessions (owner);
             CREATE TABLE cancels (sid TEXT NOT NULL, rid TEXT NOT NULL, at REAL NOT NULL);
+            CREATE TABLE answers (sid TEXT NOT NULL, ask TEXT NOT NULL, message TEXT NOT NULL,
+                                  at REAL NOT NULL);
             CREATE TABLE counts (kind TEXT NOT NULL, owner TEXT NOT NULL, pid INTEGER NOT NULL,
                                  n INTEGER NOT NULL, PRIMARY KEY (kind, owner, pid));
         """)
@@ -256,3 +267,15 @@ class SharedStore:
         rows = self.db.execute(f"DELETE FROM cancels WHERE sid IN ({marks}) RETURNING sid, rid",
                                wanted)
         return [(r[0], r[1]) for r in rows.fetchall()]
+
+    def post_answer(self, sid: str, ask: str, message: str) -> None:
+        """A client's answer to a question (elicitation) another worker asked: that worker
+        takes it while it waits (``take_answer``)."""
+        self.db.execute("INSERT INTO answers VALUES (?, ?, ?, ?)",
+                        (sid, ask, message, time.time()))
+
+    def take_answer(self, sid: str, ask: str) -> str | None:
+        self.db.execute("DELETE FROM answers WHERE at < ?", (time.time() - ANSWER_TTL,))
+        row = self.db.execute("DELETE FROM answers WHERE sid = ? AND ask = ? RETURNING message",
+                              (sid, ask)).fetchone()
+        return None if row is None else str(row[0])
