@@ -18,6 +18,11 @@ What it holds (one server per scenario group, not per test):
 - /.well-known/oauth-* answer 404; /healthz names the build served and the last refusal, and
   a build whose manifest arrives before its files is served once the files are all there;
 - a port in use is a one-line error and exit 1, not a traceback.
+
+Every scenario runs against one server process and against ``--workers 2`` (a supervisor and
+two worker processes sharing the port, their sessions and their per-identity counts): the
+kernel hands each connection to either worker, so a session opened on one is used, streamed,
+cancelled, revoked and deleted through both.
 """
 
 from __future__ import annotations
@@ -182,8 +187,10 @@ def without(data: dict[str, Any], name: str) -> dict[str, Any]:
     return {**data, "identities": [i for i in data["identities"] if i["name"] != name]}
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+@pytest.fixture(scope="module", params=[1, 2], ids=["1-worker", "2-workers"])
+def project(request: pytest.FixtureRequest,
+            tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The build and identities of one server (each server replaces its build)."""
     root = tmp_path_factory.mktemp("adversarial")
     defs = write_definitions(root / "defs", {"tools.yaml": catalog()})
     toolc("build", str(defs), "--out", str(root / "build"))
@@ -193,14 +200,16 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     ids.write_text(yaml.safe_dump({"version": 1, "identities": [
         {"name": n, "token_sha256": hashlib.sha256(t.encode()).hexdigest(), "context": {}}
         for n, t in tokens.items()]}, sort_keys=False))
-    return {"root": root, "defs": defs, "build": root / "build", "ids": ids, "tokens": tokens}
+    return {"root": root, "defs": defs, "build": root / "build", "ids": ids, "tokens": tokens,
+            "workers": request.param}
 
 
 @pytest.fixture(scope="module")
 def server(project: dict[str, Any]) -> Iterator[Server]:
     srv = Server(project["root"], project["build"], project["ids"],
                  "--max-sessions-per-identity", str(SESSIONS_CAP),
-                 "--max-inflight-per-identity", str(INFLIGHT_CAP))
+                 "--max-inflight-per-identity", str(INFLIGHT_CAP),
+                 "--workers", str(project["workers"]))
     try:
         yield srv
     finally:

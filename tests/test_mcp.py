@@ -484,9 +484,11 @@ EXEC = {"type": "object", "additionalProperties": False, "required": ["command"]
         "properties": {"command": {"type": "string"}, "workdir": {"type": "string"}}}
 
 
-def test_exec_approvals_use_elicitation(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_exec_approvals_use_elicitation(tmp_path: Path, workers: str) -> None:
     """An exec call the policy asks about is put to the client (MCP elicitation): accept runs
-    it once, decline never runs it; a client without elicitation gets how to approve."""
+    it once, decline never runs it; a client without elicitation gets how to approve. With
+    two workers the client's answer may land on the worker that did not ask."""
     defs = write_definitions(tmp_path / "defs", {"tools.yaml": {
         "catalog": [{"name": "exec", "description": "Run a command.", "parameters": EXEC}],
         "agents": {"list": [{"id": "strict", "tools": {"exec": {"host": "gateway",
@@ -499,8 +501,8 @@ def test_exec_approvals_use_elicitation(tmp_path: Path) -> None:
     log = (tmp_path / "server.log").open("w+")
     proc = subprocess.Popen(
         [*TOOLC, "serve-mcp", "--build", str(tmp_path / "build"), "--http",
-         f"127.0.0.1:{port}", "--identities", str(ids), "--impl", IMPL], cwd=ROOT, stderr=log,
-        env={**os.environ, "TOOLC_TEST_EXEC_LOG": str(ran)})
+         f"127.0.0.1:{port}", "--identities", str(ids), "--impl", IMPL, "--workers", workers],
+        cwd=ROOT, stderr=log, env={**os.environ, "TOOLC_TEST_EXEC_LOG": str(ran)})
     asked: list[str] = []
 
     async def decide(context: Any, params: Any) -> types.ElicitResult:

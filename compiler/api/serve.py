@@ -116,7 +116,8 @@ def serve_mcp(build_dir: Path = Path("build"), *, context: dict[str, Any] | None
               max_inflight_per_identity: int = 8, verify_key: Path | None = None,
               watch: str | None = None, watch_interval: float = 30.0,
               decision_log: Path | None = None, decision_log_key: Path | None = None,
-              metrics_public: bool = False) -> None:
+              metrics_public: bool = False, workers: int = 1,
+              http_stack: str = "lean") -> None:
     """Serve the build's tools over MCP until stdin closes (stdio) or until interrupted
     (``http="[HOST:]PORT"``, which needs ``identities``, the bearer-token file; over HTTP
     each request's token gives its context, so ``context`` must be empty). ``impl`` and
@@ -129,7 +130,10 @@ def serve_mcp(build_dir: Path = Path("build"), *, context: dict[str, Any] | None
     unsigned or wrongly signed one) or McpError. ``decision_log``: a file to append one
     JSON line per decision to (rotated), senders hashed with the key in ``decision_log_key``
     (created when missing; else a random key per process). Over HTTP ``/metrics`` is served
-    (with toolc[metrics]), behind the bearer tokens unless ``metrics_public``."""
+    (with toolc[metrics]), behind the bearer tokens unless ``metrics_public``. Over HTTP,
+    ``workers`` processes serve the port, sharing sessions and per-identity limits;
+    ``http_stack`` is ``"lean"`` (toolc's own ASGI app) or ``"sdk"`` (the MCP SDK's, one
+    worker only: its sessions live in its process)."""
     server = extra_module("serve-mcp", "serve.mcp_server")
     identity = extra_module("serve-mcp", "serve.mcp_identity")
     context = context or {}
@@ -140,6 +144,15 @@ def serve_mcp(build_dir: Path = Path("build"), *, context: dict[str, Any] | None
                                "context)")
     if metrics_public and http is None:
         raise ServeOptionError("--metrics-public is for --http (/metrics is an HTTP path)")
+    if workers < 1:
+        raise ServeOptionError("--workers must be at least 1", "workers")
+    if workers > 1 and http is None:
+        raise ServeOptionError("--workers is for --http (stdio serves one client)")
+    if http_stack not in ("lean", "sdk"):
+        raise ServeOptionError(f"{http_stack!r}: expected lean or sdk", "http_stack")
+    if http_stack == "sdk" and workers > 1:
+        raise ServeOptionError("--http-stack sdk serves one worker (the SDK keeps its sessions "
+                               "in its process); use the lean stack for --workers")
     if decision_log_key is not None and decision_log is None:
         raise ServeOptionError("--decision-log-key is for --decision-log")
     if http is not None and context:
@@ -179,7 +192,7 @@ def serve_mcp(build_dir: Path = Path("build"), *, context: dict[str, Any] | None
                              impls=impl_source, hooks=hooks_source, upstreams=specs,
                              reload_interval=reload_interval, strict=strict, limits=limits,
                              verify=verify, poller=poller, watch_interval=watch_interval,
-                             observer=observer)
+                             observer=observer, workers=workers, http_stack=http_stack)
     server.setup_logging()
     unavailable = extra_module("serve-mcp", "serve.mcp_upstream").UpstreamUnavailable
     try:

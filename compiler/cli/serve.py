@@ -12,7 +12,8 @@ from .. import api
 from ._app import context_of, context_options, echo, fail, guard, main
 
 # The command-line names of the API's parameters, for "Invalid value for ..." messages.
-_SERVE_OPTIONS = {"http": "--http", "upstreams": "--upstream", "watch": "--watch"}
+_SERVE_OPTIONS = {"http": "--http", "upstreams": "--upstream", "watch": "--watch",
+                  "workers": "--workers", "http_stack": "--http-stack"}
 
 
 def _usage(exc: api.ServeOptionError, names: dict[str, str]) -> click.UsageError:
@@ -66,13 +67,19 @@ def _usage(exc: api.ServeOptionError, names: dict[str, str]) -> click.UsageError
               "per process.")
 @click.option("--metrics-public", is_flag=True,
               help="With --http: serve GET /metrics without a bearer token.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="With --http: worker processes serving the port; sessions, per-identity "
+              "limits and revocation hold across them.")
+@click.option("--http-stack", type=click.Choice(["lean", "sdk"]), default="lean",
+              show_default=True, help="With --http: toolc's lean ASGI app, or the MCP SDK's "
+              "(one worker; the baseline of the load benchmark).")
 @guard
 def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | None,
               identities: Path | None, upstreams: tuple[str, ...], reload_interval: float,
               max_sessions_per_identity: int, max_inflight_per_identity: int, strict: bool,
               verify_key: Path | None, watch: str | None, watch_interval: float,
               decision_log: Path | None, decision_log_key: Path | None, metrics_public: bool,
-              **kwargs: Any) -> None:
+              workers: int, http_stack: str, **kwargs: Any) -> None:
     """Serve the build's tools over MCP (stdio, or streamable HTTP with --http).
 
     tools/list is the resolved tool set (mcp dialect); tools/call runs the wrapped request
@@ -91,6 +98,7 @@ def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | 
       toolc serve-mcp --agent main --impl mytools:IMPLS --verify-key keys/public.pem \\
           --watch oci://127.0.0.1:5000/policies/gateway:1
       toolc serve-mcp --http 8765 --identities ids.yaml --impl m:I --decision-log d.jsonl
+      toolc serve-mcp --http 8765 --identities ids.yaml --impl m:I --workers 2
     """
     try:
         api.serve_mcp(build_dir, context=context_of(kwargs), http=http, identities=identities,
@@ -100,7 +108,8 @@ def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | 
                       max_inflight_per_identity=max_inflight_per_identity,
                       verify_key=verify_key, watch=watch, watch_interval=watch_interval,
                       decision_log=decision_log, decision_log_key=decision_log_key,
-                      metrics_public=metrics_public)
+                      metrics_public=metrics_public, workers=workers,
+                      http_stack=http_stack)
     except api.ServeOptionError as exc:
         raise _usage(exc, _SERVE_OPTIONS) from exc
     except api.McpError as exc:  # an upstream, the port, an unknown agent (--strict)

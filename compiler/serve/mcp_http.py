@@ -18,13 +18,17 @@ Every request passes through ``Gateway`` before the MCP SDK sees it:
 - Each identity may hold at most ``Limits.sessions_per_identity`` open sessions and
   ``Limits.inflight_per_identity`` POST requests in flight; past that it gets 429, and the
   other identities keep working.
+
+Sessions and counts live in a ``SessionStore`` (``mcp_sessions``): this process's
+dictionaries, or with several workers one database they share, so the caps and revocation
+hold across every worker of the port.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -33,14 +37,18 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
 from .mcp_identity import Identities, Identity, IdentitySource, token_hash
+from .mcp_sessions import LocalStore, SessionRow, SessionStore
 
 LOG: Final = logging.getLogger("toolc.mcp")
 IDENTITY_SCOPE_KEY: Final = "toolc.identity"
+DIGEST_SCOPE_KEY: Final = "toolc.digest"
+SESSION_SCOPE_KEY: Final = "toolc.session"
 SESSION_HEADER: Final = b"mcp-session-id"
 HEALTH_PATH: Final = "/healthz"
 METRICS_PATH: Final = "/metrics"
 DEFAULT_SESSIONS_PER_IDENTITY: Final = 16
 DEFAULT_INFLIGHT_PER_IDENTITY: Final = 8
+DIGEST_CACHE: Final = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,30 +59,30 @@ class Limits:
     inflight_per_identity: int = DEFAULT_INFLIGHT_PER_IDENTITY
 
 
-@dataclass(slots=True)
-class _Session:
-    owner: str  # the sha256 of the token that opened it
-    name: str  # its identity's name, for the logs
-    scope: dict[str, Any]  # the opening request's scope, to end the session from here
-
-
 class Gateway:
-    """ASGI middleware in front of the MCP app (see the module docstring)."""
+    """ASGI middleware in front of the MCP app (see the module docstring).
+
+    With the SDK's app (``lean=False``) the gateway registers each session it sees opened and
+    ends a revoked one by a DELETE of its own; the lean app (``mcp_lean``) registers its
+    sessions in the store itself and is told to end them (``app.end``)."""
 
     def __init__(self, app: Any, source: IdentitySource, limits: Limits,
                  health: Callable[[], Mapping[str, Any]], *, metrics: Any = None,
-                 metrics_public: bool = False) -> None:
+                 metrics_public: bool = False, store: SessionStore | None = None,
+                 lean: bool = False,
+                 freshen: Callable[[], Awaitable[None]] | None = None) -> None:
         self.app = app
+        self.freshen = freshen  # brings the build up to date before a request is answered
+        self.lean = lean
+        self.store: SessionStore = store if store is not None else LocalStore()
         self.metrics = metrics  # serve.observe.Metrics, or None
         self.metrics_public = metrics_public
         self.source = source
         self.limits = limits
         self.health = health
         self._seen: Identities | None = source.current()
-        self._sessions: dict[str, _Session] = {}
-        self._opening: dict[str, int] = {}
-        self._inflight: dict[str, int] = {}
-        self._ending: set[str] = set()
+        self._scopes: dict[str, dict[str, Any]] = {}  # SDK app: each session's opening scope
+        self._digests: dict[str, str] = {}
 
     # -- ASGI ---------------------------------------------------------------------------------
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -89,6 +97,8 @@ class Gateway:
             await _respond(send, 404, {"error": "not_found",
                                        "error_description": "this server offers no OAuth"})
             return
+        if self.freshen is not None:
+            await self.freshen()
         if path == HEALTH_PATH:
             await self._health(scope, send)
             return
@@ -97,7 +107,7 @@ class Gateway:
             return
         identities = await self.refresh()
         token = _bearer(scope)
-        digest = token_hash(token) if token else None
+        digest = self._digest(token) if token else None
         identity = identities.by_hash(digest) if identities and digest else None
         if identity is None or digest is None:
             why = ("the identities file is unusable" if identities is None else
@@ -110,20 +120,35 @@ class Gateway:
             return
         await self._authorized(scope, receive, send, identity, digest)
 
+    def _digest(self, token: str) -> str:
+        """The token's sha256, remembered for the tokens seen last (one hash per request
+        otherwise; a token that stops being valid is refused by the identities lookup)."""
+        digest = self._digests.get(token)
+        if digest is None:
+            if len(self._digests) >= DIGEST_CACHE:
+                self._digests.clear()
+            digest = self._digests[token] = token_hash(token)
+        return digest
+
     async def _authorized(self, scope: dict[str, Any], receive: Any, send: Any,
                           identity: Identity, digest: str) -> None:
-        user = AuthenticatedUser(AccessToken(token=digest, client_id=identity.name, scopes=[],
-                                             subject=digest))
-        scope = {**scope, IDENTITY_SCOPE_KEY: identity, "user": user}
+        if self.lean:
+            scope = {**scope, IDENTITY_SCOPE_KEY: identity, DIGEST_SCOPE_KEY: digest}
+        else:
+            user = AuthenticatedUser(AccessToken(token=digest, client_id=identity.name,
+                                                 scopes=[], subject=digest))
+            scope = {**scope, IDENTITY_SCOPE_KEY: identity, DIGEST_SCOPE_KEY: digest,
+                     "user": user}
         sid = _header(scope, SESSION_HEADER)
         if sid is not None:
-            session = self._sessions.get(sid)
+            session = self.store.get(sid)
             if session is None or session.owner != digest:
                 if session is not None:
                     LOG.warning("refused %s's request for a session of %s", identity.name,
                                 session.name)
                 await _respond(send, 404, _rpc_error(-32600, "Session not found"))
                 return
+            scope[SESSION_SCOPE_KEY] = session
         elif scope["method"] == "POST" and not self._reserve_session(digest, identity):
             await _respond(send, 429, _rpc_error(
                 -32000, f"identity {identity.name} has {self.limits.sessions_per_identity} "
@@ -132,23 +157,25 @@ class Gateway:
         if scope["method"] != "POST":
             await self._forward(scope, receive, send, sid, digest, identity)
             return
-        if self._inflight.get(digest, 0) >= self.limits.inflight_per_identity:
+        if not self.store.acquire(digest, self.limits.inflight_per_identity):
             if sid is None:
-                self._release_reservation(digest)
+                self.store.unreserve(digest)
             await _respond(send, 429, _rpc_error(
                 -32000, f"identity {identity.name} has {self.limits.inflight_per_identity} "
                 "requests in flight (the limit)"))
             return
-        self._inflight[digest] = self._inflight.get(digest, 0) + 1
         try:
             await self._forward(scope, receive, send, sid, digest, identity)
         finally:
-            self._inflight[digest] -= 1
+            self.store.release(digest)
             if sid is None:
-                self._release_reservation(digest)
+                self.store.unreserve(digest)
 
     async def _forward(self, scope: dict[str, Any], receive: Any, send: Any, sid: str | None,
                        digest: str, identity: Identity) -> None:
+        if self.lean:
+            await self.app(scope, receive, send)
+            return
         if sid is not None and scope["method"] == "GET":
             # No event store: nothing can be replayed, and the SDK would answer a resume with
             # no response at all; a resume opens the session's stream afresh instead.
@@ -163,7 +190,8 @@ class Gateway:
                 opened = _header(message, SESSION_HEADER)
                 # registered before the client can see the id, so its next request finds it
                 if sid is None and opened is not None and status < 400:
-                    self._sessions[opened] = _Session(digest, identity.name, scope)
+                    self.store.add(opened, digest, identity.name, {})
+                    self._scopes[opened] = scope
             await send(message)
 
         await self.app(scope, receive, watch)
@@ -171,30 +199,21 @@ class Gateway:
             self.forget(sid)
 
     # -- sessions -----------------------------------------------------------------------------
-    def _count(self, digest: str) -> int:
-        held = sum(1 for s in self._sessions.values() if s.owner == digest)
-        return held + self._opening.get(digest, 0)
-
     def _reserve_session(self, digest: str, identity: Identity) -> bool:
-        if self._count(digest) >= self.limits.sessions_per_identity:
+        if not self.store.reserve(digest, self.limits.sessions_per_identity):
             LOG.warning("refused a new session of %s: %d open (the limit)", identity.name,
                         self.limits.sessions_per_identity)
             return False
-        self._opening[digest] = self._opening.get(digest, 0) + 1
         return True
-
-    def _release_reservation(self, digest: str) -> None:
-        self._opening[digest] -= 1
-        if not self._opening[digest]:
-            del self._opening[digest]
 
     def forget(self, sid: str | None) -> None:
         """A session ended (DELETE, idle timeout, revocation): it no longer counts."""
         if sid is not None:
-            self._sessions.pop(sid, None)
+            self.store.remove(sid)
+            self._scopes.pop(sid, None)
 
     def owner_name(self, sid: str | None) -> str | None:
-        session = self._sessions.get(sid) if sid is not None else None
+        session = self.store.get(sid) if sid is not None else None
         return session.name if session is not None else None
 
     # -- the identities file ------------------------------------------------------------------
@@ -206,10 +225,8 @@ class Gateway:
         self._seen = identities
         if identities is None:
             return None  # refused until fixed; sessions are ended only by a valid new file
-        kept = identities.hashes()
-        revoked = {sid: s for sid, s in self._sessions.items() if s.owner not in kept}
-        for sid in revoked:  # 404 from now on, even before the session has wound down
-            self._sessions.pop(sid)
+        # 404 from now on, even before the session has wound down
+        revoked = self.store.revoke(set(identities.hashes()))
         names = sorted({s.name for s in revoked.values()})
         LOG.info("identities file changed: %d identities%s", len(identities),
                  f"; ended {len(revoked)} session(s) of removed {', '.join(names)}"
@@ -218,11 +235,17 @@ class Gateway:
             await self._end(sid, session)
         return identities
 
-    async def _end(self, sid: str, session: _Session) -> None:
-        """Terminate a session in the SDK as its owner's DELETE would (closing its streams)."""
-        headers = [(k, v) for k, v in session.scope["headers"]
+    async def _end(self, sid: str, session: SessionRow) -> None:
+        """Terminate a session in the app as its owner's DELETE would (closing its streams)."""
+        if self.lean:
+            self.app.end(sid)
+            return
+        opening = self._scopes.pop(sid, None)
+        if opening is None:
+            return
+        headers = [(k, v) for k, v in opening["headers"]
                    if k.lower() in (b"host", b"origin", b"mcp-protocol-version")]
-        scope = {**session.scope, "method": "DELETE", "query_string": b"",
+        scope = {**opening, "method": "DELETE", "query_string": b"",
                  "headers": [*headers, (SESSION_HEADER, sid.encode())]}
         delivered = False
 

@@ -18,6 +18,7 @@ never reads the directory again.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import hashlib
@@ -34,6 +35,7 @@ import time
 import uuid
 import weakref
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from functools import partial
@@ -56,6 +58,8 @@ from .._version import __version__
 from ..builds import BuildError, read_build_file, read_manifest
 from .mcp_http import HEALTH_PATH, IDENTITY_SCOPE_KEY, Gateway, Limits
 from .mcp_identity import Identity, IdentitySource
+from .mcp_lean import LeanApp
+from .mcp_sessions import LocalStore, SharedStore
 from .mcp_upstream import (
     Upstream,
     UpstreamSpec,
@@ -66,6 +70,7 @@ from .mcp_upstream import (
     reason,
 )
 from .observe import Observer
+from .workers import supervise
 
 LOG: Final = logging.getLogger("toolc.mcp")
 DIALECT: Final = "mcp"
@@ -73,6 +78,10 @@ _CALL_CONTEXT_KEYS: Final = ("agent_id", "session_key", "sender_is_owner", "mode
                              "model_id")
 _SEQ: Final = itertools.count(1)
 _VIEW_CACHE_LIMIT: Final = 1024
+SYNC_CALL_THREADS: Final = 40  # sync implementations running at once (anyio's default)
+# uvicorn's HTTP parser and event loop: httptools and uvloop when installed (uvicorn's own
+# "standard" set, the extra toolc[mcp] brings them), else its pure-Python h11 and asyncio.
+HTTP_PARSER: Final = "httptools" if importlib.util.find_spec("httptools") else "h11"
 # Who asks the human about an exec approval for the call being served (set per tools/call).
 _ASKER: contextvars.ContextVar[Callable[[Any, Any], None] | None] = contextvars.ContextVar(
     "toolc_mcp_asker", default=None)
@@ -256,7 +265,8 @@ def load_generation(build_dir: Path, impls: ImplSource, hooks: HooksSource,
 class View:
     """One context's tool list (mcp dialect) and wrapped tools, on one build."""
 
-    __slots__ = ("by_wire", "decisions", "gen", "listing", "runtime", "tools", "unlisted")
+    __slots__ = ("_wire", "by_wire", "decisions", "gen", "listing", "runtime", "tools",
+                 "unlisted")
 
     def __init__(self, gen: Generation, context: Mapping[str, Any]) -> None:
         self.gen = gen
@@ -269,6 +279,7 @@ class View:
         self.listing: Final = types.ListToolsResult.model_validate(
             {"tools": [d for d, _ in listed]})
         self.by_wire: Final = {str(d["name"]): n for d, n in listed}
+        self._wire: dict[str, Any] | None = None
         # in this context's set but not served: the call says why, not "unknown tool"
         self.unlisted: Final = {str(d["name"]): n for d, n in every if n in gen.hidden}
         call_context = rt.CallContext(**{k: context[k] for k in _CALL_CONTEXT_KEYS
@@ -278,6 +289,13 @@ class View:
         self.tools: Final = rt.wrap(toolset, gen.implementations, context=call_context,
                                     hooks=gen.hooks, dialect=DIALECT,
                                     approvals=_approvals(rt), decisions=self.decisions)
+
+    def listing_wire(self) -> dict[str, Any]:
+        """The listing as the SDK puts it on the wire (made once per view)."""
+        if self._wire is None:
+            self._wire = self.listing.model_dump(by_alias=True, mode="json", exclude_none=True,
+                                                 exclude_unset=True)
+        return self._wire
 
     async def call(self, wire: str, arguments: Mapping[str, Any], call_id: str | None) -> Any:
         """The ToolResult of a call by its wire name (an error result when it may not run)."""
@@ -296,14 +314,28 @@ class View:
         if tool.is_async:  # a cancelled request cancels its task
             return await tool.acall(dict(arguments), tool_call_id=call_id)
         signal = self.runtime.AbortSignal()
+        run = partial(tool.call, dict(arguments), tool_call_id=call_id, signal=signal)
         try:
-            return await anyio.to_thread.run_sync(
-                partial(tool.call, dict(arguments), tool_call_id=call_id, signal=signal),
-                abandon_on_cancel=True)
+            # the event loop's executor rather than anyio.to_thread: the same thread handoff
+            # (the caller's context variables go along) at about half its CPU per call
+            return await asyncio.get_running_loop().run_in_executor(
+                _sync_calls(), contextvars.copy_context().run, run)
         except anyio.get_cancelled_exc_class():
             # the client cancelled: the thread's call sees its signal, its result is dropped
             signal.abort("cancelled by the MCP client")
             raise
+
+
+_POOL: list[ThreadPoolExecutor] = []
+
+
+def _sync_calls() -> ThreadPoolExecutor:
+    """The threads sync implementations run in (as many as anyio's default limiter allows);
+    made on first use, so a forked worker makes its own."""
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max_workers=SYNC_CALL_THREADS,
+                                        thread_name_prefix="toolc-mcp-call"))
+    return _POOL[0]
 
 
 def _approvals(rt: ModuleType) -> Any:
@@ -356,6 +388,9 @@ class Options:
     poller: Any = None  # --watch oci://REF: toolc.ship.oci.Poller
     watch_interval: float = 30.0  # seconds between two asks of the registry
     observer: Observer | None = None  # decision logs and metrics (serve.observe)
+    http_stack: str = "lean"  # "lean" (mcp_lean) or "sdk" (the MCP SDK's app, the baseline)
+    workers: int = 1  # HTTP worker processes sharing the port (workers.py)
+    state_dir: Path | None = None  # with workers: the SharedStore's directory
 
 
 class ServeError(Exception):
@@ -383,6 +418,15 @@ class Refusal:
     stamp: tuple[tuple[str, int, int, int], ...]
 
 
+def _manifest_stat(build_dir: Path) -> tuple[int, int, int] | None:
+    """What changes when manifest.json is replaced or rewritten (inode, size, mtime)."""
+    try:
+        st = (build_dir / "manifest.json").stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def tree_stamp(build_dir: Path) -> tuple[tuple[str, int, int, int], ...]:
     """Every file of a build directory with its size, mtime and inode: what changes while a
     build is still being written into place."""
@@ -405,6 +449,10 @@ class McpService:
         self.refusal: Refusal | None = None
         self._poll_error: str | None = None
         self.gateway: Gateway | None = None
+        self.lean: Any = None  # the lean HTTP app (mcp_lean.LeanApp), when it serves
+        self._manifest_seen: tuple[int, int, int] | None = None
+        self._checking = anyio.Lock()
+        self.rpc_errors = MCPError
         self.tasks: Any = None  # the serving task group (elicitations run in it)
         self._loop_thread = threading.get_ident()
         self._sessions: dict[int, Any] = {}
@@ -426,6 +474,7 @@ class McpService:
             up = await connect(stack, spec)
             LOG.info("upstream %s: %d tool(s)", spec.name, len(up.tools))
             self.upstreams.append(up)
+        self._manifest_seen = _manifest_stat(self.options.build_dir)
         self.generation = await anyio.to_thread.run_sync(self._load)
         self._observe_serving(self.generation)
         self.check_agents(self.generation)
@@ -485,39 +534,71 @@ class McpService:
 
     # -- handlers ---------------------------------------------------------------------------------
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        assert self.generation is not None
-        view = self.generation.view(self.context_of(ctx))
-        if view.decisions is not None:
-            view.decisions.listed(view.by_wire.values())
-        listing: types.ListToolsResult = view.listing
+        listing: types.ListToolsResult = self._view_listed(self.context_of(ctx)).listing
         return listing
 
+    def _view_listed(self, context: Mapping[str, Any]) -> View:
+        assert self.generation is not None
+        view = self.generation.view(context)
+        if view.decisions is not None:
+            view.decisions.listed(view.by_wire.values())
+        return view
+
+    def list_tools(self, context: Mapping[str, Any]) -> dict[str, Any]:
+        """tools/list of ``context`` as its JSON-RPC result (the lean HTTP app)."""
+        return self._view_listed(context).listing_wire()
+
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
+        result = await self._call(self.context_of(ctx), self.call_id(ctx), params.name,
+                                  params.arguments or {}, self._asker(ctx))
+        return result if isinstance(result, types.CallToolResult) else mcp_result(result)
+
+    async def call_tool(self, context: Mapping[str, Any], call_id: str | None, name: str,
+                        arguments: Mapping[str, Any],
+                        asker: Callable[[Any, Any], None] | None) -> dict[str, Any]:
+        """tools/call as its JSON-RPC result (the lean HTTP app): the SDK's wire form of
+        the same CallToolResult, without its models on the way."""
+        result = await self._call(context, call_id, name, arguments, asker)
+        if isinstance(result, types.CallToolResult):
+            wire: dict[str, Any] = result.model_dump(by_alias=True, mode="json",
+                                                     exclude_none=True, exclude_unset=True)
+            return wire
+        return {"content": [c.to_dict() for c in result.content],
+                "isError": bool(result.is_error)}
+
+    async def _call(self, context: Mapping[str, Any], call_id: str | None, wire: str,
+                    arguments: Mapping[str, Any],
+                    asker: Callable[[Any, Any], None] | None) -> Any:
+        """A runtime ToolResult, or a proxied tool's own CallToolResult."""
         gen = self.generation
         assert gen is not None
-        view = gen.view(self.context_of(ctx))
-        call_id = self.call_id(ctx)
-        asker = self._asker(ctx)
+        view = gen.view(context)
         token = _ASKER.set(asker)
         try:
-            result = await view.call(params.name, params.arguments or {}, call_id)
+            result = await view.call(wire, arguments, call_id)
         except view.runtime.AbortError as exc:
             return types.CallToolResult.model_validate(
                 {"content": [{"type": "text", "text": str(exc)}], "isError": True})
         finally:
             _ASKER.reset(token)
             raw = gen.raw.pop(call_id, None) if call_id is not None else None
-        name = view.by_wire.get(params.name)
+        name = view.by_wire.get(wire)
         if raw is not None and not result.is_error and name not in gen.external:
             return raw  # a proxied tool's own result: structuredContent, every block kind
-        return mcp_result(result)
+        return result
 
     def _asker(self, ctx: Any) -> Callable[[Any, Any], None] | None:
         """How to put an exec approval of this call to its client (None: it cannot be)."""
         wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
-        if self.tasks is None or not ctx.session.check_client_capability(wanted):
+        if not ctx.session.check_client_capability(wanted):
             return None
-        session, tasks = ctx.session, self.tasks
+        return self.asker_for(ctx.session)
+
+    def asker_for(self, session: Any) -> Callable[[Any, Any], None] | None:
+        """An asker putting approvals to ``session`` (anything with ``elicit_form``)."""
+        if self.tasks is None:
+            return None
+        tasks = self.tasks
         token = anyio.lowlevel.current_token()
 
         def ask(manager: Any, record: Any) -> None:
@@ -533,7 +614,8 @@ class McpService:
         """Remember handshake-era connections, to tell them when the tool list changes, and
         tell the HTTP gateway when a session ends (so it no longer counts)."""
         connection = getattr(ctx.session, "_connection", None)
-        if ctx.method == "initialize" and connection is not None and self.gateway is not None:
+        if ctx.method == "initialize" and connection is not None and self.gateway is not None \
+                and self.lean is None:
             sid = getattr(connection, "session_id", None)
             connection.exit_stack.callback(self.gateway.forget, sid)
         if ctx.method == "notifications/initialized":
@@ -552,6 +634,8 @@ class McpService:
             await anyio.sleep(self.options.reload_interval)
             if self.gateway is not None:  # a revoked token's sessions end without a request
                 await self.gateway.refresh()
+            if self.lean is not None:  # sessions another worker ended
+                self.lean.sweep()
             if self.options.poller is not None and time.monotonic() >= next_poll:
                 next_poll = time.monotonic() + self.options.watch_interval
                 await self.poll_registry()
@@ -575,6 +659,17 @@ class McpService:
         if said:
             LOG.info("--watch: %s", said)
 
+    async def freshen(self) -> None:
+        """Check the build now when its manifest.json changed since the last check: with
+        several workers, a client told of a new build by one worker may ask another next,
+        and no worker answers from a build older than the manifest it can see (one stat
+        per request)."""
+        if _manifest_stat(self.options.build_dir) == self._manifest_seen:
+            return
+        async with self._checking:
+            if _manifest_stat(self.options.build_dir) != self._manifest_seen:
+                await self.check_build()
+
     async def check_build(self) -> None:
         """Serve the build in the directory if it is new and valid; refuse it otherwise.
 
@@ -583,6 +678,7 @@ class McpService:
         build keeps serving meanwhile."""
         assert self.generation is not None
         build_dir = self.options.build_dir
+        self._manifest_seen = _manifest_stat(build_dir)
         try:
             digest = manifest_digest(build_dir)
         except BuildError as exc:
@@ -607,7 +703,7 @@ class McpService:
         self.generation, self.refusal = generation, None
         self._observe_serving(generation, reload=True)
         LOG.info("serving the new build %s; telling %d client(s)", generation.digest[:12],
-                 len(self._sessions))
+                 len(self._sessions) if self.lean is None else len(self.lean.streams()))
         await self.announce()
 
     def _observe_serving(self, gen: Generation, *, reload: bool = False) -> None:
@@ -644,6 +740,10 @@ class McpService:
 
     async def announce(self) -> None:
         """notifications/tools/list_changed to every connected client."""
+        if self.lean is not None:
+            told = await self.lean.announce({"jsonrpc": "2.0",
+                                             "method": "notifications/tools/list_changed"})
+            LOG.info("told %d client stream(s) of the new build", told)
         for key, session in list(self._sessions.items()):
             try:
                 await session.send_tool_list_changed()
@@ -702,23 +802,33 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def serve_http(options: Options, host: str, port: int) -> None:
-    """Serve streamable HTTP on host:port at /mcp until interrupted."""
+async def serve_http(options: Options, host: str, port: int,
+                     sock: socket.socket | None = None) -> None:
+    """Serve streamable HTTP on host:port at /mcp until interrupted (on ``sock``, a bound
+    socket, when a supervisor gave one to this worker)."""
     assert options.identities is not None
-    sock = bind(host, port)
+    sock = sock if sock is not None else bind(host, port)
     service = McpService(options)
     async with AsyncExitStack() as stack:
         stack.callback(sock.close)
         await service.start(stack)
         # A call's answer as one JSON body rather than an SSE stream: about half the latency
         # on loopback; notifications still reach clients on their standalone GET stream.
-        app = service.server.streamable_http_app(host=host, json_response=True)
+        # The lean app passes the 2026 stateless envelope to this one.
+        app: Any = service.server.streamable_http_app(host=host, json_response=True)
+        store = SharedStore(options.state_dir) if options.state_dir is not None else None
+        lean = options.http_stack == "lean"
+        if lean:
+            app = service.lean = LeanApp(service, store or LocalStore(), host, app)
+            store = service.lean.store
         observer = options.observer
         gateway = service.gateway = Gateway(
             app, options.identities, options.limits, service.health,
             metrics=observer.metrics if observer is not None else None,
-            metrics_public=observer is not None and observer.metrics_public)
-        config = uvicorn.Config(gateway, log_level="warning", lifespan="on", access_log=False)
+            metrics_public=observer is not None and observer.metrics_public, store=store,
+            lean=lean, freshen=service.freshen if lean else None)
+        config = uvicorn.Config(gateway, log_level="warning", lifespan="on", access_log=False,
+                                http=HTTP_PARSER)
         server = uvicorn.Server(config)
         async with anyio.create_task_group() as tg:
             service.tasks = tg
@@ -730,21 +840,43 @@ async def serve_http(options: Options, host: str, port: int) -> None:
             bound = sock.getsockname()
             where = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
             current = options.identities.current()
-            LOG.info("listening on http://%s:%d/mcp (%d identities; health: %s, no token)",
-                     where, bound[1], len(current) if current is not None else 0, HEALTH_PATH)
+            LOG.info("listening on http://%s:%d/mcp (%d identities; health: %s, no token; "
+                     "%s)", where, bound[1], len(current) if current is not None else 0,
+                     HEALTH_PATH, _stack_note(options))
             tg.start_soon(service.watch)
             while not server.should_exit:
                 await anyio.sleep(0.1)
             tg.cancel_scope.cancel()
 
 
+def run_worker(options: Options, host: str, port: int, sock: socket.socket) -> None:
+    """One HTTP worker of a supervisor (``workers.supervise``), on its listening socket."""
+    anyio.run(serve_http, options, host, port, sock, **_loop_options())
+
+
+def _loop_options() -> dict[str, Any]:
+    """anyio.run's backend options for HTTP: uvloop when it is installed."""
+    if importlib.util.find_spec("uvloop") is None:
+        return {}
+    return {"backend_options": {"use_uvloop": True}}
+
+
+def _stack_note(options: Options) -> str:
+    stack = "the MCP SDK's HTTP app" if options.http_stack == "sdk" else "lean HTTP app"
+    worker = f"worker {os.getpid()}, " if options.workers > 1 else ""
+    return f"{worker}{stack} on uvicorn ({HTTP_PARSER})"
+
+
 def run(options: Options, http: tuple[str, int] | None) -> None:
-    """Serve until stdin closes (stdio) or until interrupted (HTTP)."""
+    """Serve until stdin closes (stdio) or until interrupted (HTTP); with ``workers`` > 1,
+    a supervisor process and that many HTTP workers (``workers.supervise``)."""
     try:
         if http is None:
             anyio.run(serve_stdio, options)
+        elif options.workers > 1:
+            supervise(options, *http, bind, run_worker)
         else:
-            anyio.run(serve_http, options, *http)
+            anyio.run(serve_http, options, *http, **_loop_options())
     except KeyboardInterrupt:
         pass
     except BaseExceptionGroup as group:  # what failed inside the upstreams' task groups
