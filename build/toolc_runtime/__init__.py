@@ -38,8 +38,8 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
     "_validate.py": "c1b322472cbabce9028701c56e7fd03482a426737bda4fa545ae09af09ca318f",
     "_wrap.py": "f952a5752962a73472c1f7b51026a1541b2a227d23414969eed51c55dfa05a9e",
-    "bundles.json": "c593dd5ed9e085d831afbdfab2b7ceb902abda5da132da529af50e69bd0b0f12",
-    "catalog.json": "4b516c3512f65865f3b7db17bc6cd98f6c0bc30eea6d8b761feccfa1aa7a76a0",
+    "bundles.json": "a9d094b40ccda53955737c4a65eddeda9a89f09ed0da4e127e57a0f328a123d4",
+    "catalog.json": "1c31549e53ed64ce1f837b600a1295f8017ee8225cd174c8242a6435c7cee09b",
     "integrations/__init__.py": "e660bea53d3e59a09d4a9df0e2a737c5031113e0e817bdf1e1bc902c29e6eef1",
     "integrations/langchain.py": "eb2c652d7437c01012bfe47a717a52880e45ffe9848f0d363090a02dd85e9c7d",
     "integrations/openai_agents.py": (
@@ -48,8 +48,8 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "integrations/pydantic_ai.py": (
         "0223cac84acc809ee127f932f8a999f16c43450fa7382bfe99e05e19db046c70"
     ),
-    "models.py": "1e95fcf8f6f9b5781d17eb657ba05690aa8c78f78d7885491e68587e29594b79",
-    "provenance.json": "3a2ec19e9fa880ceba8e166a992e708c2feaec071a8895f44431e54fe0321325",
+    "models.py": "4da3d2285cfa51bfbb03449669bac1434659b09e0c5b8b20f3a1ae64302e1c0b",
+    "provenance.json": "0addd3ea73daf0b100c6433b9a8d009495f467ebd88752a19cd738ddebb34232",
     "tables.json": "fc26a1d113f8af8165850fa0c7ff8d833445e3b3db6f1259f26aad4a9a4df082",
     "tables/telegram.33c0bf55fc89.shard": (
         "c5e5e65067c4cb559bd6b7ea4e82175dc5ba3feff4b1d872b12b4cade956d243"

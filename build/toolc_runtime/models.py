@@ -4,83 +4,130 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AnyUrl, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel, StringConstraints
 
 
 class AgentsListParams(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-
-
-class AgentsWaitParams(BaseModel):
     pass
 
 
+class AgentsWaitParams(BaseModel):
+    ids: Annotated[list[Id], Field(max_length=1000, min_length=1)]
+    timeoutSeconds: Annotated[float | None, Field(ge=0.0)] = None
+
+
+class AllowedHost(RootModel[str]):
+    root: Annotated[str, Field(max_length=253, min_length=1)]
+
+
 class ApplyPatchParams(BaseModel):
+    input: str
+    """
+    Patch content using the *** Begin Patch/End Patch format.
+    """
+
+
+class AskUserParams(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    input: str
+    questions: Annotated[list[Question], Field(max_length=3, min_length=1)]
+    timeoutSeconds: int | None = None
     """
-    Full patch contents, including the "*** Begin Patch" and "*** End Patch" lines.
+    Maximum human wait in seconds; default 900, clamped 30-3600. Earlier run cancellation or overall
+    run timeout still applies.
     """
+
+
+class AttachAs(BaseModel):
+    """
+    Attachment mount hint; visible=true accepts only an omitted or blank mountPath.
+    """
+
+    mountPath: str | None = None
+
+
+class Attachment(BaseModel):
+    type: Literal["image", "audio", "video", "file"] | None = None
+    media: str | None = None
+    name: str | None = None
+    mimeType: str | None = None
+
+
+class Attachment1(BaseModel):
+    name: str
+    content: str
+    encoding: Literal["utf8", "base64"] | None = None
+    mimeType: str | None = None
 
 
 class AutomationsParams(BaseModel):
-    action: Literal["status", "list", "add", "update", "remove", "run", "runs", "wake"]
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    action: Literal[
+        "status", "list", "get", "add", "update", "remove", "run", "runs", "next_check", "wake"
+    ]
+    gatewayUrl: str | None = None
+    gatewayToken: str | None = None
+    timeoutMs: Annotated[int | None, Field(ge=1)] = None
     includeDisabled: bool | None = None
+    limit: Annotated[int | None, Field(ge=1, le=200)] = None
     """
-    Also list disabled jobs (list).
+    Maximum jobs returned by action="list"
+    """
+    offset: Annotated[int | None, Field(ge=0)] = None
+    """
+    Job offset for action="list"; use nextOffset to load the next page
     """
     job: Job | None = None
     """
-    The job to create (add).
+    Job fields. action="add": full job. action="update": partial patch — only supplied fields
+    change; null clears.
     """
     jobId: str | None = None
+    id: str | None = None
+    in_: Annotated[str | None, Field(alias="in")] = None
     """
-    Job to update, remove, run or inspect.
-    """
-    patch: dict[str, Any] | None = None
-    """
-    Fields to change (update).
+    Relative duration for action="next_check" (for example, "15m")
     """
     text: str | None = None
     """
-    System event text (wake).
+    systemEvent text for action="wake"
     """
     mode: Literal["now", "next-heartbeat"] | None = None
     """
-    When to wake (wake).
+    Wake mode for action="wake" (default next-heartbeat)
     """
     runMode: Literal["due", "force"] | None = None
     """
-    Run only if due, or force (run).
+    Run mode for action="run": omitted defaults to "due"; use "force" to trigger now.
     """
     contextMessages: Annotated[int | None, Field(ge=0, le=10)] = None
+    agentId: str | None = None
     """
-    Attach this many recent chat messages to a reminder (add).
+    List filter for `action: "list"`; wake target override for `action: "wake"` (defaults to the
+    calling agent when omitted on wake)
     """
-    gatewayUrl: str | None = None
+    sessionKey: str | None = None
     """
-    Gateway WebSocket URL override.
+    Wake target override for `action: "wake"`: route the event to another session owned by the
+    calling agent. Defaults to the resolved calling-session key when omitted.
     """
-    gatewayToken: str | None = None
-    """
-    Token for gatewayUrl.
-    """
-    timeoutMs: Annotated[int | None, Field(ge=1)] = None
-    """
-    Gateway call timeout.
-    """
+
+
+class Bin(RootModel[str]):
+    root: Annotated[str, Field(min_length=1)]
 
 
 class BrowserParams(BaseModel):
     action: Literal[
+        "doctor",
         "status",
         "start",
         "stop",
         "profiles",
+        "importprofile",
         "tabs",
         "open",
         "focus",
@@ -89,159 +136,168 @@ class BrowserParams(BaseModel):
         "screenshot",
         "navigate",
         "console",
+        "requests",
+        "errors",
+        "text",
+        "emulate",
         "pdf",
+        "download",
+        "waitfordownload",
         "upload",
         "dialog",
         "act",
     ]
     target: Literal["sandbox", "host", "node"] | None = None
+    dashboard: Annotated[str | None, Field(pattern="^[a-z0-9][a-z0-9._-]{0,63}$")] = None
     """
-    Which browser to use.
+    browser:dashboard widget name.
     """
     node: str | None = None
-    """
-    Node id or name when target is node.
-    """
     profile: str | None = None
     """
-    Browser profile (defaults to the configured one).
+    default if omitted.
     """
+    browser: str | None = None
+    systemProfile: str | None = None
+    into: str | None = None
+    domains: list[str] | None = None
     targetUrl: str | None = None
+    label: str | None = None
+    limit: Annotated[int | None, Field(ge=1)] = None
+    maxChars: Annotated[int | None, Field(ge=0)] = None
+    mode: Literal["efficient"] | None = None
+    snapshotFormat: Literal["aria", "ai"] | None = None
+    refs: Literal["role", "aria"] | None = None
+    interactive: bool | None = None
+    compact: bool | None = None
+    depth: Annotated[int | None, Field(ge=0)] = None
+    frame: str | None = None
+    labels: bool | None = None
     """
-    URL to open or navigate to.
+    Label snapshot/screenshot.
+    """
+    urls: bool | None = None
+    fullPage: bool | None = None
+    path: str | None = None
+    element: str | None = None
+    type: Literal["png", "jpeg"] | None = None
+    level: str | None = None
+    filter: str | None = None
+    clear: bool | None = None
+    query: str | None = None
+    device: str | None = None
+    colorScheme: Literal["dark", "light", "no-preference", "none"] | None = None
+    timezoneId: str | None = None
+    locale: str | None = None
+    paths: list[str] | None = None
+    inputRef: str | None = None
+    dialogId: str | None = None
+    accept: bool | None = None
+    promptText: str | None = None
+    kind: (
+        Literal[
+            "batch",
+            "click",
+            "clickCoords",
+            "type",
+            "press",
+            "hover",
+            "scrollIntoView",
+            "drag",
+            "select",
+            "fill",
+            "resize",
+            "wait",
+            "evaluate",
+            "close",
+        ]
+        | None
+    ) = None
+    """
+    batch uses actions.
     """
     targetId: str | None = None
     """
-    Tab id from tabs.
-    """
-    snapshotFormat: Literal["aria", "ai"] | None = None
-    """
-    Snapshot flavour.
-    """
-    interactive: bool | None = None
-    """
-    Snapshot only interactive elements.
-    """
-    compact: bool | None = None
-    """
-    Compact snapshot output.
-    """
-    depth: Annotated[int | None, Field(ge=1)] = None
-    """
-    Maximum snapshot tree depth.
-    """
-    selector: str | None = None
-    """
-    CSS selector that scopes the snapshot.
-    """
-    fullPage: bool | None = None
-    """
-    Capture the whole page (screenshot).
+    Prefer suggestedTargetId/tabId/label; raw CDP targetId.
     """
     ref: str | None = None
     """
-    Element ref from the last snapshot.
+    snapshot ref.
     """
-    type: Literal["png", "jpeg"] | None = None
+    actions: list[dict[str, Any]] | None = None
     """
-    Screenshot image type.
+    batch actions.
     """
-    paths: list[str] | None = None
+    stopOnError: bool | None = None
     """
-    Local files to upload (upload).
+    Stop on error; default true.
     """
-    accept: bool | None = None
+    doubleClick: bool | None = None
     """
-    Accept or dismiss the dialog (dialog).
+    Double-click/clickCoords.
     """
-    promptText: str | None = None
+    button: str | None = None
+    modifiers: list[str] | None = None
+    x: float | None = None
+    y: float | None = None
+    text: str | None = None
+    submit: bool | None = None
+    slowly: bool | None = None
+    key: str | None = None
     """
-    Text for a prompt dialog (dialog).
+    Escape, Enter, Control+Shift+T; aliases Esc, Return, Del, Ctrl, Cmd.
     """
-    timeoutMs: Annotated[int | None, Field(ge=0)] = None
-    """
-    Action timeout in milliseconds.
-    """
+    delayMs: Annotated[int | None, Field(ge=0)] = None
+    startRef: str | None = None
+    endRef: str | None = None
+    values: list[str] | None = None
+    fields: list[dict[str, Any]] | None = None
+    width: Annotated[int | None, Field(ge=1, le=8192)] = None
+    height: Annotated[int | None, Field(ge=1, le=8192)] = None
+    timeMs: Annotated[int | None, Field(ge=0)] = None
+    selector: str | None = None
+    url: str | None = None
+    loadState: str | None = None
+    textGone: str | None = None
+    timeoutMs: Annotated[int | None, Field(ge=1)] = None
+    fn: str | None = None
     request: Request | None = None
     """
-    The UI action to perform (act).
+    act
     """
-
-
-class Button(BaseModel):
-    text: str
-    callback_data: str
 
 
 class CanvasParams(BaseModel):
-    action: Literal["present", "hide", "navigate", "eval", "snapshot", "a2ui_push", "a2ui_reset"]
-    node: str | None = None
-    """
-    Node id or name.
-    """
-    target: str | None = None
-    """
-    What to present (URL or local path).
-    """
-    x: float | None = None
-    """
-    Window x position (present).
-    """
-    y: float | None = None
-    """
-    Window y position (present).
-    """
-    width: Annotated[float | None, Field(ge=0.0)] = None
-    """
-    Window width (present).
-    """
-    height: Annotated[float | None, Field(ge=0.0)] = None
-    """
-    Window height (present).
-    """
-    url: str | None = None
-    """
-    URL to load (navigate).
-    """
-    javaScript: str | None = None
-    """
-    Script to evaluate (eval).
-    """
-    outputFormat: Literal["png", "jpg", "jpeg"] | None = None
-    """
-    Snapshot format.
-    """
-    maxWidth: Annotated[int | None, Field(ge=1)] = None
-    """
-    Scale the snapshot down to this width.
-    """
-    quality: Annotated[float | None, Field(ge=0.0, le=1.0)] = None
-    """
-    JPEG quality.
-    """
-    delayMs: Annotated[int | None, Field(ge=0)] = None
-    """
-    Wait before taking the snapshot.
-    """
-    jsonl: str | None = None
-    """
-    A2UI v0.8 JSONL messages (a2ui_push).
-    """
-    jsonlPath: str | None = None
-    """
-    Workspace file holding the JSONL (a2ui_push).
-    """
+    action: Literal["present", "hide", "navigate"]
     gatewayUrl: str | None = None
-    """
-    Gateway WebSocket URL override.
-    """
     gatewayToken: str | None = None
-    """
-    Token for gatewayUrl.
-    """
     timeoutMs: Annotated[int | None, Field(ge=1)] = None
+    node: str | None = None
+    target: str | None = None
+    x: float | None = None
+    y: float | None = None
+    width: float | None = None
+    height: float | None = None
+    url: str | None = None
+
+
+class Capabilities(BaseModel):
+    netOrigins: list[str] | None = None
     """
-    Gateway call timeout.
+    Exact HTTPS origins the pinned widget may fetch after approval
+    """
+    tools: list[str] | None = None
+    """
+    Pinned widget host tools: prompt or cron.trigger:<jobId>; grant each read/action ID below unless
+    a scoped grant is specified. With a usable connected agent GitHub identity: await
+    openclaw.data.read("github.actions.runs",{repository:"owner/repo",perPage:20}); grant
+    capabilities.tools:["github.actions.runs:owner/repo"]. Uses the agent GitHub identity and cached
+    server reads; direct fetch(api.github.com) is anonymous and rate limited. Identity is checked
+    before save; reconnect in Settings if unavailable. Optional workflow (ID/filename), branch,
+    status, created (ISO day/comparison/range), excludePullRequests=true (omits PR objects); perPage
+    1..30. Shares private Actions metadata with the widget/session audience; never preview or My
+    GitHub auth. No netOrigins needed. Other core reads (grant the binding ID): sessions.list,
+    usage.status, usage.cost, cron.list, cron.status, agents.list, health.
     """
 
 
@@ -259,122 +315,592 @@ class CodeIndexRebuildParams(BaseModel):
     """
 
 
-class EditParams(BaseModel):
+class CommandItem(RootModel[str]):
+    root: Annotated[str, Field(min_length=1)]
+
+
+class Command(RootModel[list[CommandItem]]):
+    root: Annotated[list[CommandItem], Field(min_length=1)]
+    """
+    Supervised source argv (kind=stream; disabled when cron.triggers.enabled=false)
+    """
+
+
+class CompletionDestination(BaseModel):
+    """
+    Completion webhook; requires delivery.mode=announce; null clears.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    mode: Literal["webhook"]
+    to: Annotated[str, Field(min_length=1)]
+    """
+    Completion webhook target; only valid with delivery.mode=announce
+    """
+
+
+class ComputerParams(BaseModel):
+    action: Literal[
+        "screenshot",
+        "left_click",
+        "right_click",
+        "middle_click",
+        "double_click",
+        "triple_click",
+        "mouse_move",
+        "left_click_drag",
+        "left_mouse_down",
+        "left_mouse_up",
+        "scroll",
+        "type",
+        "key",
+        "hold_key",
+        "wait",
+    ]
+    gatewayUrl: str | None = None
+    gatewayToken: str | None = None
+    timeoutMs: Annotated[int | None, Field(ge=1)] = None
+    target: Literal["gateway", "node"] | None = None
+    """
+    Computer host. Defaults to the Gateway desktop when configured, otherwise a paired node. Later
+    calls retain the selected host.
+    """
+    node: str | None = None
+    """
+    Paired node id or display name; implies target=node. Omit when selecting the sole connected
+    computer-capable node.
+    """
+    environmentId: str | None = None
+    """
+    Conversation-attached environment ID returned by the environment tool. Selects its desktop;
+    later calls retain that target. Cannot combine with target, node, or Gateway overrides.
+    """
+    coordinate: Annotated[list[CoordinateItem] | None, Field(max_length=2, min_length=2)] = None
+    """
+    [x, y] target in pixels of the most recent screenshot.
+    """
+    startCoordinate: Annotated[
+        list[StartCoordinateItem] | None, Field(max_length=2, min_length=2)
+    ] = None
+    """
+    left_click_drag: [x, y] drag origin in screenshot pixels.
+    """
+    destinationCoordinate: Annotated[
+        list[DestinationCoordinateItem] | None, Field(max_length=2, min_length=2)
+    ] = None
+    """
+    browser_pointer drag destination [x, y] in viewport CSS pixels.
+    """
+    text: str | None = None
+    """
+    type: text to type; key/hold_key: key combo such as "cmd+shift+t" or "Return"; click/scroll
+    actions: modifier keys to hold ("shift", "ctrl", "alt", "cmd").
+    """
+    scrollDirection: Literal["up", "down", "left", "right"] | None = None
+    scrollAmount: Annotated[int | None, Field(ge=1, le=100)] = None
+    """
+    scroll: number of wheel ticks.
+    """
+    duration: Annotated[float | None, Field(ge=0.0, le=100.0)] = None
+    """
+    Seconds. hold_key: >0 to 10; wait: 0 to 100.
+    """
+    screenIndex: Annotated[int | None, Field(ge=0)] = None
+    frameId: str | None = None
+    """
+    Desktop coordinate actions: exact frame id returned by the most recent screenshot result.
+    """
+    windowRef: str | None = None
+    """
+    Opaque window reference for window actions; not valid for screenshot or wait.
+    """
+    browserRef: str | None = None
+    """
+    Opaque browser reference from get_browser_state.
+    """
+    pageRef: str | None = None
+    """
+    Opaque browser page reference from get_browser_state.
+    """
+    elementRef: str | None = None
+    """
+    Opaque accessibility element reference from observation.
+    """
+    observationId: str | None = None
+    """
+    Window/browser input: observation id from the latest targeted observation; a desktop frameId
+    cannot replace it.
+    """
+    deliveryMode: Literal["background", "foreground"] | None = None
+    """
+    Window-targeted input delivery. This does not turn desktop input into background window input.
+    """
+    query: str | None = None
+    """
+    Accessibility observations: text filter.
+    """
+    depth: Annotated[int | None, Field(ge=0, le=64)] = None
+    """
+    Accessibility observations: maximum tree depth.
+    """
+    maxElements: Annotated[int | None, Field(ge=1, le=2000)] = None
+    """
+    Accessibility observations: maximum returned elements.
+    """
+    app: str | None = None
+    value: str | None = None
+    path: Annotated[list[PathItem] | None, Field(max_length=16, min_length=1)] = None
+    x1: Annotated[float | None, Field(ge=0.0)] = None
+    y1: Annotated[float | None, Field(ge=0.0)] = None
+    x2: Annotated[float | None, Field(ge=0.0)] = None
+    y2: Annotated[float | None, Field(ge=0.0)] = None
+    reason: (
+        Literal[
+            "ax_tree_pixel_mismatch",
+            "background_delivery_failed",
+            "foreground_ineffective",
+            "no_window_target",
+            "other",
+        ]
+        | None
+    ) = None
+    snapshotFormat: Literal["dom_refs_v1", "semantic_v2"] | None = None
+    continuation: str | None = None
+    includeScreenshot: bool | None = None
+    profile: Literal["isolated_new", "isolated_named"] | None = None
+    profileName: Annotated[str | None, Field(max_length=64, min_length=1)] = None
+    url: str | None = None
+    inputRoute: Literal["trusted", "dom_event"] | None = None
+    mode: Literal["insert_text", "keystrokes"] | None = None
+    replace: bool | None = None
+    dialogAction: Literal["inspect", "accept", "dismiss"] | None = None
+    dialogRef: str | None = None
+    promptText: str | None = None
+    resourceHandle: str | None = None
+    """
+    Opaque host-owned Computer Use resource handle.
+    """
+    resourceHandles: Annotated[list[ResourceHandle] | None, Field(max_length=32, min_length=1)] = (
+        None
+    )
+    recordVideo: bool | None = None
+    delayMs: Annotated[int | None, Field(ge=0, le=10000)] = None
+    stopOnError: bool | None = None
+    pointerAction: Literal["hover", "right_click", "double_click", "scroll", "drag"] | None = None
+    destinationElementRef: str | None = None
+    deltaX: float | None = None
+    deltaY: float | None = None
+
+
+class ConversationsListParams(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    path: str
+    channel: Annotated[str | None, Field(min_length=1)] = None
+    query: Annotated[str | None, Field(min_length=1)] = None
+    limit: Annotated[int | None, Field(ge=1)] = None
+
+
+class ConversationsSendParams(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    conversationRef: Annotated[str, Field(pattern="^conv_[a-f0-9]{32}$")]
+    message: Annotated[str, Field(min_length=1)]
+
+
+class ConversationsTurnParams(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    conversationRef: Annotated[str, Field(pattern="^conv_[a-f0-9]{32}$")]
+    message: Annotated[str, Field(min_length=1)]
+    timeoutSeconds: Annotated[int | None, Field(ge=1, le=300)] = None
+
+
+class CoordinateItem(RootModel[int]):
+    root: Annotated[int, Field(ge=0)]
+
+
+class CreateGoalParams(BaseModel):
+    objective: str
     """
-    Path of the file to edit, relative to the workspace or absolute.
+    Concrete objective; explicit request only.
     """
-    oldText: Annotated[str, Field(min_length=1)]
+    token_budget: TokenBudget | None = None
     """
-    Exact text to find; it must occur in the file.
+    Positive token budget. Omit or pass null unless explicitly requested.
+    """
+
+
+class Critter(RootModel[str]):
+    root: Annotated[str, Field(max_length=32, pattern="^[a-z0-9][a-z0-9_-]{0,31}$")]
+
+
+class Dark(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    background: Annotated[str, Field(max_length=120, min_length=1)]
+    foreground: Annotated[str, Field(max_length=120, min_length=1)]
+    card: Annotated[str, Field(max_length=120, min_length=1)]
+    card_foreground: Annotated[str, Field(alias="card-foreground", max_length=120, min_length=1)]
+    popover: Annotated[str, Field(max_length=120, min_length=1)]
+    popover_foreground: Annotated[
+        str, Field(alias="popover-foreground", max_length=120, min_length=1)
+    ]
+    primary: Annotated[str, Field(max_length=120, min_length=1)]
+    primary_foreground: Annotated[
+        str, Field(alias="primary-foreground", max_length=120, min_length=1)
+    ]
+    secondary: Annotated[str, Field(max_length=120, min_length=1)]
+    secondary_foreground: Annotated[
+        str, Field(alias="secondary-foreground", max_length=120, min_length=1)
+    ]
+    muted: Annotated[str, Field(max_length=120, min_length=1)]
+    muted_foreground: Annotated[str, Field(alias="muted-foreground", max_length=120, min_length=1)]
+    accent: Annotated[str, Field(max_length=120, min_length=1)]
+    accent_foreground: Annotated[
+        str, Field(alias="accent-foreground", max_length=120, min_length=1)
+    ]
+    destructive: Annotated[str, Field(max_length=120, min_length=1)]
+    destructive_foreground: Annotated[
+        str, Field(alias="destructive-foreground", max_length=120, min_length=1)
+    ]
+    border: Annotated[str, Field(max_length=120, min_length=1)]
+    input: Annotated[str, Field(max_length=120, min_length=1)]
+    ring: Annotated[str, Field(max_length=120, min_length=1)]
+    font_sans: Annotated[str | None, Field(alias="font-sans", max_length=120, min_length=1)] = None
+    font_mono: Annotated[str | None, Field(alias="font-mono", max_length=120, min_length=1)] = None
+
+
+class DashboardParams(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    action: Literal[
+        "read",
+        "tab_create",
+        "tab_update",
+        "tab_delete",
+        "tabs_reorder",
+        "widget_put",
+        "widget_move",
+        "widget_resize",
+        "widget_remove",
+        "focus_tab",
+        "set_presentation",
+        "set_default_presentation",
+    ]
+    """
+    Dashboard action; widget_put creates or updates trusted plugin widgets only
+    """
+    tabId: Annotated[str | None, Field(pattern="^[a-z0-9-]{1,40}$")] = None
+    """
+    Stable tab slug
+    """
+    title: Annotated[str | None, Field(max_length=80, min_length=1)] = None
+    """
+    Tab title
+    """
+    presentation: Literal["split", "expanded"] | None = None
+    """
+    Dashboard panel presentation
+    """
+    position: Annotated[int | None, Field(ge=0)] = None
+    """
+    Zero-based position
+    """
+    tabIds: list[TabId] | None = None
+    """
+    Complete tab order
+    """
+    name: Annotated[str | None, Field(pattern="^[a-z0-9][a-z0-9._-]{0,63}$")] = None
+    """
+    Stable widget name
+    """
+    after: Annotated[str | None, Field(pattern="^[a-z0-9][a-z0-9._-]{0,63}$")] = None
+    """
+    Place after stable widget name
+    """
+    sizeW: Annotated[int | None, Field(ge=1, le=12)] = None
+    sizeH: Annotated[int | None, Field(ge=1, le=20)] = None
+    size: Literal["sm", "md", "lg", "xl", "full"] | None = None
+    pluginKind: Annotated[
+        str | None, Field(pattern="^[a-z0-9][a-z0-9-]{0,63}:[a-z0-9][a-z0-9._-]{0,63}$")
+    ] = None
+    """
+    Registered widget kind; session:report renders data reports, session:progress renders live
+    session progress, session:website embeds a live HTTPS website
+    """
+    props: dict[Annotated[str, StringConstraints(pattern=r"^.*$")], Any] | None = None
+    """
+    Widget JSON props (maximum 8KB encoded). For session:report: Report data: {blocks:[...]}.
+    Blocks: text {text,title?}; metrics {items:[{label,value,detail?}]}; table
+    {columns,rows,title?}; chart {points:[{label,value}],style?:"bar"|"line",title?}; links
+    {items:[{label,url,detail?}],title?}. Every block needs its type. Metric values and table cells
+    are strings; chart values are numbers. Maximum 8KB JSON, 24 blocks, 8 metrics or columns, 40
+    rows or chart points, 20 links per block. Links must be HTTP(S). No HTML, scripts, styles,
+    network reads, or executable actions. For session:website: Website props: {url:"https://..."}.
+    Opens the live website in an isolated browser frame without Gateway tools or credentials. Use a
+    public HTTPS URL without embedded credentials; the website must allow embedding. Some sign-in
+    flows and browser cookie policies require opening the website separately. Use size:"full", then
+    action:"set_presentation" with presentation:"expanded" for a full-task website.
+    """
+
+
+class Definition(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    name: Annotated[str, Field(max_length=80, min_length=1)]
+    description: Annotated[str, Field(max_length=320, min_length=1)]
+    mascot: Literal["claw", "none"] | None = None
+    workingPhrases: Annotated[list[WorkingPhrase] | None, Field(max_length=24)] = None
+    critters: Annotated[list[Critter] | None, Field(max_length=8)] = None
+    avatarHat: Annotated[str | None, Field(max_length=32, pattern="^[a-z0-9][a-z0-9_-]{0,31}$")] = (
+        None
+    )
+    light: Light | None = None
+    dark: Dark | None = None
+
+
+class Delivery(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    mode: Literal["none", "announce", "webhook"] | None = None
+    """
+    Delivery mode
+    """
+    channel: str | None = None
+    """
+    Delivery channel, or null to clear
+    """
+    to: str | None = None
+    """
+    Delivery target, or null to clear
+    """
+    threadId: str | float | None = None
+    """
+    Thread/topic id
+    """
+    bestEffort: bool | None = None
+    """
+    Omitted/false requires requested delivery for successful completion; true lets successful
+    execution complete and delete a one-shot despite failed/unknown delivery. Intentional silence
+    succeeds in either mode.
+    """
+    accountId: str | None = None
+    """
+    Delivery account, or null to clear
+    """
+    failureDestination: FailureDestination | None = None
+    """
+    Failure-alert route override; required-delivery failures bypass after but share the
+    execution-alert cooldown; null clears.
+    """
+    completionDestination: CompletionDestination | None = None
+    """
+    Completion webhook; requires delivery.mode=announce; null clears.
+    """
+
+
+class DestinationCoordinateItem(RootModel[float]):
+    root: Annotated[float, Field(ge=0.0)]
+
+
+class DismissTaskParams(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    task_id: Annotated[str, Field(max_length=128, min_length=1)]
+    """
+    ID returned by the pending suggestion.
+    """
+    reason: Annotated[str | None, Field(max_length=1024)] = None
+    """
+    Short reason the suggestion is stale.
+    """
+
+
+class DisplayName(RootModel[str]):
+    root: Annotated[str, Field(max_length=200)]
+    """
+    Human-readable label; null clears it
+    """
+
+
+class Edit(BaseModel):
+    oldText: str
+    """
+    Exact original text; unique and non-overlapping in this call.
     """
     newText: str
     """
-    Text that replaces oldText (may be empty to delete it).
+    Replacement text.
+    """
+
+
+class EditParams(BaseModel):
+    path: str
+    """
+    File path; relative/absolute.
+    """
+    edits: list[Edit]
+    """
+    Targeted replacements against original file; no overlap/nesting. Merge nearby changes.
     """
 
 
 class ExecParams(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
+    title: Annotated[str | None, Field(max_length=120)] = None
+    """
+    Every call: short purpose; never claim success. No secrets.
+    """
     command: str
     """
-    Shell command to execute.
+    Shell command.
     """
     workdir: str | None = None
     """
-    Working directory for the command (defaults to the workspace).
+    Omit/empty string: default; whitespace-only invalid.
     """
-    env: dict[str, str] | None = None
+    env: dict[Annotated[str, StringConstraints(pattern=r"^.*$")], str] | None = None
     """
-    Extra environment variables, name to value.
+    Literal overrides; no expansion. Omit to inherit.
     """
-    yieldMs: Annotated[int | None, Field(ge=0)] = 10000
+    yieldMs: float | None = None
     """
-    Milliseconds to wait before moving the command to the background.
+    Milliseconds before backgrounding; default 10000.
     """
     background: bool | None = None
     """
-    Start in the background right away.
+    Background now; timeoutSeconds applies.
     """
-    timeout: Annotated[int | None, Field(ge=0)] = 1800
+    timeoutSeconds: float | None = None
     """
-    Kill the command after this many seconds.
+    Process lifetime in seconds; 0 disables.
     """
     pty: bool | None = None
     """
-    Run inside a pseudo-terminal (for CLIs that require a TTY).
+    PTY for TTY-required CLIs/coding agents.
     """
     elevated: bool | None = None
     """
-    Run on the host with elevated permissions, if allowed.
+    Host elevation if allowed.
     """
-    host: Literal["sandbox", "gateway", "node"] | None = None
+    host: Literal["auto", "sandbox", "gateway", "node"] | None = None
     """
-    Where to run the command.
+    Omit/auto: inherit configured host.
     """
-    security: Literal["deny", "allowlist", "full"] | None = None
+    ask: str | None = None
     """
-    Exec security mode.
-    """
-    ask: Literal["off", "on-miss", "always"] | None = None
-    """
-    When to ask for approval.
+    Requests stricter approvals under tools.exec.mode and host policy; channel-origin calls cannot
+    override host ask=off.
     """
     node: str | None = None
     """
-    Node id or name, for host=node.
+    Node id/name for host=node.
+    """
+
+
+class FailureAlert(BaseModel):
+    """
+    Failure alert policy/route override. Route-backed jobs default to after=2 for execution failures
+    and cooldownMs=3600000 for all failure alerts; false disables execution/delivery alerts but not
+    the auto-disable safety notice.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    after: Annotated[int | None, Field(ge=1)] = None
+    """
+    Consecutive execution failures before alert; delivery failures bypass this threshold
+    """
+    channel: str | None = None
+    """
+    Alert channel
+    """
+    to: str | None = None
+    """
+    Alert target
+    """
+    cooldownMs: Annotated[int | None, Field(ge=0)] = None
+    """
+    Alert cooldown ms
+    """
+    includeSkipped: bool | None = None
+    """
+    Count skipped runs.
+    """
+    mode: Literal["announce", "webhook"] | None = None
+    accountId: str | None = None
+
+
+class FailureDestination(BaseModel):
+    """
+    Failure-alert route override; required-delivery failures bypass after but share the
+    execution-alert cooldown; null clears.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    channel: str | None = None
+    """
+    Failure delivery channel, or null to clear
+    """
+    to: str | None = None
+    """
+    Failure delivery target, or null to clear
+    """
+    accountId: str | None = None
+    """
+    Failure delivery account, or null to clear
+    """
+    mode: Literal["announce", "webhook"] | None = None
+
+
+class Fal(BaseModel):
+    creativity: Literal["raw", "low", "medium", "high"] | None = None
+    """
+    fal Krea creativity: raw, low, medium, high.
     """
 
 
 class GatewayParams(BaseModel):
-    action: Literal[
-        "restart", "config.get", "config.schema", "config.apply", "config.patch", "update.run"
-    ]
-    delayMs: Annotated[int | None, Field(ge=0)] = 2000
-    """
-    Delay before restarting, so the current reply can finish (restart).
-    """
-    reason: str | None = None
-    """
-    Why the restart happens (restart).
-    """
-    raw: str | None = None
-    """
-    Config document, JSON5 (config.apply, config.patch).
-    """
-    baseHash: str | None = None
-    """
-    Hash of the config this change is based on.
-    """
-    sessionKey: str | None = None
-    """
-    Session to wake after the restart.
-    """
+    action: Literal["config.get", "config.schema.lookup", "update.run"]
+    gatewayUrl: str | None = None
+    gatewayToken: str | None = None
+    timeoutMs: Annotated[int | None, Field(ge=1)] = None
     note: str | None = None
     """
-    Message delivered after the restart.
+    Short human note for the post-update restart notice.
     """
-    restartDelayMs: Annotated[int | None, Field(ge=0)] = None
+    path: str | None = None
     """
-    Delay before the follow-up restart.
+    Required for config.schema.lookup; optional for config.get.
     """
-    gatewayUrl: str | None = None
-    """
-    Gateway WebSocket URL override.
-    """
-    gatewayToken: str | None = None
-    """
-    Token for gatewayUrl.
-    """
-    timeoutMs: Annotated[int | None, Field(ge=1)] = None
-    """
-    Gateway call timeout.
-    """
+
+
+class GithubIdentityStatusParams(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+
+
+class GithubPublishParams(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    title: Annotated[
+        str | None, Field(max_length=256, min_length=1, pattern="^[^\\r\\n]*\\S[^\\r\\n]*$")
+    ] = None
+    body: Annotated[str | None, Field(max_length=8192, min_length=1)] = None
 
 
 class GlobFilesParams(BaseModel):
@@ -445,19 +971,219 @@ class GrepParams(BaseModel):
     """
 
 
+class HeartbeatRespondParams(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    outcome: Literal["no_change", "progress", "done", "blocked", "needs_attention"]
+    notify: bool
+    summary: str
+    notificationText: str | None = None
+    reason: str | None = None
+    priority: Literal["low", "normal", "high"] | None = None
+    nextCheck: str | None = None
+    scratch: str | None = None
+    """
+    Complete replacement for heartbeat monitor prose; not a recurring schedule.
+    """
+
+
+class Id(RootModel[str]):
+    root: Annotated[str, Field(min_length=1)]
+
+
+class Id1(RootModel[str]):
+    root: Annotated[str, Field(min_length=1)]
+    """
+    Theme ID; import uses a personal slug. Set null to clear the override.
+    """
+
+
+class ImageGenerateParams(BaseModel):
+    action: str | None = None
+    """
+    "generate" default, "status" active task, "list" providers/models.
+    """
+    prompt: str | None = None
+    """
+    Image prompt.
+    """
+    image: str | None = None
+    """
+    Reference image path/URL for edit.
+    """
+    images: list[str] | None = None
+    """
+    Reference images for edit or style reference; max 16.
+    """
+    model: str | None = None
+    """
+    Provider/model override, e.g. openai/gpt-image-2; transparent OpenAI: openai/gpt-image-1.5.
+    """
+    filename: str | None = None
+    """
+    Output filename hint; basename preserved in managed media dir.
+    """
+    size: str | None = None
+    """
+    Size hint: 1024x1024, 1536x1024, 1024x1536, 2048x2048, 3840x2160.
+    """
+    aspectRatio: str | None = None
+    """
+    Aspect ratio: 1:1, 2:1, 20:9, 19.5:9, 2:3, 3:2, 2.35:1, 3:4, 4:3, 4:5, 5:4, 9:16, 9:19.5, 9:20,
+    16:9, 21:9, 1:2, 4:1, 1:4, 8:1, 1:8.
+    """
+    resolution: str | None = None
+    """
+    Resolution: 1K, 2K, 4K; useful for Google.
+    """
+    quality: Literal["low", "medium", "high", "xhigh", "max", "auto"] | None = None
+    """
+    Quality: low, medium, high, xhigh, max, auto; model-specific.
+    """
+    outputFormat: Literal["png", "jpeg", "webp"] | None = None
+    """
+    Output format: png, jpeg, webp.
+    """
+    background: Literal["transparent", "opaque", "auto"] | None = None
+    """
+    Background: transparent, opaque, auto. Transparent needs png/webp output.
+    """
+    openai: Openai | None = None
+    fal: Fal | None = None
+    count: Annotated[int | None, Field(ge=1, le=4)] = None
+    """
+    Image count 1-4.
+    """
+    timeoutMs: Annotated[int | None, Field(ge=1)] = None
+    """
+    Provider timeout ms (300000 tends to be a safe amount).
+    """
+
+
+class IntentParams(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    action: Literal["create", "list", "cancel"]
+    id: str | None = None
+    description: str | None = None
+    triggerKeywords: list[str] | None = None
+    scope: Literal["conversation", "channel", "anywhere"] | None = "channel"
+    senderScope: Literal["sender", "anyone"] | None = "sender"
+    expiresAt: str | None = None
+    maxFires: Annotated[int | None, Field(ge=1)] = None
+    cooldownSeconds: Annotated[int | None, Field(ge=0)] = None
+    status: Literal["pending", "armed", "fired", "done", "cancelled", "expired"] | None = None
+
+
 class Job(BaseModel):
     """
-    The job to create (add).
+    Job fields. action="add": full job. action="update": partial patch — only supplied fields
+    change; null clears.
     """
 
     model_config = ConfigDict(
         extra="allow",
     )
     name: str | None = None
+    """
+    Job name
+    """
+    declarationKey: Annotated[str | None, Field(max_length=200, min_length=1)] = None
+    """
+    Idempotent declaration key (add only).
+    """
+    displayName: DisplayName | None = None
+    """
+    Human-readable label; null clears it
+    """
+    owner: Owner | None = None
     schedule: Schedule | None = None
-    sessionTarget: Literal["main", "isolated"] | None = None
+    pacing: Pacing | None = None
+    trigger: Trigger | None = None
+    sessionTarget: str | None = None
+    """
+    main | isolated | current (agentTurn default) | session:<id>
+    """
+    wakeMode: Literal["now", "next-heartbeat"] | None = None
+    """
+    Wake timing
+    """
     payload: Payload | None = None
+    delivery: Delivery | None = None
+    description: str | None = None
+    """
+    Human description
+    """
     enabled: bool | None = None
+    deleteAfterRun: bool | None = None
+    """
+    Delete one-shot after successful completion: delivery confirmed, not requested, intentionally
+    silent, or explicitly bestEffort. Failed/unknown required delivery retains it disabled.
+    """
+    sessionKey: str | None = None
+    """
+    Explicit session key, or null to clear it
+    """
+    failureAlert: FailureAlert | None = None
+    """
+    Failure alert policy/route override. Route-backed jobs default to after=2 for execution failures
+    and cooldownMs=3600000 for all failure alerts; false disables execution/delivery alerts but not
+    the auto-disable safety notice.
+    """
+
+
+class Light(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    background: Annotated[str, Field(max_length=120, min_length=1)]
+    foreground: Annotated[str, Field(max_length=120, min_length=1)]
+    card: Annotated[str, Field(max_length=120, min_length=1)]
+    card_foreground: Annotated[str, Field(alias="card-foreground", max_length=120, min_length=1)]
+    popover: Annotated[str, Field(max_length=120, min_length=1)]
+    popover_foreground: Annotated[
+        str, Field(alias="popover-foreground", max_length=120, min_length=1)
+    ]
+    primary: Annotated[str, Field(max_length=120, min_length=1)]
+    primary_foreground: Annotated[
+        str, Field(alias="primary-foreground", max_length=120, min_length=1)
+    ]
+    secondary: Annotated[str, Field(max_length=120, min_length=1)]
+    secondary_foreground: Annotated[
+        str, Field(alias="secondary-foreground", max_length=120, min_length=1)
+    ]
+    muted: Annotated[str, Field(max_length=120, min_length=1)]
+    muted_foreground: Annotated[str, Field(alias="muted-foreground", max_length=120, min_length=1)]
+    accent: Annotated[str, Field(max_length=120, min_length=1)]
+    accent_foreground: Annotated[
+        str, Field(alias="accent-foreground", max_length=120, min_length=1)
+    ]
+    destructive: Annotated[str, Field(max_length=120, min_length=1)]
+    destructive_foreground: Annotated[
+        str, Field(alias="destructive-foreground", max_length=120, min_length=1)
+    ]
+    border: Annotated[str, Field(max_length=120, min_length=1)]
+    input: Annotated[str, Field(max_length=120, min_length=1)]
+    ring: Annotated[str, Field(max_length=120, min_length=1)]
+    font_sans: Annotated[str | None, Field(alias="font-sans", max_length=120, min_length=1)] = None
+    font_mono: Annotated[str | None, Field(alias="font-mono", max_length=120, min_length=1)] = None
+
+
+class LsParams(BaseModel):
+    path: str | None = None
+    """
+    Directory; default cwd.
+    """
+    limit: float | None = None
+    """
+    Max entries; default 500.
+    """
+    after: str | None = None
+    """
+    Filename cursor returned by the previous page.
+    """
 
 
 class MemoryGetParams(BaseModel):
@@ -465,17 +1191,9 @@ class MemoryGetParams(BaseModel):
         extra="forbid",
     )
     path: str
-    """
-    Memory file path as returned by memory_search, e.g. memory/2026-03-01.md.
-    """
     from_: Annotated[int | None, Field(alias="from", ge=1)] = None
-    """
-    First line to return (1-based).
-    """
     lines: Annotated[int | None, Field(ge=1)] = None
-    """
-    Number of lines to return.
-    """
+    corpus: Literal["memory", "wiki", "all"] | None = None
 
 
 class MemorySearchParams(BaseModel):
@@ -483,110 +1201,241 @@ class MemorySearchParams(BaseModel):
         extra="forbid",
     )
     query: str
-    """
-    What to look for, in natural language.
-    """
     maxResults: Annotated[int | None, Field(ge=1)] = None
-    """
-    Maximum number of snippets to return.
-    """
-    minScore: Annotated[float | None, Field(ge=0.0, le=1.0)] = None
-    """
-    Drop results scoring below this relevance.
-    """
+    minScore: float | None = None
+    corpus: Literal["memory", "wiki", "all", "sessions"] | None = None
 
 
 class MessageParams(BaseModel):
-    action: Literal[
-        "send",
-        "poll",
-        "react",
-        "reactions",
-        "read",
-        "edit",
-        "delete",
-        "pin",
-        "unpin",
-        "list-pins",
-        "thread-create",
-        "thread-list",
-        "thread-reply",
-        "search",
-        "member-info",
-        "channel-info",
-        "channel-list",
-    ]
+    action: Literal["send"]
+    """
+    Select one action. For action="send", provide message or another send payload; fields for other
+    actions do not count as send content.
+    """
     channel: str | None = None
-    """
-    Channel to use, e.g. telegram or discord.
-    """
     target: str | None = None
     """
-    Recipient - chat, channel or user id or name.
+    Recipient/channel: E.164 for WhatsApp/Signal, Telegram chat id/@username,
+    Discord/Slack/Mattermost <channelId|user:ID|channel:ID>, or iMessage handle/chat_id
     """
     targets: list[str] | None = None
-    """
-    Several recipients for a broadcast send.
-    """
     accountId: str | None = None
-    """
-    Channel account to send from.
-    """
+    dryRun: bool | None = None
     message: str | None = None
     """
-    Message text (send, edit, thread-reply).
+    Text for action="send". A send needs message or another send payload such as media, attachments,
+    or presentation.
+    """
+    effectId: str | None = None
+    """
+    sendWithEffect id/name.
+    """
+    effect: str | None = None
+    """
+    Alias for effectId.
     """
     media: str | None = None
     """
-    Media URL or local path to attach.
+    Media URL/path. data: use buffer.
+    """
+    filename: str | None = None
+    buffer: str | None = None
+    """
+    Base64/data-URL attachment.
+    """
+    contentType: str | None = None
+    mimeType: str | None = None
+    caption: str | None = None
+    attachments: list[Attachment] | None = None
+    """
+    Attachments; each uses media.
     """
     replyTo: str | None = None
-    """
-    Message id to reply to.
-    """
     threadId: str | None = None
+    asVoice: bool | None = None
     """
-    Thread or topic id.
+    Send audio as a voice note; combines with voiceText.
+    """
+    voiceText: str | None = None
+    """
+    Text to synthesize; message remains visible.
+    """
+    voiceProvider: str | None = None
+    """
+    Per-send speech provider override.
+    """
+    voiceId: str | None = None
+    """
+    Per-send speech voice override.
     """
     silent: bool | None = None
+    quoteText: str | None = None
     """
-    Send without a notification.
+    Telegram reply quote text.
     """
-    messageId: str | None = None
+    gifPlayback: bool | None = None
+    forceDocument: bool | None = None
     """
-    Message to react to, edit, delete or pin.
+    Send media as document; no compression.
     """
-    emoji: str | None = None
+    asDocument: bool | None = None
     """
-    Reaction emoji (react).
+    Alias for forceDocument.
     """
-    remove: bool | None = None
+    gatewayUrl: str | None = None
+    gatewayToken: str | None = None
+    timeoutMs: Annotated[int | None, Field(ge=1)] = None
+    final: bool | None = None
     """
-    Remove the reaction instead of adding it.
+    For admitted message-tool-only source turns, set false for progress; set true, or omit, for the
+    completed reply. Ignored for other sends.
     """
-    pollQuestion: str | None = None
+
+
+class MobileAction(BaseModel):
     """
-    Poll question (poll).
+    act: exactly one semantic mobile UI action.
     """
-    pollOption: Annotated[list[str] | None, Field(min_length=2)] = None
+
+    type: Literal["activate"]
+    ref: Annotated[str, Field(min_length=1)]
+
+
+class MobileAction1(BaseModel):
     """
-    Poll answers (poll).
+    act: exactly one semantic mobile UI action.
     """
-    pollMulti: bool | None = None
+
+    type: Literal["set_text"]
+    ref: Annotated[str, Field(min_length=1)]
+    text: str
+
+
+class MobileAction2(BaseModel):
     """
-    Allow several answers (poll).
+    act: exactly one semantic mobile UI action.
     """
-    query: str | None = None
+
+    type: Literal["scroll"]
+    ref: Annotated[str, Field(min_length=1)]
+    direction: Literal["forward", "backward"]
+
+
+class MobileAction3(BaseModel):
     """
-    Search text (search).
+    act: exactly one semantic mobile UI action.
     """
-    limit: Annotated[int | None, Field(ge=1)] = None
+
+    type: Literal["tap"]
+    x: Annotated[int, Field(ge=0)]
+    y: Annotated[int, Field(ge=0)]
+
+
+class MobileAction4(BaseModel):
     """
-    Maximum items to return.
+    act: exactly one semantic mobile UI action.
     """
-    buttons: list[list[Button]] | None = None
+
+    type: Literal["swipe"]
+    x1: Annotated[int, Field(ge=0)]
+    y1: Annotated[int, Field(ge=0)]
+    x2: Annotated[int, Field(ge=0)]
+    y2: Annotated[int, Field(ge=0)]
+    durationMs: Annotated[int, Field(ge=1, le=60000)]
+
+
+class MobileAction5(BaseModel):
     """
-    Inline keyboard rows, where supported (Telegram).
+    act: exactly one semantic mobile UI action.
+    """
+
+    type: Literal["global_action"]
+    name: Literal["back", "home", "recents", "notifications"]
+
+
+class MobileAction6(BaseModel):
+    """
+    act: exactly one semantic mobile UI action.
+    """
+
+    type: Literal["wait"]
+    ms: Annotated[int, Field(ge=0, le=100000)]
+
+
+class MobileUiParams(BaseModel):
+    action: Literal["observe", "act"]
+    gatewayUrl: str | None = None
+    gatewayToken: str | None = None
+    timeoutMs: Annotated[int | None, Field(ge=1)] = None
+    node: str | None = None
+    """
+    Paired Android node id or display name. Omit when exactly one connected mobileUI-capable node
+    exists.
+    """
+    snapshotId: str | None = None
+    """
+    act: exact snapshotId returned by the latest observation.
+    """
+    mobileAction: (
+        MobileAction
+        | MobileAction1
+        | MobileAction2
+        | MobileAction3
+        | MobileAction4
+        | MobileAction5
+        | MobileAction6
+        | None
+    ) = None
+    """
+    act: exactly one semantic mobile UI action.
+    """
+    confirmed: bool | None = None
+    """
+    State-changing acts: set true only after reviewing and confirming the proposed effect.
+    """
+
+
+class MusicGenerateParams(BaseModel):
+    action: str | None = None
+    """
+    "generate" default, "status" active task, "list" providers/models.
+    """
+    prompt: str | None = None
+    """
+    Music prompt: style, genre, mood, purpose.
+    """
+    lyrics: str | None = None
+    """
+    Exact sung lyrics only when the user supplies lyrics or asks for vocal words. For song/style
+    requests, use prompt instead.
+    """
+    instrumental: bool | None = None
+    """
+    Instrumental-only toggle.
+    """
+    image: str | None = None
+    """
+    Reference image path/URL.
+    """
+    images: list[str] | None = None
+    """
+    Reference images; max 10.
+    """
+    model: str | None = None
+    """
+    Provider/model override, e.g. google/lyria-3-pro-preview.
+    """
+    durationSeconds: Annotated[int | None, Field(ge=1)] = None
+    """
+    Target seconds; provider may clamp.
+    """
+    format: str | None = None
+    """
+    Output format: mp3, wav.
+    """
+    filename: str | None = None
+    """
+    Output filename hint; basename preserved in managed media dir.
     """
 
 
@@ -598,207 +1447,454 @@ class NodesParams(BaseModel):
         "approve",
         "reject",
         "notify",
-        "run",
         "camera_snap",
         "camera_list",
         "camera_clip",
+        "camera_ptz",
+        "photos_latest",
         "screen_record",
+        "screen_snapshot",
         "location_get",
+        "notifications_list",
+        "notifications_action",
+        "device_status",
+        "device_info",
+        "device_permissions",
+        "device_health",
+        "which",
+        "invoke",
     ]
+    gatewayUrl: str | None = None
+    gatewayToken: str | None = None
+    timeoutMs: Annotated[int | None, Field(ge=1)] = None
     node: str | None = None
     """
-    Node id or name.
+    Node ID, name, or IP. Required for describe and node-targeted actions; use status to discover
+    nodes.
     """
     requestId: str | None = None
-    """
-    Pairing request (approve, reject).
-    """
     title: str | None = None
-    """
-    Notification title (notify).
-    """
     body: str | None = None
-    """
-    Notification body (notify).
-    """
+    sound: str | None = None
     priority: Literal["passive", "active", "timeSensitive"] | None = None
-    command: list[str] | None = None
-    """
-    Command argv (run).
-    """
-    cwd: str | None = None
-    """
-    Working directory (run).
-    """
-    env: list[str] | None = None
-    """
-    KEY=VALUE environment entries (run).
-    """
-    commandTimeoutMs: Annotated[int | None, Field(ge=1)] = None
-    """
-    Command timeout (run).
-    """
+    delivery: Literal["system", "overlay", "auto"] | None = None
     facing: Literal["front", "back", "both"] | None = None
     """
-    Camera to use.
+    camera_snap: front/back/both; camera_clip: front/back only.
     """
     maxWidth: Annotated[int | None, Field(ge=1)] = None
-    """
-    Scale photos down to this width.
-    """
     quality: Annotated[float | None, Field(ge=0.0, le=1.0)] = None
+    delayMs: Annotated[int | None, Field(ge=0)] = None
+    deviceId: str | None = None
     """
-    JPEG quality.
+    For camera_ptz, use a camera_list devices[].id value as deviceId; it is required and must not be
+    guessed.
     """
+    ptzOperation: Literal["status", "set", "move", "home"] | None = None
+    """
+    camera_ptz operation. Call status before any control operation. status and home accept no axes;
+    set uses absolute axes; move uses axis deltas. Never guess unsupported axes.
+    """
+    panDegrees: float | None = None
+    """
+    camera_ptz pan: set uses absolute degrees; move uses a degree delta. Omit when unsupported.
+    """
+    tiltDegrees: float | None = None
+    """
+    camera_ptz tilt: set uses absolute degrees; move uses a degree delta. Omit when unsupported.
+    """
+    zoomPercent: float | None = None
+    """
+    camera_ptz zoom: set uses absolute percent; move uses a percentage-point delta. Omit when
+    unsupported.
+    """
+    limit: Annotated[int | None, Field(ge=1, le=20)] = None
+    duration: str | None = None
     durationMs: Annotated[int | None, Field(ge=1, le=300000)] = None
-    """
-    Clip length.
-    """
     includeAudio: bool | None = None
-    """
-    Record audio with the clip.
-    """
-    fps: Annotated[float | None, Field(ge=1.0)] = None
-    """
-    Frames per second (screen_record).
-    """
+    fps: Annotated[float | None, Field(gt=0.0)] = None
+    screenIndex: Annotated[int | None, Field(ge=0)] = None
+    outPath: str | None = None
+    maxAgeMs: Annotated[int | None, Field(ge=0)] = None
+    locationTimeoutMs: Annotated[int | None, Field(ge=1)] = None
     desiredAccuracy: Literal["coarse", "balanced", "precise"] | None = None
-    gatewayUrl: str | None = None
+    notificationAction: Literal["open", "dismiss", "reply"] | None = None
+    notificationKey: str | None = None
+    notificationReplyText: str | None = None
+    bins: Annotated[list[Bin] | None, Field(max_length=64, min_length=1)] = None
     """
-    Gateway WebSocket URL override.
+    which: executable names to resolve on the selected node.
     """
-    gatewayToken: str | None = None
+    invokeCommand: str | None = None
+    invokeParamsJson: str | None = None
+    invokeTimeoutMs: Annotated[int | None, Field(ge=1)] = None
+
+
+class Openai(BaseModel):
+    background: Literal["transparent", "opaque", "auto"] | None = None
     """
-    Token for gatewayUrl.
+    OpenAI background: transparent, opaque, auto. Transparent needs png/webp; default model routes
+    to gpt-image-1.5.
     """
-    timeoutMs: Annotated[int | None, Field(ge=1)] = None
+    moderation: Literal["low", "auto"] | None = None
     """
-    Gateway call timeout.
+    OpenAI moderation: low, auto.
     """
+    outputCompression: Annotated[int | None, Field(ge=0, le=100)] = None
+    """
+    OpenAI jpeg/webp compression 0-100.
+    """
+    user: str | None = None
+    """
+    OpenAI stable end-user id.
+    """
+
+
+class OpenclawParams(BaseModel):
+    message: str
+    """
+    What system must do.
+    """
+    sessionId: str | None = None
+    """
+    Continue prior OpenClaw talk.
+    """
+
+
+class Option(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    label: Annotated[str, Field(min_length=1)]
+    description: str | None = None
+
+
+class Owner(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    agentId: str | None = None
+    sessionKey: str | None = None
+
+
+class Pacing(BaseModel):
+    """
+    Dynamic-cadence bounds; at least one of min or max is required
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    min: str | None = None
+    """
+    Minimum dynamic delay
+    """
+    max: str | None = None
+    """
+    Maximum dynamic delay
+    """
+
+
+class PathItem(RootModel[str]):
+    root: Annotated[str, Field(max_length=200, min_length=1)]
 
 
 class Payload(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    kind: Literal["systemEvent", "agentTurn"] | None = None
+    kind: Literal["systemEvent", "agentTurn", "script"] | None = None
+    """
+    Payload kind
+    """
     text: str | None = None
-
-
-class PdfParams(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    prompt: str | None = None
     """
-    What to analyze or extract.
+    systemEvent text
     """
-    pdf: str | None = None
+    message: str | None = None
     """
-    Single PDF path or URL.
+    agentTurn prompt
     """
-    pdfs: Annotated[list[str] | None, Field(max_length=10)] = None
+    script: str | None = None
     """
-    Multiple PDF paths or URLs (up to 10).
-    """
-    pages: str | None = None
-    """
-    Page range to process, e.g. "1-5" or "1,3,5-7". Defaults to all pages.
+    Headless code-mode script
     """
     model: str | None = None
     """
-    PDF model override, as provider/model.
+    Model override, or null to clear
     """
+    thinking: str | None = None
+    """
+    Thinking override
+    """
+    timeoutSeconds: TimeoutSeconds | None = None
+    """
+    Timeout seconds; null restores the default on update (omission preserves it)
+    """
+    toolBudget: Annotated[int | None, Field(ge=1)] = None
+    """
+    Maximum script tool calls
+    """
+    lightContext: bool | None = None
+    """
+    Lightweight bootstrap context (skip full workspace context)
+    """
+    allowUnsafeExternalContent: bool | None = None
+    """
+    Allow untrusted external content in prompt
+    """
+    fallbacks: list[str] | None = None
+    """
+    Fallback models, or null to clear
+    """
+    toolsAllow: list[str] | None = None
+    """
+    Allowed tool ids, or null to clear
+    """
+
+
+class PdfParams(BaseModel):
+    prompt: str | None = None
+    pdf: str | None = None
+    """
+    One PDF path/URL.
+    """
+    pdfs: list[str] | None = None
+    """
+    PDF paths/URLs; max 10.
+    """
+    pages: str | None = None
+    """
+    Pages, e.g. "1-5", "1,3,5-7"; default all.
+    """
+    password: str | None = None
+    """
+    Password for encrypted PDFs.
+    """
+    model: str | None = None
     maxBytesMb: Annotated[float | None, Field(gt=0.0)] = None
-    """
-    Refuse PDFs larger than this many megabytes.
-    """
 
 
-class ProcessParams(BaseModel):
+class Placement(BaseModel):
+    """
+    Execution placement: omitted or {kind: "local"} uses local execution for native and ACP runs.
+    {kind: "profile", profileId, os?, machineClass?} selects a configured cloud profile and requires
+    visible=true and worktree=true. Never supply placeholder selectors. Omitted cloud selectors use
+    profile defaults; the first task starts only after cloud dispatch.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    kind: Literal["local"]
+
+
+class Placement1(BaseModel):
+    """
+    Execution placement: omitted or {kind: "local"} uses local execution for native and ACP runs.
+    {kind: "profile", profileId, os?, machineClass?} selects a configured cloud profile and requires
+    visible=true and worktree=true. Never supply placeholder selectors. Omitted cloud selectors use
+    profile defaults; the first task starts only after cloud dispatch.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    kind: Literal["profile"]
+    profileId: Annotated[str, Field(max_length=256, min_length=1, pattern="^\\S(?:.*\\S)?$")]
+    machineClass: Annotated[str | None, Field(max_length=128, min_length=1)] = None
+    os: Annotated[str | None, Field(max_length=64, min_length=1)] = None
+
+
+class PlanItem(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    step: Annotated[str, Field(min_length=1)]
+    status: Literal["pending", "in_progress", "completed"]
+
+
+class PluginsParams(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     action: Literal[
+        "list", "inspect", "search", "install", "enable", "disable", "uninstall", "reload"
+    ]
+    pluginId: str | None = None
+    query: str | None = None
+    """
+    Filter the plugin inventory or search published plugins.
+    """
+    source: Literal["official", "clawhub"] | None = None
+    packageName: str | None = None
+    version: str | None = None
+    """
+    ClawHub package version; omit for official catalog installs.
+    """
+    reviewToken: str | None = None
+    """
+    Capability review acknowledged by the operator.
+    """
+    acknowledgeInstallPolicyWarning: bool | None = None
+
+
+class PortalParams(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    action: Literal["open", "list", "close"]
+    """
+    Portal action
+    """
+    port: Annotated[int | None, Field(ge=1, le=65535)] = None
+    title: Annotated[str | None, Field(min_length=1)] = None
+    description: str | None = None
+    path: Annotated[str | None, Field(pattern="^/")] = None
+    id: Annotated[str | None, Field(min_length=1)] = None
+    environmentId: Annotated[str | None, Field(min_length=1)] = None
+    """
+    Conversation-attached environment returned by the environment tool; omit for the current
+    execution host.
+    """
+
+
+class Presentation(BaseModel):
+    target: Literal["assistant_message"] | None = None
+    """
+    Where to show the widget. assistant_message: inline in chat
+    """
+    frame: Literal["card", "full-bleed", "frameless"] | None = None
+    """
+    Pinned dashboard frame: card, full-bleed, or frameless
+    """
+
+
+class ProcessParams(BaseModel):
+    action: Literal[
         "list", "poll", "log", "write", "send-keys", "submit", "paste", "kill", "clear", "remove"
     ]
     """
-    What to do.
+    Process action (list|poll|log|write|send-keys|submit|paste|kill|clear|remove)
     """
     sessionId: str | None = None
     """
-    Target session (every action except list).
+    Required for every action except list.
     """
     data: str | None = None
     """
-    Data to write to stdin (write).
-    """
-    eof: bool | None = None
-    """
-    Close stdin after writing (write).
+    Data to write for write
     """
     keys: list[str] | None = None
     """
-    Key tokens such as Enter, C-c or Up (send-keys).
+    Key tokens to send for send-keys
     """
     hex: list[str] | None = None
     """
-    Raw bytes as hex strings (send-keys).
+    Hex bytes to send for send-keys
     """
     literal: str | None = None
     """
-    Literal text to type (send-keys).
+    Literal string for send-keys
     """
     text: str | None = None
     """
-    Text to paste (paste).
+    Text to paste for paste
     """
     bracketed: bool | None = None
     """
-    Wrap the paste in bracketed-paste markers (paste).
+    Wrap paste in bracketed mode
     """
-    offset: Annotated[int | None, Field(ge=0)] = None
+    eof: bool | None = None
     """
-    First output line to return (log); omit for the tail.
+    Close stdin after write
     """
-    limit: Annotated[int | None, Field(ge=1)] = None
+    offset: float | None = None
     """
-    Number of output lines to return (log).
+    Log offset
     """
-    timeout: Annotated[int | None, Field(ge=0)] = None
+    limit: float | None = None
     """
-    For poll, wait up to this many milliseconds for new output.
+    Log length
+    """
+    timeout: Annotated[float | None, Field(ge=0.0)] = None
+    """
+    For poll: wait up to this many milliseconds before returning; max 30000 ms, higher values are
+    clamped to 30000
+    """
+
+
+class ProgressCardParams(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    markdown: str | None = None
+    plan: Annotated[list[PlanItem] | None, Field(max_length=50)] = None
+
+
+class Question(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Annotated[str, Field(pattern="^[a-z][a-z0-9_]*$")]
+    """
+    Unique snake_case answer key.
+    """
+    header: Annotated[str, Field(min_length=1)]
+    """
+    Short chip label; longer input is truncated to 12 characters.
+    """
+    question: Annotated[str, Field(min_length=1)]
+    """
+    Single-sentence question only. Put all selectable choices in options.
+    """
+    options: Annotated[list[Option], Field(max_length=4, min_length=2)]
+    """
+    Every selectable choice. Put the recommended choice first; do not repeat choices only in the
+    question text.
+    """
+    multiSelect: bool | None = None
+    """
+    True only when the user may choose several options at once.
     """
 
 
 class ReadParams(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
     path: str
     """
-    Path of the file to read, relative to the workspace or absolute.
+    File path; relative/absolute.
     """
     offset: Annotated[int | None, Field(ge=1)] = None
     """
-    Line number to start reading at (1-based).
+    Start line; 1-based.
     """
-    limit: Annotated[int | None, Field(ge=1)] = None
+    limit: float | None = None
     """
-    Maximum number of lines to return.
+    Max lines.
+    """
+    cursor: Annotated[int | None, Field(ge=0)] = None
+    """
+    Character position within the start line; 0-based.
+    """
+    optional: Literal[True] | None = None
+    """
+    Missing paths return structured not_found instead of failing.
     """
 
 
 class Request(BaseModel):
     """
-    The UI action to perform (act).
+    act
     """
 
     kind: Literal[
+        "batch",
         "click",
+        "clickCoords",
         "type",
         "press",
         "hover",
+        "scrollIntoView",
         "drag",
         "select",
         "fill",
@@ -807,269 +1903,1027 @@ class Request(BaseModel):
         "evaluate",
         "close",
     ]
+    """
+    batch uses actions.
+    """
+    targetId: str | None = None
+    """
+    Prefer suggestedTargetId/tabId/label; raw CDP targetId.
+    """
     ref: str | None = None
     """
-    Element ref from the snapshot.
+    snapshot ref.
     """
+    actions: list[dict[str, Any]] | None = None
+    """
+    batch actions.
+    """
+    stopOnError: bool | None = None
+    """
+    Stop on error; default true.
+    """
+    doubleClick: bool | None = None
+    """
+    Double-click/clickCoords.
+    """
+    button: str | None = None
+    modifiers: list[str] | None = None
+    x: float | None = None
+    y: float | None = None
     text: str | None = None
-    """
-    Text to type, or text to wait for.
-    """
     submit: bool | None = None
-    """
-    Press Enter after typing.
-    """
+    slowly: bool | None = None
     key: str | None = None
     """
-    Key to press, e.g. Enter.
+    Escape, Enter, Control+Shift+T; aliases Esc, Return, Del, Ctrl, Cmd.
     """
+    delayMs: Annotated[int | None, Field(ge=0)] = None
+    startRef: str | None = None
+    endRef: str | None = None
     values: list[str] | None = None
-    """
-    Options to select.
-    """
+    fields: list[dict[str, Any]] | None = None
+    width: Annotated[int | None, Field(ge=1, le=8192)] = None
+    height: Annotated[int | None, Field(ge=1, le=8192)] = None
+    timeMs: Annotated[int | None, Field(ge=0)] = None
+    selector: str | None = None
+    url: str | None = None
+    loadState: str | None = None
+    textGone: str | None = None
+    timeoutMs: Annotated[int | None, Field(ge=1)] = None
     fn: str | None = None
-    """
-    JavaScript function source (evaluate).
-    """
+
+
+class ResourceHandle(RootModel[str]):
+    root: Annotated[str, Field(min_length=1)]
 
 
 class Schedule(BaseModel):
-    kind: Literal["at", "every", "cron"] | None = None
-    at: AwareDatetime | None = None
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    kind: Literal["at", "every", "cron", "stream"] | None = None
     """
-    One-shot time (kind at).
+    Schedule kind
     """
-    everyMs: Annotated[int | None, Field(ge=1)] = None
+    at: str | None = None
     """
-    Interval (kind every).
+    ISO-8601 time (kind=at)
+    """
+    everyMs: Annotated[int | None, Field(ge=1, le=8640000000000000)] = None
+    """
+    Interval ms (kind=every)
+    """
+    anchorMs: Annotated[int | None, Field(ge=0, le=8640000000000000)] = None
+    """
+    Start anchor ms (kind=every)
     """
     expr: str | None = None
     """
-    Cron expression (kind cron).
+    Cron wall-time expr; never UTC-convert. Missing tz=Gateway local. Example "0 18 * * *",
+    "Asia/Shanghai".
     """
     tz: str | None = None
     """
-    IANA time zone for expr.
+    IANA timezone for wall-clock fields; missing=Gateway host local timezone. Example
+    "Asia/Shanghai".
+    """
+    staggerMs: Annotated[int | None, Field(ge=0, le=8640000000000000)] = None
+    """
+    Jitter ms (kind=cron)
+    """
+    command: Command | None = None
+    """
+    Supervised source argv (kind=stream; disabled when cron.triggers.enabled=false)
+    """
+    cwd: str | None = None
+    """
+    Working directory (kind=stream)
+    """
+    mode: Literal["line", "match"] | None = None
+    match: str | None = None
+    """
+    Regex source (stream match mode)
+    """
+    batchMs: Annotated[int | None, Field(ge=0)] = None
+    maxBatchBytes: Annotated[int | None, Field(ge=0)] = None
+
+
+class ScreenParams(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    action: Literal[
+        "split_right",
+        "split_down",
+        "close_pane",
+        "focus",
+        "sidebar_show",
+        "sidebar_hide",
+        "terminal_show",
+        "terminal_hide",
+        "browser_show",
+        "browser_hide",
+        "desktop_show",
+        "desktop_hide",
+        "portal_show",
+        "portal_hide",
+        "navigate",
+    ]
+    """
+    Action
+    """
+    sessionKey: str | None = None
+    """
+    Session. Default: current
+    """
+    environmentId: str | None = None
+    """
+    Desktop source, or a pending portal's environment ID
+    """
+    portalId: str | None = None
+    """
+    Portal ID returned by portal open/list
+    """
+    dock: Literal["bottom", "right"] | None = None
+    """
+    Panel dock on show
+    """
+
+
+class SecretsParams(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    action: Literal["request", "list", "delete"]
+    """
+    `request` a value from the human, `list` entry metadata, or `delete` an entry.
+    """
+    name: Annotated[str | None, Field(max_length=128, pattern="^[A-Z][A-Z0-9_]{0,127}$")] = None
+    """
+    Entry name in uppercase environment-variable form, also its SecretRef id (STRIPE_API_KEY).
+    Required for request and delete.
+    """
+    kind: Literal["secret"] | None = None
+    """
+    Only `secret` may be requested; requested values are never readable back.
+    """
+    allowedHosts: Annotated[list[AllowedHost] | None, Field(max_length=128)] = None
+    """
+    Exact hostnames allowed to receive a secret, without scheme or port (api.stripe.com). Leaving
+    this empty prevents egress substitution; config SecretRefs remain usable.
+    """
+    reason: Annotated[str | None, Field(max_length=200)] = None
+    """
+    One line shown to the human explaining why the credential is needed.
+    """
+    timeoutSeconds: int | None = None
+    """
+    Maximum human wait in seconds on request; default 900, clamped 30-3600. Earlier run cancellation
+    or overall run timeout still applies.
     """
 
 
 class SessionStatusParams(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
     sessionKey: str | None = None
-    """
-    Session to report on (defaults to the current one).
-    """
     model: str | None = None
-    """
-    Model override to apply to the session, or "default" to reset.
-    """
+    changesSince: Annotated[int | None, Field(ge=0)] = None
 
 
 class SessionsHistoryParams(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    sessionKey: str
+    sessionKey: Annotated[str, Field(min_length=1)]
+    limit: Annotated[int | None, Field(ge=1, le=1000)] = None
+    offset: Annotated[int | None, Field(ge=0)] = None
     """
-    Session key (or session id) to read.
+    Plain-pagination offset. Ignored when messageId is set; limit still bounds anchored history.
     """
-    limit: Annotated[int | None, Field(ge=1)] = None
+    pendingBefore: Annotated[int | None, Field(ge=1)] = None
+    messageId: Annotated[str | None, Field(min_length=1)] = None
     """
-    Maximum number of messages.
+    Return history around this message id. Ignores offset; limit bounds the window.
     """
-    includeTools: bool | None = False
+    sessionId: Annotated[str | None, Field(min_length=1)] = None
     """
-    Also return tool-call messages.
+    Transcript session id that owns messageId. Requires messageId; omit for the latest tail.
     """
+    includeTools: bool | None = None
 
 
 class SessionsListParams(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
     kinds: list[Literal["main", "group", "cron", "hook", "node", "other"]] | None = None
-    """
-    Only list sessions of these kinds.
-    """
     limit: Annotated[int | None, Field(ge=1)] = None
-    """
-    Maximum number of sessions.
-    """
+    offset: Annotated[int | None, Field(ge=0, le=9007199254740991)] = None
     activeMinutes: Annotated[int | None, Field(ge=1)] = None
+    activeOnly: bool | None = None
+    excludeSubagents: bool | None = None
+    relationship: Literal["owned", "created", "involving"] | None = None
     """
-    Only sessions active within this many minutes.
+    Relation to the authenticated requesting user; unavailable without a trusted user identity.
     """
+    ownerId: Annotated[str | None, Field(min_length=1)] = None
+    creatorId: Annotated[str | None, Field(min_length=1)] = None
+    projectId: Annotated[str | None, Field(min_length=1)] = None
+    workspaceDir: Annotated[str | None, Field(min_length=1)] = None
+    group: str | None = None
+    pinned: bool | None = None
     messageLimit: Annotated[int | None, Field(ge=0)] = None
-    """
-    Include this many recent messages per session (0 = none).
-    """
+    label: Annotated[str | None, Field(min_length=1)] = None
+    agentId: Annotated[str | None, Field(max_length=64, min_length=1)] = None
+    search: Annotated[str | None, Field(min_length=1)] = None
+    archived: bool | Literal["all"] | None = None
+    includeDerivedTitles: bool | None = None
+    includeLastMessage: bool | None = None
 
 
-class SessionsSendParams(BaseModel):
+class SessionsParams(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
+    action: Literal[
+        "cloud_profiles",
+        "patch",
+        "reset",
+        "delete",
+        "assign_owner",
+        "group_list",
+        "group_set",
+        "group_rename",
+        "group_delete",
+    ]
+    """
+    Action
+    """
+    profileId: Annotated[
+        str | None, Field(max_length=256, min_length=1, pattern="^\\S(?:.*\\S)?$")
+    ] = None
+    """
+    cloud_profiles: return OS and machine choices for this configured profile.
+    """
+    offset: Annotated[int | None, Field(ge=0)] = None
+    """
+    cloud_profiles: nextOffset from the previous profile-list page.
+    """
     sessionKey: str | None = None
     """
-    Target session key (or session id).
+    Target session. Default: current
+    """
+    targets: Annotated[list[Target] | None, Field(max_length=100, min_length=1)] = None
+    """
+    patch: apply the same settings to these sessions. Cannot combine with top-level
+    sessionKey/expectedSessionId. Archive/restore requires each target's expectedSessionId.
+    Current-session archive uses a single patch. Results use zero-based succeeded/failed indexes;
+    valid targets continue after item errors.
+    """
+    expectedSessionId: str | None = None
+    """
+    Durable identity returned by sessions_list; rejects a replaced session. Required for archive,
+    restore, or delete of another session.
+    """
+    deleteTranscript: bool | None = None
+    """
+    Archive the deleted session transcript. Default: true.
     """
     label: str | None = None
     """
-    Target a session by its label instead of its key.
+    Sidebar title override. Empty string clears it.
     """
-    agentId: str | None = None
+    icon: str | None = None
     """
-    Agent that owns the labelled session.
+    Persistent sidebar icon: a single emoji, or a named icon: braces, book, monitor, bot, kanban,
+    coins, or custom SVG markup/data:image/svg+xml URL (max 16 KiB decoded; self-contained, no
+    scripts or external references). Include xmlns="http://www.w3.org/2000/svg" and viewBox on SVGs.
+    Empty string clears it. Distinct from temporary attention.
     """
-    message: str
+    color: str | None = None
     """
-    Message to deliver.
+    Persistent sidebar color tint, one of: red, blue, green, yellow, purple, orange, pink, cyan.
+    Empty string clears it.
     """
-    timeoutSeconds: Annotated[int | None, Field(ge=0)] = None
+    group: str | None = None
     """
-    Seconds to wait for the reply (0 = do not wait).
+    patch: custom sidebar group for this session. Null or an empty string clears it back to
+    ungrouped; assigning a new name creates the group.
     """
-
-
-class SessionsSpawnParams(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    task: str
+    statusNote: Annotated[str | None, Field(max_length=120)] = None
     """
-    Self-contained task for the sub-agent; it does not see this conversation.
+    Short sidebar status line. Empty string clears it and declared attention. Clears automatically
+    when the user reads or replies, or when its TTL expires.
     """
-    label: str | None = None
+    attention: Literal["clear", "hand", "key", "alert", "flag", "lock", "hourglass"] | None = None
     """
-    Human-readable label for the new session.
+    Request user attention with a curated icon; requires an active statusNote. 'clear' clears both
+    attention and statusNote.
     """
-    agentId: str | None = None
+    ttlMinutes: Annotated[int | None, Field(ge=1, le=120)] = None
     """
-    Agent to run the task (defaults to the current agent).
+    Status/attention lifetime in minutes. Default 30; maximum 120.
+    """
+    pinned: bool | None = None
+    """
+    Pin session (root and Home-linked sessions only; spawned, subagent, and nested-child sessions
+    cannot be pinned)
+    """
+    archived: bool | None = None
+    """
+    True archives without deleting; false restores the session.
     """
     model: str | None = None
     """
-    Model override for the sub-agent, as provider/model.
+    Model override
+    """
+    thinkingLevel: str | None = None
+    """
+    Thinking override
+    """
+    ownerType: Literal["human", "agent"] | None = None
+    """
+    New owner kind for assign_owner
+    """
+    ownerId: str | None = None
+    """
+    New owner id for assign_owner
+    """
+    names: list[str] | None = None
+    """
+    group_set: full replacement of the ordered group catalog. Array order becomes sidebar order; new
+    names are created; empty groups left out are deleted. Dropping a group that still has member
+    sessions is rejected — remove it with group_delete first. Never moves sessions. To reorder, pass
+    the complete current list in the new order.
+    """
+    name: str | None = None
+    """
+    group_rename and group_delete: the group to act on.
+    """
+    to: str | None = None
+    """
+    group_rename: the new group name.
+    """
+
+
+class SessionsSearchParams(BaseModel):
+    query: Annotated[str, Field(max_length=4096)]
+    sessionKey: str | None = None
+    limit: Annotated[int | None, Field(ge=1, le=25)] = None
+
+
+class SessionsSendParams(BaseModel):
+    sessionKey: str | None = None
+    label: Annotated[str | None, Field(max_length=512, min_length=1)] = None
+    agentId: Annotated[str | None, Field(max_length=64, min_length=1)] = None
+    message: str
+    timeoutSeconds: Annotated[int | None, Field(ge=0)] = None
+    watch: bool | None = None
+    mode: Literal["notify", "steer", "followup", "resume"] | None = None
+
+
+class SessionsSpawnParams(BaseModel):
+    task: str
+    taskName: str | None = None
+    """
+    Stable later-target alias; starts lowercase letter; then lowercase/digit/_/-.
+    """
+    label: str | None = None
+    """
+    Short task title shown in UI lists; name the work, not the agent.
+    """
+    runtime: Literal["subagent"] | None = None
+    """
+    Runtime; visible=true requires "subagent".
+    """
+    agentId: str | None = None
+    model: str | None = None
+    runTimeoutSeconds: Annotated[int | None, Field(ge=0)] = None
+    """
+    Per-run timeout in seconds; overrides the configured subagent default. Zero disables the
+    timeout.
     """
     thinking: str | None = None
     """
-    Thinking-level override for the sub-agent.
+    Thinking override; unavailable with visible=true.
     """
-    runTimeoutSeconds: Annotated[int | None, Field(ge=0)] = None
+    cwd: str | None = None
     """
-    Abort the run after this many seconds (0 = no limit).
+    Child working directory. Visible paths outside configured agent workspaces require
+    operator.admin. Mutually exclusive with projectId/projectGitUrl. With no source selector and
+    worktree=true: inherit the same-agent parent managed repository; otherwise use the target agent
+    workspace.
+    """
+    mode: Literal["run"] | None = None
+    """
+    "run" one-shot. Visible sessions accept omitted/default "run" and remain persistent.
     """
     cleanup: Literal["delete", "keep"] | None = None
     """
-    Whether to delete or keep the child session afterwards.
+    Hidden session cleanup; visible=true always keeps the session.
     """
+    expectsCompletionMessage: bool | None = None
+    """
+    false: fire-and-forget; requester gets no completion handoff when the child finishes.
+    """
+    completionTarget: Literal["parent"] | None = None
+    """
+    parent: return results in a private requester turn; no automatic channel delivery. Native hidden
+    run only; unavailable with ACP, collect, visible, thread, session mode, or
+    expectsCompletionMessage=false.
+    """
+    sandbox: Literal["inherit", "require"] | None = None
+    """
+    "inherit" parent sandbox policy; "require" fails unless child is sandboxed.
+    """
+    context: Literal["isolated", "fork"] | None = None
+    """
+    Native: explicit context="isolated" starts clean; context="fork" copies requester transcript and
+    requires the same agent. Omitted context is isolated.
+    """
+    lightContext: bool | None = None
+    """
+    Light bootstrap; subagent only; unavailable with visible=true.
+    """
+    fastMode: bool | Literal["auto"] | None = None
+    placement: Placement | Placement1 | None = None
+    """
+    Execution placement: omitted or {kind: "local"} uses local execution for native and ACP runs.
+    {kind: "profile", profileId, os?, machineClass?} selects a configured cloud profile and requires
+    visible=true and worktree=true. Never supply placeholder selectors. Omitted cloud selectors use
+    profile defaults; the first task starts only after cloud dispatch.
+    """
+    visible: bool | None = None
+    """
+    Persistent sidebar session only when the user requests a separate session or needs to revisit
+    and steer it independently. Internal QA/coding/review/test workers: omit or false. Subagent
+    runtime only; default run mode and empty attachments accepted; no thread/thinking/lightContext
+    or attachment staging.
+    """
+    group: str | None = None
+    """
+    Custom sidebar group for a visible session; a new name creates the group. Omit or pass an empty
+    string to leave it ungrouped.
+    """
+    projectId: str | None = None
+    """
+    Registered project for a visible session; mutually exclusive with projectGitUrl and cwd.
+    """
+    projectGitUrl: Annotated[str | None, Field(max_length=2048)] = None
+    """
+    GitHub HTTPS or git@github.com repository URL for a visible session's managed clone; mutually
+    exclusive with projectId and cwd. Local paths and file URLs are not accepted.
+    """
+    worktree: bool | None = None
+    """
+    Visible session worktree
+    """
+    worktreeName: str | None = None
+    """
+    Worktree name
+    """
+    worktreeBaseRef: str | None = None
+    """
+    Worktree base ref
+    """
+    attachments: Annotated[list[Attachment1] | None, Field(max_length=50)] = None
+    """
+    Inline snapshots; visible=true accepts only an empty array.
+    """
+    attachAs: AttachAs | None = None
+    """
+    Attachment mount hint; visible=true accepts only an omitted or blank mountPath.
+    """
+    collect: bool | None = None
+    """
+    Swarm collector child for large parallel fan-out, not one or a few children; no completion
+    notification.
+    """
+    outputSchema: dict[Annotated[str, StringConstraints(pattern=r"^.*$")], Any] | None = None
+    """
+    JSON Schema for the child's structured result; requires collect=true.
+    """
+    groupId: str | None = None
+    """
+    Groups parallel collector children; requires collect=true.
+    """
+
+
+class SessionsYieldParams(BaseModel):
+    waitFor: Literal["message"] | None = None
+    """
+    Explicitly pause an unfinished subagent until an incoming continuation message. Does not
+    schedule a message or submit the final result.
+    """
+    message: str | None = None
+    """
+    Private context for the resumed turn; not sent to the user.
+    """
+    acknowledgment: str | None = None
+    """
+    Optional waiting reply for an otherwise-silent interactive parent turn.
+    """
+
+
+class ShowWidgetParams(BaseModel):
+    title: str
+    """
+    Short host title; do not repeat it inside the widget
+    """
+    widget_code: str | None = None
+    """
+    Required for HTML/SVG or registered source. For HTML, send a fragment with optional style/script
+    tags, not a full document or file path. Use fluid widths and wrap or stack narrow layouts;
+    reserve horizontal scrolling for exact geometry.
+    """
+    report: dict[Annotated[str, StringConstraints(pattern=r"^.*$")], Any] | None = None
+    """
+    Native dashboard data; requires pin=true. Omit widget_code, kind, capabilities, and
+    presentation.target. Report data: {blocks:[...]}. Blocks: text {text,title?}; metrics
+    {items:[{label,value,detail?}]}; table {columns,rows,title?}; chart
+    {points:[{label,value}],style?:"bar"|"line",title?}; links {items:[{label,url,detail?}],title?}.
+    Every block needs its type. Metric values and table cells are strings; chart values are numbers.
+    Maximum 8KB JSON, 24 blocks, 8 metrics or columns, 40 rows or chart points, 20 links per block.
+    Links must be HTTP(S). No HTML, scripts, styles, network reads, or executable actions.
+    """
+    kind: Literal["html"] | None = None
+    """
+    Widget source kind: html
+    """
+    name: Annotated[str | None, Field(pattern="^[a-z0-9][a-z0-9._-]{0,63}$")] = None
+    """
+    Stable dashboard widget name; reuse the same name with pin=true and new report data or
+    widget_code to update
+    """
+    pin: bool | None = None
+    """
+    Pin only for an explicit dashboard request or multiple non-code visualizations
+    """
+    tab: Annotated[str | None, Field(pattern="^[a-z0-9-]{1,40}$")] = None
+    """
+    Dashboard tab slug
+    """
+    size: Literal["sm", "md", "lg", "xl", "full"] | None = None
+    """
+    Dashboard size: sm, md, lg, xl, or full
+    """
+    presentation: Presentation | None = None
+    after: Annotated[str | None, Field(pattern="^[a-z0-9][a-z0-9._-]{0,63}$")] = None
+    """
+    Place after this dashboard widget name
+    """
+    capabilities: Capabilities | None = None
+
+
+class SkillWorkshopParams(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    action: Literal[
+        "create",
+        "prepare_patch",
+        "patch",
+        "update",
+        "read",
+        "revise",
+        "list",
+        "inspect",
+        "evaluate",
+        "apply",
+        "reject",
+        "quarantine",
+        "history",
+        "restore_collection",
+    ]
+    """
+    create = stage a pending proposal for a new skill; read = existing live skill when complete
+    content fits; prepare_patch = authorize one exact non-empty span and return bounded context,
+    with only one prepared span active per skill; patch = targeted find-and-replace after read or
+    prepare_patch; update = stage a full-body rewrite; history = read historical collection review
+    records (current runs use automation history); restore_collection = restore a retained backup
+    from the previous collection reviewer; revise = existing pending proposal; list/inspect discover
+    pending proposals (not filesystem search); evaluate runs plugin evaluators for the exact draft;
+    apply/reject/quarantine are explicit lifecycle actions.
+    """
+    proposal_id: str | None = None
+    """
+    Existing proposal id for action=inspect, action=revise, action=evaluate, action=apply,
+    action=reject, or action=quarantine.
+    """
+    artifact_path: str | None = None
+    """
+    For action=inspect, select PROPOSAL.md or one listed support-file path. Omit to inspect
+    PROPOSAL.md. Complete content is returned only when the selected artifact projection fits the
+    model budget.
+    """
+    name: str | None = None
+    """
+    Skill/proposal name. Required for create; for inspect/revise when proposal_id is unknown,
+    resolves a pending proposal or returns candidates.
+    """
+    query: str | None = None
+    """
+    Optional query for action=list.
+    """
+    status: Literal["pending", "applied", "rejected", "quarantined", "stale"] | None = None
+    """
+    Optional proposal status filter for action=list.
+    """
+    limit: Annotated[int | None, Field(ge=1, le=50)] = None
+    """
+    Maximum proposals to return for action=list. Defaults to 20.
+    """
+    description: str | None = None
+    """
+    Skill description for create/update/revise; max 160 bytes. On update, concise text shortens the
+    proposal listing entry.
+    """
+    skill_name: str | None = None
+    """
+    Existing skill name or key for action=update, action=prepare_patch, action=patch, or
+    action=read. Reuse the returned skillName for follow-up calls.
+    """
+    old_string: str | None = None
+    """
+    For action=prepare_patch or action=patch: the exact current skill text to replace. Must match
+    exactly once. For patch only, an empty string appends new_string after a complete read.
+    """
+    new_string: str | None = None
+    """
+    For action=patch: the replacement text (or the appended section when old_string is empty).
+    Author it fully — steps, pitfalls, verification — in the skill's existing style.
+    """
+    proposal_content: str | None = None
+    """
+    Complete final skill body for action=create or action=update, or when action=revise changes the
+    body. Must be the full skill content ready for a later apply step — not a plan, diff, change
+    description, or implementation notes. On revise, omit this field to preserve the current body.
+    On update/revise, preserve unrelated existing content. Proposal frontmatter is added
+    automatically. Keep under configured skills.workshop.maxSkillBytes; default max is 40000 bytes.
+    """
+    support_files: list[SupportFile] | None = None
+    """
+    Optional support files to store with the proposal.
+    """
+    goal: str | None = None
+    """
+    Proposal or improvement goal.
+    """
+    evidence: str | None = None
+    """
+    Short evidence or notes.
+    """
+    reason: str | None = None
+    """
+    Optional reason for action=apply, action=reject, or action=quarantine.
+    """
+    expected_revision_hash: str | None = None
+    """
+    Optional exact recorded proposal revision hash for revise/evaluate/apply/reject/quarantine. The
+    action fails if the stored proposal record changed. Revise, evaluate, and apply verify proposal
+    artifacts. Reject and quarantine run interrupted-apply recovery first, then use only the stored
+    record.
+    """
+    correlation_id: Annotated[str | None, Field(max_length=256)] = None
+    """
+    Optional orchestration or experiment correlation id carried into lifecycle events.
+    """
+
+
+class StartCoordinateItem(RootModel[int]):
+    root: Annotated[int, Field(ge=0)]
 
 
 class SubagentsParams(BaseModel):
+    action: Literal["list", "wait", "cancel"] | None = None
+    recentMinutes: Annotated[int | None, Field(ge=1)] = None
+    taskId: str | None = None
+    """
+    Task id
+    """
+    taskIds: Annotated[list[TaskId] | None, Field(max_length=32, min_length=1)] = None
+    timeoutSeconds: Annotated[int | None, Field(ge=0, le=60)] = None
+
+
+class SuggestTaskParams(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    action: Literal["list", "kill", "steer"] | None = "list"
+    title: Annotated[str, Field(max_length=60, min_length=1)]
     """
-    What to do.
+    Imperative task title under 60 characters (start with a verb); shown as the card title and the
+    started session's name.
     """
-    target: str | None = None
+    prompt: Annotated[str, Field(max_length=32768, min_length=1)]
     """
-    Sub-agent run id, label or list index (kill, steer).
+    Self-contained task prompt with file paths and enough context to act without this conversation.
     """
-    message: Annotated[str | None, Field(max_length=4000)] = None
+    tldr: Annotated[str, Field(max_length=1024, min_length=1)]
     """
-    Guidance to send to the sub-agent (steer).
+    One or two plain-language sentences shown on the card explaining the value; no code or paths.
     """
-    recentMinutes: Annotated[int | None, Field(ge=1)] = None
+    cwd: Annotated[str | None, Field(max_length=4096, min_length=1)] = None
     """
-    How far back finished runs are listed.
+    Absolute working directory for the follow-up; defaults to the current folder. Git is not
+    required.
     """
+
+
+class SupportFile(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    path: str
+    """
+    Relative support file path under assets/, examples/, references/, scripts/, or templates/.
+    """
+    content: str
+    """
+    Support file text content.
+    """
+
+
+class TabId(RootModel[str]):
+    root: Annotated[str, Field(pattern="^[a-z0-9-]{1,40}$")]
+
+
+class Target(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    sessionKey: Annotated[str, Field(min_length=1)]
+    expectedSessionId: Annotated[str | None, Field(min_length=1)] = None
+
+
+class TaskId(RootModel[str]):
+    root: Annotated[str, Field(min_length=1)]
+
+
+class TerminalParams(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    action: Literal["read", "list", "resize", "close", "input"]
+    """
+    Action
+    """
+    sessionId: str | None = None
+    """
+    Shared terminal session
+    """
+    data: str | None = None
+    """
+    Exact terminal input
+    """
+    cols: Annotated[int | None, Field(ge=1, le=2000)] = None
+    rows: Annotated[int | None, Field(ge=1, le=2000)] = None
+
+
+class ThemeParams(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    action: Literal["list", "get", "set", "import"]
+    id: Id1 | None = None
+    """
+    Theme ID; import uses a personal slug. Set null to clear the override.
+    """
+    mode: Literal["system", "light", "dark"] | None = None
+    """
+    Set/import appearance mode. Set null to clear the override.
+    """
+    definition: Definition | None = None
+    apply: bool | None = None
+    """
+    Import and activate in one call
+    """
+
+
+class TimeoutSeconds(RootModel[float]):
+    root: Annotated[float, Field(ge=0.0)]
+    """
+    Timeout seconds; null restores the default on update (omission preserves it)
+    """
+
+
+class TokenBudget(RootModel[int]):
+    root: Annotated[int, Field(ge=1)]
+    """
+    Positive token budget. Omit or pass null unless explicitly requested.
+    """
+
+
+class TranscriptsParams(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    action: str
+    """
+    start, stop, status, import, summarize, list, or show.
+    """
+    sessionId: Annotated[str | None, Field(min_length=1)] = None
+    """
+    Raw ID for start/import. Legacy stop/summarize/show handle; prefer selector for an exact
+    capture. Cannot be combined with selector.
+    """
+    selector: Annotated[str | None, Field(min_length=1)] = None
+    """
+    Exact dated capture selector returned by start/import/status. Only for stop/summarize/show;
+    supply this or sessionId, never both. No raw-ID fallback.
+    """
+    limit: Annotated[int | None, Field(ge=1, le=50)] = 20
+    title: Annotated[str | None, Field(min_length=1)] = None
+    providerId: Annotated[str | None, Field(min_length=1)] = None
+    accountId: Annotated[str | None, Field(min_length=1)] = None
+    guildId: Annotated[str | None, Field(min_length=1)] = None
+    channelId: Annotated[str | None, Field(min_length=1)] = None
+    meetingUrl: Annotated[str | None, Field(min_length=1)] = None
+    transcript: Annotated[str | None, Field(min_length=1)] = None
+    speakerLabel: Annotated[str | None, Field(min_length=1)] = None
+
+
+class Trigger(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    script: Annotated[str, Field(max_length=65536, min_length=1)]
+    once: bool | None = None
 
 
 class TtsParams(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    text: Annotated[str, Field(min_length=1)]
+    text: str
     """
     Text to speak.
     """
     channel: str | None = None
     """
-    Channel id whose audio format to use, e.g. telegram.
+    Channel id; output-format hint.
+    """
+    timeoutMs: Annotated[int | None, Field(ge=1)] = None
+    """
+    Provider timeout ms.
+    """
+
+
+class UpdateGoalParams(BaseModel):
+    status: Literal["complete", "blocked"]
+    """
+    complete | blocked.
+    """
+    note: str | None = None
+    """
+    Short status note.
+    """
+
+
+class VideoGenerateParams(BaseModel):
+    action: str | None = None
+    """
+    "generate" default, "status" active task, "list" providers/models.
+    """
+    prompt: str | None = None
+    """
+    Video prompt.
+    """
+    image: str | None = None
+    """
+    One reference image path/URL.
+    """
+    images: list[str] | None = None
+    """
+    Reference images; max 9.
+    """
+    imageRoles: list[str] | None = None
+    """
+    `image` + `images` roles by index. Values: first_frame, last_frame, reference_image; empty
+    string leaves unset.
+    """
+    video: str | None = None
+    """
+    One reference video path/URL.
+    """
+    videos: list[str] | None = None
+    """
+    Reference videos; max 4.
+    """
+    videoRoles: list[str] | None = None
+    """
+    `video` + `videos` roles by index. Value: reference_video; empty string leaves unset.
+    """
+    model: str | None = None
+    """
+    Provider/model override, e.g. qwen/wan2.6-t2v.
+    """
+    filename: str | None = None
+    """
+    Output filename hint; basename preserved in managed media dir.
+    """
+    size: str | None = None
+    """
+    Size hint, e.g. 1280x720, 1920x1080.
+    """
+    aspectRatio: str | None = None
+    """
+    Aspect ratio: 1:1, 16:9, 9:16, "adaptive", or provider value; unsupported normalized/ignored.
+    """
+    resolution: str | None = None
+    """
+    Resolution: 360P, 480P, 540P, 720P, 768P, 1080P, 4K, or provider value; unsupported
+    normalized/ignored.
+    """
+    durationSeconds: Annotated[int | None, Field(ge=1)] = None
+    """
+    Target seconds; may round to nearest supported duration.
+    """
+    audio: bool | None = None
+    """
+    Generated-audio toggle.
+    """
+    watermark: bool | None = None
+    """
+    Watermark toggle.
+    """
+    providerOptions: dict[Annotated[str, StringConstraints(pattern=r"^.*$")], Any] | None = None
+    """
+    Provider JSON options, e.g. {"seed":42}. Keys/types must match provider capabilities; mismatch
+    skips candidate. Use action=list for accepted keys.
+    """
+    timeoutMs: Annotated[int | None, Field(ge=1)] = None
+    """
+    Provider timeout ms.
     """
 
 
 class ViewImageParams(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    image: str
+    prompt: str | None = None
+    path: str | None = None
     """
-    Local file path or URL of the image.
+    One local image path or permitted URL.
     """
-    prompt: str | None = "Describe the image."
+    paths: list[str] | None = None
     """
-    What to ask about the image.
-    """
-    model: str | None = None
-    """
-    Image model override, as provider/model.
+    Local image paths or permitted URLs; maxImages default 20.
     """
     maxBytesMb: Annotated[float | None, Field(gt=0.0)] = None
-    """
-    Refuse images larger than this many megabytes.
-    """
+    maxImages: Annotated[int | None, Field(ge=1)] = None
 
 
 class WebFetchParams(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    url: AnyUrl
+    url: str
     """
-    HTTP or HTTPS URL to fetch.
+    HTTP(S) URL.
     """
     extractMode: Literal["markdown", "text"] | None = "markdown"
     """
-    Output format of the extracted content.
+    Extract as markdown/text.
     """
     maxChars: Annotated[int | None, Field(ge=100)] = None
     """
-    Truncate the extracted content to this many characters.
+    Max chars returned; truncates.
     """
 
 
 class WebSearchParams(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    query: Annotated[str, Field(min_length=1)]
+    query: str
     """
     Search query.
     """
-    count: Annotated[int | None, Field(ge=1, le=10)] = None
+    count: Annotated[float | None, Field(ge=1.0, le=10.0)] = None
     """
-    Number of results to return.
+    Result count.
     """
     country: str | None = None
     """
-    Two-letter country code for regional results, e.g. DE or US.
+    2-letter country code.
     """
-    search_lang: str | None = None
+    language: str | None = None
     """
-    ISO language code of the results, e.g. en.
-    """
-    ui_lang: str | None = None
-    """
-    ISO language code for UI strings.
+    ISO 639-1 language.
     """
     freshness: str | None = None
     """
-    Recency filter - pd, pw, pm, py, or a range YYYY-MM-DDtoYYYY-MM-DD.
+    Time filter: day/week/month/year.
+    """
+    date_after: str | None = None
+    """
+    Published after YYYY-MM-DD.
+    """
+    date_before: str | None = None
+    """
+    Published before YYYY-MM-DD.
+    """
+    search_lang: str | None = None
+    """
+    Brave result language.
+    """
+    ui_lang: str | None = None
+    """
+    Brave UI locale.
+    """
+    domain_filter: list[str] | None = None
+    """
+    Perplexity domain filter.
+    """
+    max_tokens: Annotated[float | None, Field(ge=1.0, le=1000000.0)] = None
+    """
+    Perplexity total token budget.
+    """
+    max_tokens_per_page: Annotated[float | None, Field(ge=1.0)] = None
+    """
+    Perplexity tokens per page.
     """
 
 
@@ -1095,51 +2949,19 @@ class WhatsappLoginParams(BaseModel):
     """
 
 
+class WorkingPhrase(RootModel[str]):
+    root: Annotated[str, Field(max_length=24, min_length=1)]
+
+
 class WriteParams(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
     path: str
     """
-    Path of the file to write, relative to the workspace or absolute.
+    File path; relative/absolute.
     """
     content: str
     """
-    The complete new contents of the file.
+    File content.
     """
 
 
-AskUserParams = AgentsWaitParams
-ComputerParams = AgentsWaitParams
-ConversationsListParams = AgentsWaitParams
-ConversationsSendParams = AgentsWaitParams
-ConversationsTurnParams = AgentsWaitParams
-CreateGoalParams = AgentsWaitParams
-DashboardParams = AgentsWaitParams
-DismissTaskParams = AgentsWaitParams
-GetGoalParams = AgentsWaitParams
-GithubIdentityStatusParams = AgentsWaitParams
-GithubPublishParams = AgentsWaitParams
-HeartbeatRespondParams = AgentsWaitParams
-ImageGenerateParams = AgentsWaitParams
-IntentParams = AgentsWaitParams
-LsParams = AgentsWaitParams
-MobileUiParams = AgentsWaitParams
-MusicGenerateParams = AgentsWaitParams
-OpenclawParams = AgentsWaitParams
-PluginsParams = AgentsWaitParams
-PortalParams = AgentsWaitParams
-ProgressCardParams = AgentsWaitParams
-ScreenParams = AgentsWaitParams
-SecretsParams = AgentsWaitParams
-SessionsParams = AgentsWaitParams
-SessionsSearchParams = AgentsWaitParams
-SessionsYieldParams = AgentsWaitParams
-ShowWidgetParams = AgentsWaitParams
-SkillWorkshopParams = AgentsWaitParams
-SuggestTaskParams = AgentsWaitParams
-TerminalParams = AgentsWaitParams
-ThemeParams = AgentsWaitParams
-TranscriptsParams = AgentsWaitParams
-UpdateGoalParams = AgentsWaitParams
-VideoGenerateParams = AgentsWaitParams
+GetGoalParams = AgentsListParams
