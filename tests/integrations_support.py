@@ -160,7 +160,7 @@ EXAMPLE_LINES = (
 
 def hook_log(rt: ModuleType) -> tuple[Any, list[str]]:
     """A HookRunner whose before_tool_call handler records the command of each exec call
-    it sees and adds ``timeout: 5`` to it (what the implementation must get)."""
+    it sees and adds ``timeoutSeconds: 5`` to it (what the implementation must get)."""
     seen: list[str] = []
     hooks = rt.HookRunner()
 
@@ -168,7 +168,7 @@ def hook_log(rt: ModuleType) -> tuple[Any, list[str]]:
         if event.tool_name != "exec":
             return None
         seen.append(event.params["command"])
-        return rt.BeforeToolCallResult(params={**event.params, "timeout": 5})
+        return rt.BeforeToolCallResult(params={**event.params, "timeoutSeconds": 5})
 
     hooks.before_tool_call(before)
     return hooks, seen

@@ -122,7 +122,7 @@ def test_a_tool_outside_the_set_is_refused(shipped: Shipped, mode: str) -> None:
 @pytest.mark.parametrize("mode", MODES)
 def test_bad_arguments_never_reach_the_implementation(shipped: Shipped, mode: str) -> None:
     recorder = Recorder()
-    model = model_for([("read", {"path": 5}, "c1"), ("exec", {"command": "ls", "bogus": 1}, "c2"),
+    model = model_for([("read", {"path": 5}, "c1"), ("exec", {"command": ["ls"]}, "c2"),
                        ("read", {"path": "notes.md"}, "c3")])
     impls = recorder.implementations(asynchronous=mode == "async")
     out = Session(shipped, model, impls, mode, OPS).start()
@@ -174,7 +174,7 @@ def test_exec_approval_pauses_and_resumes(shipped: Shipped, tmp_path: Any, mode:
     [action] = pause.value["action_requests"]
     assert pause.value["review_configs"] == [{"action_name": "exec",
                                               "allowed_decisions": ["approve", "reject"]}]
-    evaluated = {"command": "rm -r build", "timeout": 5, "workdir": str(tmp_path.resolve())}
+    evaluated = {"command": "rm -r build", "timeoutSeconds": 5, "workdir": str(tmp_path.resolve())}
     assert action["name"] == "exec" and action["args"] == evaluated
     request = action["toolc"]
     assert request["command"] == "rm -r build" and request["executable"] == "/usr/bin/rm"

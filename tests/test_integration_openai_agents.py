@@ -101,7 +101,7 @@ def test_the_tool_itself_refuses_outside_the_set(shipped: Shipped) -> None:
 @pytest.mark.parametrize("mode", MODES)
 def test_bad_arguments_never_reach_the_implementation(shipped: Shipped, mode: str) -> None:
     recorder = Recorder()
-    model = model_for([("read", {"path": 5}, "c1"), ("exec", {"command": "ls", "bogus": 1}, "c2"),
+    model = model_for([("read", {"path": 5}, "c1"), ("exec", {"command": ["ls"]}, "c2"),
                        ("read", {"path": "notes.md"}, "c3")])
     impls = recorder.implementations(asynchronous=mode == "async")
     run(shipped, agent_for(shipped, model, impls), mode, "go", OPS)
@@ -159,7 +159,7 @@ def test_exec_approval_pauses_and_resumes(shipped: Shipped, tmp_path: Any, mode:
         assert recorder.ran == []
         assert "Exec denied (user-denied): rm -r build" in outputs(model)[0]
     else:
-        assert recorder.ran == [("exec", {"command": "rm -r build", "timeout": 5,
+        assert recorder.ran == [("exec", {"command": "rm -r build", "timeoutSeconds": 5,
                                           "workdir": str(tmp_path.resolve())})]
     assert seen == ["rm -r build"]
     assert approvals.allowlist("coder") == (

@@ -140,7 +140,7 @@ def test_the_toolset_itself_refuses_outside_the_set(shipped: Shipped) -> None:
 @pytest.mark.parametrize("mode", MODES)
 def test_bad_arguments_never_reach_the_implementation(shipped: Shipped, mode: str) -> None:
     recorder = Recorder()
-    script = Script([("read", {"path": 5}, "c1"), ("exec", {"command": "ls", "bogus": 1}, "c2"),
+    script = Script([("read", {"path": 5}, "c1"), ("exec", {"command": ["ls"]}, "c2"),
                      ("read", {"path": "notes.md"}, "c3")])
     impls = recorder.implementations(asynchronous=mode == "async")
     out = run(agent_for(shipped, script, impls), mode, OPS)
@@ -205,7 +205,7 @@ def test_exec_approval_pauses_and_resumes(shipped: Shipped, tmp_path: Any, mode:
     if decision == "deny":
         assert recorder.ran == []
     else:  # once, with exactly the evaluated request (the hook's timeout included)
-        assert recorder.ran == [("exec", {"command": "rm -r build", "timeout": 5,
+        assert recorder.ran == [("exec", {"command": "rm -r build", "timeoutSeconds": 5,
                                           "workdir": str(tmp_path.resolve())})]
     assert seen == ["rm -r build"]  # not again after the person decided
     learned = approvals.allowlist("coder")
