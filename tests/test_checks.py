@@ -23,7 +23,7 @@ from toolc.rules.context import (
     Context,
     group_context,
     parse_session_key,
-    subagent_depth,
+    subagent9,
 )
 from toolc.rules.names import (
     normalize_account_id,
@@ -105,9 +105,11 @@ def matches(where: dict[str, Any], ctx: dict[str, Any], leaf_depth: int,
             v = v.lower()
             senders.add((kind, v.removeprefix("@") if kind in ("id", "username") else v))
     depth = ctx.get("spawn_depth")
-    is_sub = session.is_subagent or (depth or 0) >= 1
+    key_sub, key_depth = (subagent9(text("session_key")) if leading
+                          else (session.is_subagent, session.depth))
+    is_sub = key_sub or (depth or 0) >= 1
     if depth is None:
-        depth = subagent_depth(text("session_key")) if leading else session.depth
+        depth = key_depth
     kind = None if not is_sub else "leaf" if max(depth, 1) >= leaf_depth else "non-leaf"
     sub = where.get("subagent")
     sender = where.get("sender")
