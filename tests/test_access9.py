@@ -6,6 +6,7 @@ interpreter; the words ACCESS.md, ``toolc diff`` and assertions use for them; an
 
 from __future__ import annotations
 
+import copy
 import os
 import tempfile
 from pathlib import Path
@@ -24,9 +25,15 @@ from toolc.semantics.access import ClassSpace, TablesView
 from toolc.semantics.reference import ReferenceInterpreter
 
 from tests.helpers import engines_for, write_definitions
-from tests.strategies import contexts_2026_9, definitions_for, split_files
+from tests.strategies import (
+    contexts_2026_9,
+    definitions,
+    definitions_for,
+    senders_2026_9,
+    split_files,
+)
 from tests.test_access_md import _every_class_equals_the_reference
-from tests.test_diff_bruteforce import _group_only_plugin_tools, _shrink
+from tests.test_diff_bruteforce import _check, _deployment, _group_only_plugin_tools, _shrink
 
 EXAMPLES = int(os.environ.get("TOOLC_ACCESS9_EXAMPLES", "12"))
 
@@ -182,3 +189,41 @@ def test_agent_sender_maps_and_webchat_owner_split_the_channel_side(tmp_path: Pa
     assert "exec" not in ref.resolve(agent_id="a1", sender_id="42").names
     assert "read" in ref.resolve(agent_id="a1", sender_id="42").names
     _every_class_equals_the_reference(space, ref)
+
+
+# -- a diff across releases (toolc migrate's) -------------------------------------------------
+def test_diff_from_2026_3_to_2026_9_equals_brute_force() -> None:
+    """The common refinement of a 2026.3 and a 2026.9 side (caller group ids against
+    session groups, message channel against session channel, global and per-agent sender
+    rules): the diff's counts and lines equal the reference interpreter on every class."""
+    base = _deployment()
+    base["channels"]["telegram"]["groups"]["*"] = {
+        "toolsBySender": {"id:7": {"deny": ["read"]}}}
+    head = copy.deepcopy(base)
+    head["openclaw"] = "2026.9"
+    head["agents"]["ownership"] = "explicit"
+    head["tools"] = {"toolsBySender": {"channel:telegram:42": {"deny": ["read"]}}}
+    head["agents"]["list"][1]["tools"] = {"toolsBySender": {"id:7": {"alsoAllow": ["pa_one"]}}}
+    got = _check(base, head)
+    assert got and "read" in got
+
+
+UPGRADES = int(os.environ.get("TOOLC_ACCESS9_UPGRADES", "4"))
+
+
+@settings(max_examples=UPGRADES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=definitions(), senders=senders_2026_9())
+def test_upgrade_diff_equals_brute_force(data: dict[str, Any], senders: dict[str, Any]) -> None:
+    """Random 2026.3 definitions against the same ones following 2026.9 (a global sender
+    map added): the diff ``toolc migrate`` prints counts and describes every class as the
+    reference interpreter does on both sides."""
+    base = _shrink(data)
+    head = copy.deepcopy(base)
+    head["openclaw"] = "2026.9"
+    if len(head["agents"].get("list", [])) > 1:
+        head["agents"]["ownership"] = "explicit"
+    for agent in head["agents"].get("list", []):
+        agent.pop("default", None)
+    head["tools"]["toolsBySender"] = senders
+    _check(base, head)

@@ -632,16 +632,23 @@ def compute_delta(space: ClassSpace) -> list[ToolChange]:
     ev = Evaluator(space, r, agents=touched) if touched else None
     ap_states = ev.ap_states() if ev else []
     for gi in sorted(gates):
-        alike = [] if coupled else [ci for ci in gates[gi] if not channel_diffs[ci]]
-        differ = [ci for ci in gates[gi] if coupled or channel_diffs[ci]]
+        alike = [ci for ci in gates[gi] if not channel_diffs[ci]]
+        differ = [ci for ci in gates[gi] if channel_diffs[ci]]
+        # coupled: the alike classes too are evaluated pairwise (on R), per selector
+        pairwise, alike = (alike, []) if coupled else ([], alike)
         if ev is None:
             continue
         side = sides[gi] = ChannelSide(ev.channel_groups(alike, side=0), r)
-        by_sel: dict[int, list[tuple[tuple[Content, ...], int]]] = {}
+        by_sel: dict[int, tuple[list[tuple[tuple[Content, ...], int]], ...]] = {}
         for xs in ev.x_states(gi, ap_states):
-            groups_differ = by_sel.get(xs.sel)
-            if groups_differ is None:
-                groups_differ = by_sel[xs.sel] = ev.channel_groups(differ, sel=xs.sel)
+            cached = by_sel.get(xs.sel)
+            if cached is None:
+                cached = by_sel[xs.sel] = (ev.channel_groups(differ, sel=xs.sel),
+                                           ev.channel_groups(pairwise, sel=xs.sel))
+            groups_differ, groups_pairwise = cached
+            for contents, cbits in groups_pairwise:
+                rb, rh = (result(v, c) for v, c in zip(xs.values, contents, strict=True))
+                delta.add_direct(xs, cbits, rb, rh, r)
             changed = any(v != xs.values[0] for v in xs.values[1:])
             if changed and xs.values[0][0] == xs.values[1][0]:
                 if alike:

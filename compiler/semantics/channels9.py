@@ -298,8 +298,11 @@ def label9(flags: Mapping[str, Any], other: str, *, several_accounts: bool,
     else:
         head = f"channel {message}" if message is not None else "no channel"
         group = "no group named by the session key"
-    if "group_id" in flags:
-        group += f", caller group_id {flags['group_id']}"
+    if "group_id" in flags:  # a 2026.3 side reads the caller's group id (a diff across)
+        caller = flags["group_id"]
+        same = spawned is not None and spawned.partition(":group:")[2] == caller
+        group += " and by group_id" if same else \
+            f", group_id {'of any other group' if caller == other else caller}"
     account = ""
     if several_accounts and spawned is not None:
         account = "any other account" if "account_id" not in flags else \
