@@ -227,3 +227,19 @@ def test_upgrade_diff_equals_brute_force(data: dict[str, Any], senders: dict[str
         agent.pop("default", None)
     head["tools"]["toolsBySender"] = senders
     _check(base, head)
+
+
+def test_a_wildcard_sender_rule_alone_splits_the_webchat_owner(tmp_path: Path) -> None:
+    """Only a `*` rule: the owner on webchat still skips it (no sender policy)."""
+    defs = _project(tmp_path / "d", channels={"telegram": {"groups": {
+        "g1": {"toolsBySender": {"*": {"deny": ["exec"]}}}}}})
+    space, ref = _space(defs)
+    assert space.coupled
+    ctx = {"message_provider": "webchat", "spawned_by": "telegram:group:g1",
+           "sender_is_owner": True}
+    assert "exec" in ref.resolve(**ctx).names
+    assert "exec" not in ref.resolve(**{**ctx, "sender_is_owner": None}).names
+    for c in (ctx, {**ctx, "sender_is_owner": None}):
+        flags = space.flags(space.classify(**c))
+        assert ref.resolve(**flags).names == ref.resolve(**c).names, c
+    _every_class_equals_the_reference(space, ref)

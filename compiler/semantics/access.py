@@ -697,7 +697,7 @@ class ClassSpace:
         representative requests (``channels9``), labelled from its first representative."""
         views = self.views
         self._sender_maps = c9.sender_maps(views)
-        entries = bool(c9.sender_reps(views)[1:])
+        entries = c9.has_sender_rules(views)  # the owner on webchat skips them
         self._owner_matters = entries and any(v.trusted for v in views)
         combos = sorted({tuple(self.sender_map(side, v.record(k.key[0])[1])
                                for side, v in enumerate(views)) for k in self.agents})

@@ -221,6 +221,11 @@ def _entries(views: Sequence[Any]) -> list[Sequence[Any]]:
     return [e for e in out if len(e) > 1]
 
 
+def has_sender_rules(views: Sequence[Any]) -> bool:
+    """Whether any group entry, agent or global map has a toolsBySender rule (``*`` too)."""
+    return bool(_entries(views))
+
+
 def typed_channels(views: Sequence[Any]) -> list[str]:
     """The channels typed sender keys name (``channel:<channel>:<id>``)."""
     out: set[str] = set()
