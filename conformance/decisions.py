@@ -12,8 +12,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-LEAF_ONLY = {"sessions_list", "sessions_history", "sessions_spawn"}
-
 
 class Asker(Protocol):
     def resolve(self, cfg: Mapping[str, Any], plugins: Any, ctxs: list[dict[str, Any]]
@@ -40,20 +38,8 @@ def _blank_values(oracle: Asker, cfg: Mapping[str, Any], plugins: Any, ctx: dict
     return oracle.resolve(cfg, plugins, [trimmed])[0] == ours
 
 
-def _subagent_depth(oracle: Asker, cfg: Mapping[str, Any], plugins: Any,
-                    ctx: dict[str, Any], ours: list[str], theirs: list[str]) -> bool:
-    """A subagent key without `:subagent:` markers (`subagent:x`) has depth 0 in OpenClaw,
-    which makes it an orchestrator; toolc makes every subagent at least depth 1 (a leaf under
-    the default maxSpawnDepth): it may only lose the leaf-denied tools."""
-    key = (ctx.get("session_key") or "").strip().lower()
-    if not key.startswith("subagent:") or ":subagent:" in key:
-        return False
-    return set(ours) <= set(theirs) and set(theirs) - set(ours) <= LEAF_ONLY
-
-
 DECISIONS = (
     Decision("blank-values-are-absent", "Blank and ill-typed request values", _blank_values),
-    Decision("subagent-depth-at-least-1", "D7 subagents", _subagent_depth),
 )
 
 

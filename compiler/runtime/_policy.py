@@ -314,6 +314,7 @@ _SENDER_LAYER: Final = bool(_RULES.get("global_sender_layer", False))
 _CHANNEL_KEYS: Final = bool(_RULES.get("channel_sender_keys", False))
 _SLASH_PREFIXED: Final = bool(_RULES.get("slash_model_is_prefixed", False))
 _GENERIC_GROUPS: Final = bool(_RULES.get("generic_group_resolver", False))
+_PLUGIN_RESOLVERS: Final = frozenset(_RULES.get("plugin_group_resolvers") or ())
 _SUBAGENT_KEYS9: Final = bool(_RULES.get("subagent_key_rules", False))
 _REQUEST_ALIASES: Final[dict[str, str]] = dict(_RULES.get("request_channel_aliases") or {})
 _SELECTION: Final[dict[str, Any]] = _T.get("selection") or {"default": "main", "ids": []}
@@ -821,6 +822,69 @@ def _group_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it 
     return _groups_stack(gmap, ch["topics"], group, sender, leaf)
 
 
+def _generic_map(ch: dict[str, Any], account_id: str | None) -> dict[str, Any] | None:
+    """2026.9.6 ``resolveChannelGroups``: the account's groups replace the channel's (an
+    empty map inherits them with at most one account)."""
+    if ch["rule"]["kind"] != "groups":
+        return None
+    gmap: dict[str, Any] | None = ch["groups"]
+    account = _account_id(account_id)
+    acc = ch["accounts"].get(account, _MISSING)
+    if acc is _MISSING:
+        acc = ch["accounts_folded"].get(account, _MISSING)
+    if acc is not _MISSING and acc is not None:
+        if acc["exact"] or len(ch["accounts"]) > 1:
+            gmap = acc
+    return gmap
+
+
+def _index(x: int | None) -> int | None:
+    return x
+
+
+def _answer(entry: list[Any], sender: Sender, senders: bool, keyed: str | None) -> int | None:
+    """One entry's answer as a stack index: its sender rule, else its tools (None: neither,
+    -1: a block without lists)."""
+    if senders and len(entry) > 1:
+        hit = _sender_stack(entry, sender, keyed, _index)
+        if hit is not False:
+            return hit  # type: ignore[return-value]
+    return entry[0]  # type: ignore[no-any-return]
+
+
+def _plugin_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it reads
+    ch: dict[str, Any],
+    ids: tuple[str, ...],
+    account_id: str | None,
+    sender: Sender,
+    senders: bool,
+    channel: str,
+) -> int | None:
+    """2026.9.6 ``resolveGroupToolPolicyOutcome`` with a channel plugin's own resolver
+    (Telegram's ``resolveTelegramGroupToolPolicy``), tried for each id in turn: the id's chat
+    id (``parseTelegramGroupId``) selects an entry (exact) whose sender rule or tools answer,
+    else ``*``'s; the first answer with lists wins (the stack index), None: the generic
+    resolver decides."""
+    gmap = _generic_map(ch, account_id)
+    if gmap is None:
+        return None
+    exact: dict[str, list[Any]] = gmap["exact"]
+    default = exact.get("*")
+    keyed = channel if _CHANNEL_KEYS else None
+    for gid in ids:
+        chat = _group_ids(gid, True)[0]
+        entry = exact.get(chat) if chat != "*" else None
+        found = None
+        for node in (entry, default):
+            if node is not None:
+                found = _answer(node, sender, senders, keyed)
+                if found is not None:
+                    break
+        if found is not None and found >= 0:
+            return found
+    return None
+
+
 def _generic_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it reads
     ch: dict[str, Any],
     ids: tuple[str, ...],
@@ -830,34 +894,24 @@ def _generic_stack(  # noqa: PLR0913, PLR0917 - one argument per request input i
     channel: str,
     leaf: Callable[[int | None], Any] = _maybe_stack,
 ) -> Stack | None:
-    """2026.9.6 ``resolveChannelGroupToolsPolicy`` on ``resolveChannelGroups``: the account's
-    groups replace the channel's (an empty map inherits them with at most one account); the
-    first id with an entry (exact) is the selected group; its sender rule > its tools > the
-    ``*`` sender rule > ``*`` tools."""
-    if ch["rule"]["kind"] != "groups":
-        return None
-    gmap = ch["groups"]
-    account = _account_id(account_id)
-    acc = ch["accounts"].get(account, _MISSING)
-    if acc is _MISSING:
-        acc = ch["accounts_folded"].get(account, _MISSING)
-    if acc is not _MISSING and acc is not None:
-        if acc["exact"] or len(ch["accounts"]) > 1:
-            gmap = acc
+    """2026.9.6 ``resolveChannelGroupToolsPolicy`` on ``resolveChannelGroups`` (after a
+    channel plugin's own resolver, _plugin_stack): the first id with an entry (exact) is the
+    selected group; its sender rule > its tools > the ``*`` sender rule > ``*`` tools."""
+    if channel in _PLUGIN_RESOLVERS:  # the channel plugin's resolver first
+        found = _plugin_stack(ch, ids, account_id, sender, senders, channel)
+        if found is not None:
+            return leaf(found)  # type: ignore[no-any-return]
+    gmap = _generic_map(ch, account_id)
     if gmap is None:
         return None
     exact: dict[str, list[Any]] = gmap["exact"]
     specific = next((exact[gid] for gid in ids if gid in exact), None)
     keyed = channel if _CHANNEL_KEYS else None
     for entry in (specific, exact.get("*")):
-        if entry is None:
-            continue
-        if senders and len(entry) > 1:
-            hit = _sender_stack(entry, sender, keyed, leaf)
-            if hit is not False:
-                return hit  # type: ignore[return-value]
-        if entry[0] is not None:
-            return leaf(entry[0])  # type: ignore[no-any-return]
+        if entry is not None:
+            found = _answer(entry, sender, senders, keyed)
+            if found is not None:
+                return leaf(found)  # type: ignore[no-any-return]
     return None
 
 
@@ -1236,11 +1290,9 @@ def _subagent_stack(
     if not (key_sub or (spawn_depth or 0) >= 1):
         return None
     depth = spawn_depth if spawn_depth is not None else key_depth
-    if _DEPTH_LEADING:  # 2026.9: depth 0 is the main role, never a leaf
-        leaf = depth >= 1 and depth >= _LEAF_DEPTH
-    else:
-        leaf = max(depth, 1) >= _LEAF_DEPTH
-    return _SUBAGENT_LEAF if leaf else _SUBAGENT_NONLEAF
+    # both releases: a leaf at max(1, maxSpawnDepth); depth 0 (2026.3.2: a `subagent:` key
+    # without `:subagent:`, 2026.9.6: the main role) is never one
+    return _SUBAGENT_LEAF if depth >= _LEAF_DEPTH else _SUBAGENT_NONLEAF
 
 
 def _requester_stacks(  # noqa: PLR0913, PLR0917 - the request's parts, provenance hooks

@@ -448,10 +448,10 @@ class ReferenceInterpreter:
         key_sub, key_depth = (subagent9(ctx.session_key) if self.r.target.subagent_key_rules
                               else (session.is_subagent, session.depth))
         is_sub = key_sub or (ctx.spawn_depth or 0) >= 1
+        # the stored depth, else the key's (2026.3.2 getSubagentDepth counts `:subagent:`, so
+        # a bare `subagent:x` key has depth 0; 2026.9.6 counts `(^|:)subagent:`, 0 is the
+        # `main` role): never a leaf at 0
         depth = ctx.spawn_depth if ctx.spawn_depth is not None else key_depth
-        if not self.r.target.subagent_depth_counts_leading:
-            depth = max(depth, 1)
-        # (2026.9: the stored depth, else getSubagentDepth; 0 is the `main` role)
         steps.append(self.subagent_step(depth) if is_sub else _Step(
             label="subagent tools.allow", layer="subagent", policy=None, strips=False,
             skip="not a subagent session"))
@@ -673,6 +673,11 @@ class ReferenceInterpreter:
         """2026.9.6 ``resolveChannelGroupToolsPolicy``: the first id (in the order the
         session key gives them) with an entry is the selected group (IRC: also ignoring
         case); then its sender rule > its tools > the ``*`` sender rule > ``*`` tools."""
+        if channel in self.r.target.plugin_group_resolvers:
+            found = self._plugin_match(ctx, channel, ids, groups, where, account, default,
+                                       senders=senders)
+            if found is not None:
+                return found
         specific = None
         gid = ids[0]
         generic = self.r.target.generic_group_resolver
@@ -706,6 +711,37 @@ class ReferenceInterpreter:
                               f'{where}.groups, which has no "*" group')
         return GroupMatch(block=None, skip=f'neither group {tried} nor the "*" group of '
                           f"{where}.groups has tools or a rule for this sender")
+    def _plugin_match(self, ctx: Context, channel: str, ids: tuple[str, ...],
+                      groups: tuple[GroupConfig, ...], where: str,
+                      account: AccountDef | None, default: GroupConfig | None,
+                      *, senders: bool = True) -> GroupMatch | None:
+        """2026.9.6 ``resolveGroupToolPolicyOutcome`` with the channel plugin's own resolver
+        (Telegram's ``resolveTelegramGroupToolPolicy``), tried for each id in turn: the id's
+        chat id (``parseTelegramGroupId``) selects an entry (exact), whose sender rule or
+        tools answer, else the ``*`` entry's; the first answer with allow or deny lists wins.
+        None: no id gave one, and the generic resolver decides."""
+        for cand in ids:
+            chat = group_candidates(channel, cand)[0]
+            specific = next((x for x in groups if x.id == chat and x.id != "*"), None)
+            for cfg in (specific, default):
+                if cfg is None:
+                    continue
+                rule = _sender_rule(cfg, ctx, e164=True,
+                                    channel=channel if self.r.target.channel_sender_keys
+                                    else None) if senders else None
+                if rule is None and cfg.tools is None:
+                    continue
+                block = rule.policy if rule is not None else cfg.tools
+                if pick_policy(block) is None:
+                    break  # the entry answered without lists: the next id
+                gw = f"{where}.groups.{key_text(cfg.id)}"
+                return GroupMatch(
+                    block=block, map_where=where, account=account, group_id=ids[0],
+                    where=(f"{gw}.toolsBySender.{key_text(rule.key)}" if rule is not None
+                           else f"{gw}.tools"),
+                    candidate=chat, entry=cfg, specific=specific, rule=rule)
+        return None
+
     def lean(self, inventory: dict[str, Decision], agent: AgentDef | None,
              steps: Sequence[_Step]) -> None:
         """2026.9 filterLocalModelLeanTools: with ``experimental.localModelLean`` on, the

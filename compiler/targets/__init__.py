@@ -84,6 +84,10 @@ class Target:
     # channel's with at most one account (resolveChannelGroups); request channel aliases
     # beyond the definitions' own (normalizeMessageChannel).
     generic_group_resolver: bool = False
+    # Channels whose bundled plugin brings its own group resolver, tried per group id before
+    # the generic one (2026.9.6 resolveGroupToolPolicyOutcome: Telegram's
+    # resolveTelegramGroupToolPolicy); the data's ``groupResolvers`` (read from the release)
+    plugin_group_resolvers: tuple[str, ...] = ()
     # 2026.9.6 isSubagentSessionKey / getSubagentDepth: an agent key's REST (segments kept as
     # written) starts with `subagent:`; depth counts `(^|:)subagent:` in REST (2026.3.2
     # counted `:subagent:` in the whole key)
@@ -158,6 +162,7 @@ class Target:
                 "channel_sender_keys": self.channel_sender_keys,
                 "slash_model_is_prefixed": self.slash_model_is_prefixed,
                 "generic_group_resolver": self.generic_group_resolver,
+                "plugin_group_resolvers": list(self.plugin_group_resolvers),
                 "subagent_key_rules": self.subagent_key_rules,
                 "request_channel_aliases": dict(self.request_channel_aliases),
                 "plugin_admission": self.optional_admitted_by_wildcard,
@@ -271,6 +276,8 @@ def _from_data(key: str) -> Target:
         switches["local_model_lean_tools"] = tuple(data["localModelLeanDeny"])
     if "hostOnly" in data:
         switches.setdefault("host_only_tools", tuple(data["hostOnly"]))
+    if switches.get("generic_group_resolver"):
+        switches.setdefault("plugin_group_resolvers", tuple(data.get("groupResolvers") or ()))
     return Target(key=key, release=str(data["release"]), **switches,
                   owner_only_names=tuple(data["ownerOnly"]) if by_name else (),
                   subagent_deny_always=tuple(data["subagentDeny"]["always"]),
