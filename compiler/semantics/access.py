@@ -136,6 +136,8 @@ class TablesView:
         self.typed_keys = bool(rules.get("channel_sender_keys", False))
         self.request_aliases: dict[str, str] = dict(rules.get("request_channel_aliases") or {})
         self.global_senders: list[Any] | None = data.get("senders")
+        # channels whose plugin resolver runs before the generic one (2026.9: Telegram's)
+        self.plugin_resolvers = frozenset(rules.get("plugin_group_resolvers") or ())
         # 2026.9 normalizeToolProviderPolicyKey: a model id with `/` is provider-prefixed too
         self.slash_prefixed = bool(rules.get("slash_model_is_prefixed", False))
         self._present: dict[tuple[Any, ...], int] = {}
@@ -1164,14 +1166,12 @@ class ClassSpace:
                 continue
             out.append(Klass(label="", flags=(("spawn_depth", depth),) if depth else (),
                              key=(depth,)))
-        # 2026.9: a subagent key with a stored depth 0 has the `main` role (the non-leaf
-        # deny list); it shares the class of a depth with the same verdict on every side
-        # (none when maxSpawnDepth is 1 on a 2026.9 side: classify then counts it as depth 1)
-        main = tuple(False if v.depth_leading else 1 >= v.leaf_depth for v in self.views)
+        # a subagent at depth 0 (2026.9: a stored depth 0, the `main` role; 2026.3: a bare
+        # `subagent:` key) is never a leaf: it shares the class of a depth that is no leaf
+        # on any side (none when maxSpawnDepth is 1: classify then counts it as depth 1)
         self._main_role: int | None = next(
             (self._depth_index[d] for d in range(1, top + 1)
-             if tuple(depth >= v.leaf_depth for v in self.views for depth in (d,)) == main),
-            None) if any(v.depth_leading for v in self.views) else None
+             if all(d < v.leaf_depth for v in self.views)), None)
         labelled = []
         for i, k in enumerate(out):
             depth = k.key[0]

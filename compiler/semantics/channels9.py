@@ -42,7 +42,12 @@ from ..rules.context import (
     parse_session_key,
     trusted_group,
 )
-from ..rules.names import normalize_account_id, normalize_channel, normalize_key
+from ..rules.names import (
+    group_candidates,
+    normalize_account_id,
+    normalize_channel,
+    normalize_key,
+)
 
 MISS: Any = object()  # no sender rule matched (the runtime's False)
 _BUCKETS = {"id": 1, "e164": 2, "username": 3, "name": 4}
@@ -59,6 +64,7 @@ class View(Protocol):
     typed_keys: bool
     sender_layer: bool
     request_aliases: dict[str, str]
+    plugin_resolvers: frozenset[str]
     global_senders: list[Any] | None
 
     def group(self, channel: str, group: str, account: str | None,
@@ -129,18 +135,38 @@ def group9(view: View, req: Request9, senders_on: bool) -> int | None:
     if gmap is None:
         return None
     exact = gmap["exact"]
-    specific = next((exact[gid] for gid in req.ids if gid in exact), None)
     keyed = req.gch if view.typed_keys else None
+    if req.gch in view.plugin_resolvers:
+        # the channel plugin's own resolver first (Telegram's, per id: the id's chat id
+        # selects an entry, else `*`); the first answer with lists wins (``_plugin_stack``)
+        for gid in req.ids:
+            chat = group_candidates(req.gch, gid)[0]
+            found = None
+            for node in (exact.get(chat) if chat != "*" else None, exact.get("*")):
+                if node is not None:
+                    found = _answer(node, req, senders_on, keyed)
+                    if found is not None:
+                        break
+            if found is not None and found >= 0:
+                return found
+    specific = next((exact[gid] for gid in req.ids if gid in exact), None)
     for entry in (specific, exact.get("*")):
-        if entry is None:
-            continue
-        if senders_on and len(entry) > 1:
-            hit = sender_hit(entry, req.senders, keyed)
-            if hit is not MISS:
-                return int(hit) if hit is not None else None
-        if entry[0] is not None:
-            return int(entry[0])
+        if entry is not None:
+            found = _answer(entry, req, senders_on, keyed)
+            if found is not None:
+                return found
     return None
+
+
+def _answer(entry: Sequence[Any], req: Request9, senders_on: bool, keyed: str | None
+            ) -> int | None:
+    """One entry's answer: its sender rule, else its tools (None: neither; -1: a block
+    without lists)."""
+    if senders_on and len(entry) > 1:
+        hit = sender_hit(entry, req.senders, keyed)
+        if hit is not MISS:
+            return int(hit) if hit is not None else None
+    return None if entry[0] is None else int(entry[0])
 
 
 def sender9(view: View, req: Request9, senders_on: bool, mine: list[Any] | None
