@@ -634,8 +634,10 @@ def compute_delta(space: ClassSpace) -> list[ToolChange]:
     for gi in sorted(gates):
         alike = [ci for ci in gates[gi] if not channel_diffs[ci]]
         differ = [ci for ci in gates[gi] if channel_diffs[ci]]
-        # coupled: the alike classes too are evaluated pairwise (on R), per selector
-        pairwise, alike = (alike, []) if coupled else ([], alike)
+        # coupled: alike classes whose channel side depends on the selector are evaluated
+        # pairwise (on R), with each state's selector; the others as usual
+        pairwise = [ci for ci in alike if not space.selector_free(ci)] if coupled else []
+        alike = [ci for ci in alike if space.selector_free(ci)] if coupled else alike
         if ev is None:
             continue
         side = sides[gi] = ChannelSide(ev.channel_groups(alike, side=0), r)

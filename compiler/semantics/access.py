@@ -593,6 +593,11 @@ class ClassSpace:
         2026.9's sender layer) under selector ``sel``."""
         return self._chan_stacks[ci][sel]
 
+    def selector_free(self, ci: int) -> bool:
+        """Whether channel class ``ci``'s side is the same under every selector."""
+        first = self._chan_stacks[ci][0]
+        return all(st == first for st in self._chan_stacks[ci][1:])
+
     def selector(self, owner: int, maps: Sequence[int]) -> int:
         """The selector of an owner class and the per-side sender maps of an agent."""
         owner_true = bool(self._owner_matters) and self.owner[owner].key[0] is True

@@ -102,22 +102,27 @@ class XState:
     members: list[tuple[APState, int, int, int]] = field(default_factory=list)  # ap, o, s, k
     _weights: dict[int, int] | None = None
     sel: int = 0  # the selector its channel sides are read with (ClassSpace.selectors)
+    _rests: tuple[int, list[tuple[int, int, int, int, int]]] | None = None
 
     def cubes(self, channels: int) -> list[Cube]:
         """The classes of this state in the channel classes ``channels``, as few cubes."""
-        by_rest: dict[tuple[int, int, int], dict[int, int]] = defaultdict(dict)
-        for aps, o, s, k in self.members:
-            agents = by_rest[(o, s, k)]
-            for a, pbits in aps.members:
-                agents[a] = agents.get(a, 0) | pbits
-        out: list[Cube] = []
-        for (o, s, k), agents in by_rest.items():
-            by_pbits: dict[int, int] = defaultdict(int)
-            for a, pbits in agents.items():
-                by_pbits[pbits] |= 1 << a
-            out.extend((abits, pbits, channels, 1 << o, 1 << s, 1 << k)
-                       for pbits, abits in by_pbits.items())
-        return out
+        if self._rests is None or self._rests[0] != len(self.members):
+            # the agent-side cubes do not depend on ``channels``: computed once (a diff asks
+            # for them per tool and per channel group)
+            by_rest: dict[tuple[int, int, int], dict[int, int]] = defaultdict(dict)
+            for aps, o, s, k in self.members:
+                agents = by_rest[(o, s, k)]
+                for a, pbits in aps.members:
+                    agents[a] = agents.get(a, 0) | pbits
+            rests: list[tuple[int, int, int, int, int]] = []
+            for (o, s, k), agents in by_rest.items():
+                by_pbits: dict[int, int] = defaultdict(int)
+                for a, pbits in agents.items():
+                    by_pbits[pbits] |= 1 << a
+                rests.extend((abits, pbits, 1 << o, 1 << s, 1 << k)
+                             for pbits, abits in by_pbits.items())
+            self._rests = (len(self.members), rests)
+        return [(a, p, channels, o, s, k) for a, p, o, s, k in self._rests[1]]
 
     def agent_weights(self) -> dict[int, int]:
         """Agent-side classes (provider x owner x sandbox x subagent) per agent."""
