@@ -82,7 +82,9 @@ def test_shipped_build_has_access_md() -> None:
     viewer = text.split("## agent `viewer`")[1]
     ref = ReferenceInterpreter(resolve_definitions(ROOT / "definitions"))
     names = ref.resolve(agent_id="viewer").names
-    assert f"see {len(names)} tools: " + ", ".join(f"`{n}`" for n in names) in viewer
+    # "Most contexts ... see" or, where no set holds a majority (2026.9's session-named
+    # group classes), "The largest class of contexts ... sees"
+    assert f" {len(names)} tools: " + ", ".join(f"`{n}`" for n in names) in viewer
     main = text.split("## agent `main`")[1].split("## ")[0]
     # 2026.9: the default request (owner unknown) keeps owner-only tools; a known non-owner
     # loses GATEWAY_OWNER_ONLY_CORE_TOOLS (cron is automations)
