@@ -184,8 +184,8 @@ class Evaluator:
         sigs: dict[Any, int] = {}
         for k in self.space.providers:
             provider, model = k.key
-            full = (model if "/" in model else f"{provider}/{model}") if (
-                provider is not None and model) else None
+            # the side's own byProvider key rule (2026.9: a model id with `/` is prefixed too)
+            full = v.model_key(provider, model) if provider is not None else None
             _, ge = v.provider_entries(v.records[0], provider, model)
             gates = tuple(bool(bits & self.relevant)
                           and (providers is None or provider in providers)
