@@ -82,11 +82,16 @@ def test_shipped_build_has_access_md() -> None:
     viewer = text.split("## agent `viewer`")[1]
     ref = ReferenceInterpreter(resolve_definitions(ROOT / "definitions"))
     names = ref.resolve(agent_id="viewer").names
-    assert f"see {len(names)} tools: " + ", ".join(f"`{n}`" for n in names) in viewer
+    # "Most contexts ... see" or, where no set holds a majority (2026.9's session-named
+    # group classes), "The largest class of contexts ... sees"
+    assert f" {len(names)} tools: " + ", ".join(f"`{n}`" for n in names) in viewer
     main = text.split("## agent `main`")[1].split("## ")[0]
     # 2026.9: the default request (owner unknown) keeps owner-only tools; a known non-owner
     # loses GATEWAY_OWNER_ONLY_CORE_TOOLS (cron is automations)
-    assert "- owner: no change" in main
+    # the owner on webchat gets no sender policy (isOwnerInternalSession): in a group the
+    # session key names, the owner keeps what a toolsBySender rule takes from others
+    owner = next(line for line in main.splitlines() if line.startswith("- owner: "))
+    assert owner.startswith("- owner: + ") and owner.endswith("(in some contexts)")
     assert ("- known non-owner (sender_is_owner=False): - `sessions`, `conversations_list`, "
             "`conversations_send`, `conversations_turn`, `screen`, `terminal`, `portal`, "
             "`automations`, `gateway`, `plugins`, `whatsapp_login` (in some contexts)") in main
@@ -101,7 +106,7 @@ def test_very_large_deployments_get_a_summary(monkeypatch: pytest.MonkeyPatch) -
     # an exact count above the limit is stated as exact
     view = TablesView(tables, list(tables["tools"]))
     monkeypatch.setattr(review, "MAX_CLASSES", review._estimate(view) // 50 + 1)
-    exact = 6 * 10 * 16  # agent, provider and channel classes
+    exact = 6 * 10 * 40  # agent, provider and channel classes
     assert review.MAX_CLASSES < exact
     text = review.access_markdown(tables)
     assert (f"{exact:,} context classes (agent x provider x channel), more than the "

@@ -23,7 +23,7 @@ from toolc.rules.context import (
     Context,
     group_context,
     parse_session_key,
-    subagent_depth,
+    subagent9,
 )
 from toolc.rules.names import (
     normalize_account_id,
@@ -105,10 +105,13 @@ def matches(where: dict[str, Any], ctx: dict[str, Any], leaf_depth: int,
             v = v.lower()
             senders.add((kind, v.removeprefix("@") if kind in ("id", "username") else v))
     depth = ctx.get("spawn_depth")
-    is_sub = session.is_subagent or (depth or 0) >= 1
+    key_sub, key_depth = (subagent9(text("session_key")) if leading
+                          else (session.is_subagent, session.depth))
+    is_sub = key_sub or (depth or 0) >= 1
     if depth is None:
-        depth = subagent_depth(text("session_key")) if leading else session.depth
-    kind = None if not is_sub else "leaf" if max(depth, 1) >= leaf_depth else "non-leaf"
+        depth = key_depth
+    # depth 0 (a stored 0, or 2026.3's bare `subagent:` key) is never a leaf
+    kind = None if not is_sub else "leaf" if 1 <= depth and depth >= leaf_depth else "non-leaf"
     sub = where.get("subagent")
     sender = where.get("sender")
     return (one(where.get("agent"), agent, normalize_agent_id)
@@ -127,6 +130,16 @@ def matches(where: dict[str, Any], ctx: dict[str, Any], leaf_depth: int,
                  or where["sandboxed"] == (ctx.get("sandboxed") is True))
             and (sub is None or (sub is False and kind is None) or (sub is True and kind)
                  or sub == kind))
+
+
+def _depth_zero(ctx: dict[str, Any], leading: bool) -> bool:
+    """A subagent request at depth 0 (a stored 0, or a key that counts none)."""
+    key = ctx.get("session_key")
+    key = key.strip() if isinstance(key, str) and key.strip() else None
+    session = parse_session_key(key)
+    key_sub, key_depth = subagent9(key) if leading else (session.is_subagent, session.depth)
+    depth = ctx.get("spawn_depth")
+    return (key_sub or (depth or 0) >= 1) and (key_depth if depth is None else depth) == 0
 
 
 def _assertion(kind: str, tools: list[str], where: dict[str, Any]) -> AssertionDef:
@@ -192,9 +205,9 @@ def _check_equals_brute_force(space: ClassSpace, view: TablesView, ref: Referenc
         assert matches(where, v.flags, view.leaf_depth) and violates(v.flags)
     else:
         for ctx in ctxs:
-            if view.depth_leading and ctx.get("spawn_depth") == 0:
-                # 2026.9 gives a subagent key with a stored depth 0 the `main` role (never a
-                # leaf); the class space counts it as depth 1 (a documented approximation)
+            if view.leaf_depth == 1 and _depth_zero(ctx, view.depth_leading):
+                # depth 0 is never a leaf; with maxSpawnDepth 1 no class has that verdict
+                # and the class space counts it as depth 1 (a documented approximation)
                 continue
             assert not (matches(where, ctx, view.leaf_depth, view.depth_leading)
                         and violates(ctx)), ctx

@@ -46,8 +46,9 @@ def _shrink(data: dict[str, Any]) -> dict[str, Any]:
         del channels[name]
     for name, channel in channels.items():
         channels[name] = _shrink_channel(channel)
-    data["agents"]["list"] = data["agents"]["list"][:2]
-    configs = [data["tools"], *(a.get("tools", {}) for a in data["agents"]["list"])]
+    if "list" in data["agents"]:  # 2026.9 draws may have no roster
+        data["agents"]["list"] = data["agents"]["list"][:2]
+    configs = [data["tools"], *(a.get("tools", {}) for a in data["agents"].get("list", []))]
     for cfg in configs:
         if "byProvider" in cfg:
             cfg["byProvider"] = dict(list(cfg["byProvider"].items())[:2])

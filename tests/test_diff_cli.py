@@ -48,17 +48,17 @@ def test_formats_and_exit_code_for_a_narrowing(tmp_path: Path) -> None:
     head = _changed(tmp_path, widen=False)
     code, text = _diff(str(DEFS), str(head))
     assert code == 2
-    assert "- read: lost by agent viewer (2,106 classes)" in text
+    assert "- read: lost by agent viewer (3,942 classes)" in text
     assert "+ " not in "".join(line[:2] for line in text.splitlines()[1:] if "warning" not in line)
     code, md = _diff(str(DEFS), str(head), "--format", "markdown")
     assert code == 2 and md.startswith("### toolc diff:")
-    assert "| `read` | 0 | 2,106 |" in md and "<details>" in md
+    assert "| `read` | 0 | 3,942 |" in md and "<details>" in md
     code, raw = _diff(str(DEFS), str(head), "--format", "json")
     data = json.loads(raw)
     assert code == 2 and data["format"] == 1 and data["access_changed"]
     assert not data["widened"]
     lost = {a["tool"]: a["lost"]["count"] for a in data["access"]}
-    assert lost == {"read": 2106, "memory_search": 1782, "memory_get": 1782}
+    assert lost == {"read": 3942, "memory_search": 3402, "memory_get": 3402}
     read = next(a for a in data["access"] if a["tool"] == "read")
     assert read["lost"]["classes"][0]["agent"] == ["agent viewer"]
     assert read["lost"]["classes"][0]["provider"] is None

@@ -24,7 +24,13 @@ from toolc.semantics.reference import ReferenceInterpreter
 from toolc.targets import target
 
 from tests.helpers import Engines, engines_for, write_definitions
-from tests.strategies import build_time_2026_9, contexts, definitions, split_files
+from tests.strategies import (
+    build_time_2026_9,
+    contexts,
+    definitions,
+    definitions_for,
+    split_files,
+)
 from tests.test_access_md import _every_class_equals_the_reference
 from tests.test_diff_bruteforce import _group_only_plugin_tools, _shrink
 
@@ -358,15 +364,14 @@ def test_runtime_agrees_with_reference_2026_9(data: dict[str, Any],
 
 @settings(max_examples=max(1, EXAMPLES_9 // 5), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(data=definitions_9)
+@given(data=definitions_for("2026.9"))
 def test_access_sets_equal_the_reference_2026_9(data: dict[str, Any]) -> None:
-    """The access analysis (ACCESS.md, diff, assertions) on 2026.9 layer shapes, exact except
-    where the build warns TC142 (documented approximation). Channel groups are left out: the
-    access analysis does not model 2026.9's trusted group id and generic group resolver yet
-    (ACCESS.md says so for 2026.9 builds; the runtime and the reference do model them and
-    test_differential compares the two), so its group classes are 2026.3's."""
+    """The access analysis (ACCESS.md, diff, assertions) on 2026.9 definitions with channel
+    groups, group sender maps and tools.toolsBySender globally and per agent (typed keys):
+    every class's representative gets, through the reference interpreter, the tools the
+    analysis gives it; exact except where the build warns TC142 (documented
+    approximation)."""
     data = _shrink(data)
-    data["channels"] = {}
     with tempfile.TemporaryDirectory() as tmp:
         defs = write_definitions(Path(tmp) / "d", split_files(data, []))
         try:

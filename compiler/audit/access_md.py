@@ -76,12 +76,15 @@ def target_line(tables: Mapping[str, Any]) -> str:
     rules = tables.get("target") or {"openclaw": "2026.3", "release": "2026.3.2"}
     line = (f"Semantics: OpenClaw {rules['openclaw']} (checked against "
             f"{code('openclaw@' + str(rules['release']))}).")
-    if rules.get("group_id_needs_session") or rules.get("global_sender_layer"):
-        # the class space does not model these request-time rules yet: say so, not a guess
-        line += (" Not yet in these classes: the trusted group id (a group counts only when "
-                 "the session key names it), the generic group resolver and the "
-                 f"{code('tools.toolsBySender')} layer; {code('toolc resolve')} and "
-                 f"{code('toolc explain')} apply them.")
+    if rules.get("group_id_needs_session"):
+        # how a reader maps a class to requests: 2026.9's groups are the session's
+        line += (" A group here is one the session key (or spawned_by) names: a caller's "
+                 f"group id alone is ignored; only {code('channels.<channel>.groups')} "
+                 "are read")
+        if rules.get("global_sender_layer"):
+            line += (f", and {code('tools.toolsBySender')} (the agent's rule for the sender, "
+                     "else the global one) applies after the group layer")
+        line += "."
     return line
 
 

@@ -25,7 +25,7 @@ from ..pipeline.bundles import BUILTIN_PROVIDER_DIALECTS, DEFAULT_DIALECT, diale
 from ..pipeline.cache import BuildCache
 from ..pipeline.model import AssertionDef, GroupConfig, PatternValue
 from ..pipeline.units import outside_channels
-from ..rules.context import CLI_OPTIONS, group_context
+from ..rules.context import CLI_OPTIONS, group_context, trusted_group
 from ..rules.names import (
     NO_E164_CHANNELS,
     group_candidates,
@@ -232,6 +232,13 @@ class Patterns:
                 out.append({**base, "account_id": value})
             elif name == "group":
                 out.append({**base, "group_id": value})
+                if any(v.trusted for v in self.space.views):
+                    # 2026.9 counts a group only when the session key or spawned_by names it
+                    where = base.get("message_provider")
+                    if "spawned_by" in base:
+                        where = group_context(base["spawned_by"])[0] or where
+                    if where is not None:
+                        out.append({**base, "spawned_by": f"{where}:group:{value}"})
             else:
                 kind, sv = _sender_key(value)
                 only = {f: v for f, v in base.items() if f not in SENDER_FLAGS.values()}
@@ -239,14 +246,23 @@ class Patterns:
                 out.append({**base, SENDER_FLAGS[kind]: sv})
         return out
 
-    @staticmethod
-    def _channel_match(flags: Mapping[str, Any], fields: Mapping[str, PatternValue]) -> bool:
+    def _channel_match(self, flags: Mapping[str, Any],
+                       fields: Mapping[str, PatternValue]) -> bool:
         channel = normalize_channel(flags.get("message_provider"))
         group = flags.get("group_id")
         if "spawned_by" in flags:
             sc, sg = group_context(flags["spawned_by"])
             channel = channel or sc
             group = group if group is not None else sg
+        if all(v.trusted for v in self.space.views):
+            # 2026.9: a request's group is the one its session key (or spawned_by) names, a
+            # caller's group id alone is ignored; its channel the message channel, else
+            # the session's
+            trusted = trusted_group(flags.get("session_key"), flags.get("spawned_by"),
+                                    flags.get("group_id"), flags.get("message_provider"))
+            channel = channel if "message_provider" in flags else normalize_channel(
+                trusted.channel)
+            group = trusted.group_ids[0] if trusted.group_ids else None
         account = flags.get("account_id")
         if not _matches(fields.get("channel"), channel, normalize_channel):
             return False

@@ -597,11 +597,11 @@ class _Delta:
 
 
 def _restrict_agents(xs: XState, agents: int) -> XState:
-    out = XState(xs.values)
+    out = XState(xs.values, sel=xs.sel)
     for aps, o, s, k in xs.members:
         members = [(a, p) for a, p in aps.members if agents >> a & 1]
         if members:
-            sub = type(aps)(aps.inputs, members, aps.lean)
+            sub = type(aps)(aps.inputs, members, aps.lean, aps.maps)
             out.members.append((sub, o, s, k))
     return out
 
@@ -611,7 +611,10 @@ def compute_delta(space: ClassSpace) -> list[ToolChange]:
     changes = Changes(space)
     shared = changes.shared_diff()
     per_agent = [changes.agent_diff(k.key[0]) for k in space.agents]
-    channel_diffs = [changes.stack_diff(*k.stacks) for k in space.channels]
+    channel_diffs = [_channel_diff(changes, space, ci) for ci in range(len(space.channels))]
+    # 2026.9: where a channel side depends on the agent or the owner (selectors), every
+    # channel class is evaluated pairwise, with the selector of each agent-side state
+    coupled = space.coupled
     r_c = 0
     for d in channel_diffs:
         r_c |= d
@@ -631,11 +634,23 @@ def compute_delta(space: ClassSpace) -> list[ToolChange]:
     for gi in sorted(gates):
         alike = [ci for ci in gates[gi] if not channel_diffs[ci]]
         differ = [ci for ci in gates[gi] if channel_diffs[ci]]
+        # coupled: alike classes whose channel side depends on the selector are evaluated
+        # pairwise (on R), with each state's selector; the others as usual
+        pairwise = [ci for ci in alike if not space.selector_free(ci)] if coupled else []
+        alike = [ci for ci in alike if space.selector_free(ci)] if coupled else alike
         if ev is None:
             continue
         side = sides[gi] = ChannelSide(ev.channel_groups(alike, side=0), r)
-        groups_differ = ev.channel_groups(differ)
+        by_sel: dict[int, tuple[list[tuple[tuple[Content, ...], int]], ...]] = {}
         for xs in ev.x_states(gi, ap_states):
+            cached = by_sel.get(xs.sel)
+            if cached is None:
+                cached = by_sel[xs.sel] = (ev.channel_groups(differ, sel=xs.sel),
+                                           ev.channel_groups(pairwise, sel=xs.sel))
+            groups_differ, groups_pairwise = cached
+            for contents, cbits in groups_pairwise:
+                rb, rh = (result(v, c) for v, c in zip(xs.values, contents, strict=True))
+                delta.add_direct(xs, cbits, rb, rh, r)
             changed = any(v != xs.values[0] for v in xs.values[1:])
             if changed and xs.values[0][0] == xs.values[1][0]:
                 if alike:
@@ -656,12 +671,27 @@ def compute_delta(space: ClassSpace) -> list[ToolChange]:
             differ = [ci for ci in gates[gi] if channel_diffs[ci]]
             if not differ:
                 continue
-            groups = ev_c.channel_groups(differ)
+            per_sel: dict[int, list[tuple[tuple[Content, ...], int]]] = {}
             for xs in ev_c.x_states(gi, ap_c):
+                groups = per_sel.get(xs.sel)
+                if groups is None:
+                    groups = per_sel[xs.sel] = ev_c.channel_groups(differ, sel=xs.sel)
                 for contents, cbits in groups:
                     rb, rh = (result(v, c) for v, c in zip(xs.values, contents, strict=True))
                     delta.add_channel(xs, cbits, rb, rh, r_c, touched)
     return delta.changes_for(space.tool_names, sides)
+
+
+def _channel_diff(changes: Changes, space: ClassSpace, ci: int) -> int:
+    """Tools a channel class's sides can see differently: its channel side's stacks (group
+    layer, 2026.9's sender layer) compared in place, under every selector."""
+    out = 0
+    for sel in range(len(space.selectors)):
+        sb, sh = space.channel_stacks(ci, sel)
+        for i in range(max(len(sb), len(sh), 1)):
+            out |= changes.stack_diff(sb[i] if i < len(sb) else None,
+                                      sh[i] if i < len(sh) else None)
+    return out
 
 
 def widened_all(space: ClassSpace, cubes: Iterable[Cube]) -> list[Cube]:

@@ -135,6 +135,8 @@ def _gates(space: ClassSpace, pool: _Pool) -> dict[str, Any]:
     full, part, members]``."""
     everything = (1 << len(space.tool_names)) - 1
     ev = Evaluator(space, everything)
+    if space.coupled:
+        return _coupled_gates(space, ev, pool)
     view = space.views[0]
     nonopt = view.non_optional & everything
     gates = sorted(gate_channels(space).items())
@@ -194,6 +196,42 @@ def _gates(space: ClassSpace, pool: _Pool) -> dict[str, Any]:
         "presents": [[pool.ref(p) for p in ps] for _, ps in sorted(presents.values())],
         "wmask": pool.ref(ev.wmask & everything),
     }
+
+
+def _coupled_gates(space: ClassSpace, ev: Evaluator, pool: _Pool) -> dict[str, Any]:
+    """2026.9 builds where a channel side depends on the agent's own toolsBySender or on
+    the owner on webchat (``ClassSpace.selectors``): one page gate per (availability gate,
+    selector), its channel groups read with that selector and every state of it written as
+    that gate's fallback; a state's (agent, owner) members belong to one selector, so every
+    class is still counted once."""
+    everything = (1 << len(space.tool_names)) - 1
+    wanted = {key for key, _ in _variants(space)}
+    states = ev.ap_states()
+    out_gates: list[dict[str, Any]] = []
+    for gi, channels in sorted(gate_channels(space).items()):
+        xstates = ev.x_states(gi, states)
+        for sel in range(len(space.selectors)):
+            groups = [[_content(contents[0], everything, pool), pool.ref(cbits)]
+                      for contents, cbits in ev.channel_groups(channels, sel=sel)]
+            fallback = []
+            for xs in xstates:
+                if xs.sel != sel:
+                    continue
+                members: list[list[int]] = []
+                for aps, o, s, k in xs.members:
+                    if (o, s, k) not in wanted:
+                        continue
+                    agents: dict[int, int] = {}
+                    for a, pbits in aps.members:
+                        agents[a] = agents.get(a, 0) | pbits
+                    members += [[ab, pb, o, s, k] for ab, pb in _agent_cubes(agents)]
+                if members:
+                    present, full, part = xs.values[0]
+                    fallback.append([pool.ref(present), pool.ref(full), pool.ref(part),
+                                     _members(members, pool)])
+            out_gates.append({"groups": groups, "fallback": fallback})
+    return {"gates": out_gates, "states": [], "presents": [],
+            "wmask": pool.ref(ev.wmask & everything)}
 
 
 def _agent_cubes(agents: Mapping[int, int]) -> list[tuple[int, int]]:

@@ -107,19 +107,6 @@ def parse_session_key(key: str | None) -> SessionInfo:
                        depth=lower.count(":subagent:"))
 
 
-_SUBAGENT_MARK = re.compile(r"(?:^|:)subagent:")
-
-
-def subagent_depth(key: str | None) -> int:
-    """2026.9 ``getSubagentDepth``: ``(^|:)subagent:`` counted in the part after
-    ``agent:<id>:`` (the whole key when it is not an agent key), lowercased."""
-    lower = js_trim(key or "").lower()
-    if not lower:
-        return 0
-    agent, rest = _agent_part(lower)
-    return len(_SUBAGENT_MARK.findall(rest if agent is not None else lower))
-
-
 def is_cron_session(key: str | None) -> bool:
     """2026.9 ``isCronSessionKey``: an agent key whose rest starts with ``cron:``."""
     agent, rest = _agent_part(js_trim(key or "").lower())
@@ -256,18 +243,34 @@ def trusted_group(session_key: str | None, spawned_by: str | None, group_id: str
 _SUBAGENT_MARK = re.compile(r"(?:^|:)subagent:")
 
 
+def _agent_rest9(raw: str) -> tuple[str, str] | None:
+    """``parseAgentSessionKeyParts`` (2026.9.6) of a JS-trimmed key: (agent id as written,
+    REST) when the key is ``agent:ID:REST`` with ID not blank after a JS trim and REST neither
+    empty nor starting with ``:``; segments are kept as written (2026.3.2 collapsed empty
+    ones)."""
+    if raw[:6].lower() != "agent:":
+        return None
+    end = raw.find(":", 6)
+    if end < 0:
+        return None
+    agent, rest = js_trim(raw[6:end]), raw[end + 1:]
+    return (agent, rest) if agent and rest and not rest.startswith(":") else None
+
+
 def subagent9(key: str | None) -> tuple[bool, int]:
-    """``isSubagentSessionKey`` and ``getSubagentDepth`` (2026.9.6): whether the key (or an
-    agent key's REST) starts with ``subagent:``, and how many ``(^|:)subagent:`` the REST (or
-    the whole lowercased key) holds."""
-    raw = (key or "").strip()
+    """``isSubagentSessionKey`` and ``getSubagentDepth`` (2026.9.6), the one parser of a
+    2026.9 key's subagent role (the engines, the access analysis and the tests use it): a
+    subagent key starts with ``subagent:`` or is an agent key whose REST, JS-trimmed, does;
+    its depth counts ``(^|:)subagent:`` in the REST as written (the whole key when it is not
+    an agent key), lowercased. Keys are JS-trimmed first (a BOM goes, ``\\x1f`` stays)."""
+    raw = js_trim(key or "")
     if not raw:
         return False, 0
     lower = raw.lower()
-    shape, _ = session_agent9(raw)
-    rest = lower[lower.find(":", 6) + 1:] if shape == "agent" else None
-    is_sub = lower.startswith("subagent:") or (rest is not None
-                                                and rest.startswith("subagent:"))
+    parts = _agent_rest9(lower)
+    rest = parts[1] if parts is not None else None
+    is_sub = lower.startswith("subagent:") or (
+        rest is not None and js_trim(rest).lower().startswith("subagent:"))
     return is_sub, len(_SUBAGENT_MARK.findall(rest if rest is not None else lower))
 
 
@@ -275,19 +278,14 @@ def session_agent9(key: str | None) -> tuple[str, str | None]:
     """``classifySessionKeyShape`` + ``parseAgentSessionKey`` (2026.9.6): ("missing" |
     "agent" | "malformed_agent" | "legacy_or_alias", the raw agent id of an agent key). An
     agent key is ``agent:ID:REST`` with ID not blank and REST neither empty nor starting
-    with ``:`` (segments are not collapsed as 2026.3.2 did)."""
-    raw = (key or "").strip()
+    with ``:`` (segments are not collapsed as 2026.3.2 did); the key is JS-trimmed."""
+    raw = js_trim(key or "")
     if not raw:
         return "missing", None
-    if raw[:6].lower() == "agent:":
-        end = raw.find(":", 6)
-        if end >= 0:
-            agent = raw[6:end].strip()
-            rest = raw[end + 1:]
-            if agent and rest and not rest.startswith(":"):
-                return "agent", agent
-        return "malformed_agent", None
-    return "legacy_or_alias", None
+    parts = _agent_rest9(raw)
+    if parts is not None:
+        return "agent", parts[0]
+    return ("malformed_agent" if raw[:6].lower() == "agent:" else "legacy_or_alias"), None
 
 
 _DELIVERY_KINDS = frozenset({"channel", "direct", "dm", "group"})
@@ -298,17 +296,16 @@ def delivery_channel(key: str | None) -> str | None:
     agent-scoped delivery key, ``agent:ID:CHANNEL:(group|channel|direct|dm):PEER`` or
     ``agent:ID:CHANNEL:ACCOUNT:(direct|dm):PEER`` (a ``:thread:`` suffix cut first),
     lowercased; None for any other key."""
-    raw = (key or "").strip()
+    raw = js_trim(key or "")
     if not raw:
         return None
     cut = raw.lower().rfind(":thread:")
     if cut >= 0:
         raw = raw[:cut]
-    shape, _ = session_agent9(raw)
-    if shape != "agent":
+    parts9 = _agent_rest9(js_trim(raw))
+    if parts9 is None:
         return None
-    raw = raw.strip()
-    rest = raw[raw.find(":", 6) + 1:].lower()
+    rest = parts9[1].lower()
     parts = rest.split(":")
     if parts[0] == "agent" or len(parts) < 3:
         return None

@@ -42,7 +42,7 @@ from ..rules.context import (
     SessionInfo,
     group_context,
     parse_session_key,
-    subagent_depth,
+    subagent9,
 )
 from ..rules.names import (
     group_candidates,
@@ -52,6 +52,7 @@ from ..rules.names import (
     normalize_key,
 )
 from ..rules.sandbox import SandboxModes, derive_sandboxed
+from . import channels9 as c9
 
 DIMS = ("agent", "provider", "channel", "owner", "sandbox", "subagent")
 OTHER = "toolc-other"  # the stem of fresh values that no definition declares
@@ -72,6 +73,7 @@ class Record(NamedTuple):
     sandbox: int
     ap: int
     lean: bool = False  # experimental.localModelLean (2026.9)
+    senders: list[Any] | None = None  # the agent's tools.toolsBySender entry (2026.9)
 
 
 class TablesView:
@@ -101,7 +103,7 @@ class TablesView:
         self.always = self.bits(masks["always"])
         self.agents: dict[str, int] = dict(data["agents"])
         self.records = [Record(r["stack"], r["bp"], r["sandbox"], int(r["ap"]),
-                               bool(r.get("lean", False)))
+                               bool(r.get("lean", False)), r.get("sd"))
                         for r in data["agent_records"]]
         # localModelLean (2026.9): the lean tools, and per stack those its lists keep. A
         # stack's kept lean tools join its mention: for a lean agent they are visible only
@@ -123,9 +125,19 @@ class TablesView:
         sub = data["subagent"]
         self.subagent: tuple[int, int] = (int(sub["stacks"][0]), int(sub["stacks"][1]))
         self.leaf_depth = max(1, int(sub["max_spawn_depth"]))
-        # 2026.9 getSubagentDepth (toolc.targets: subagent_depth_counts_leading)
-        self.depth_leading = bool((data.get("target") or {}).get(
-            "subagent_depth_counts_leading", False))
+        # 2026.9 getSubagentDepth (toolc.targets: subagent_depth_counts_leading) and
+        # isSubagentSessionKey (subagent_key_rules): toolc.rules.context.subagent9
+        self.depth_leading = bool(rules.get("subagent_depth_counts_leading", False))
+        self.key_rules9 = bool(rules.get("subagent_key_rules", False))
+        # 2026.9's group and sender layers (toolc.semantics.channels9): the trusted group id,
+        # the generic resolver, tools.toolsBySender globally and per agent, typed keys
+        self.trusted = bool(rules.get("group_id_needs_session", False))
+        self.sender_layer = bool(rules.get("global_sender_layer", False))
+        self.typed_keys = bool(rules.get("channel_sender_keys", False))
+        self.request_aliases: dict[str, str] = dict(rules.get("request_channel_aliases") or {})
+        self.global_senders: list[Any] | None = data.get("senders")
+        # channels whose plugin resolver runs before the generic one (2026.9: Telegram's)
+        self.plugin_resolvers = frozenset(rules.get("plugin_group_resolvers") or ())
         # 2026.9 normalizeToolProviderPolicyKey: a model id with `/` is provider-prefixed too
         self.slash_prefixed = bool(rules.get("slash_model_is_prefixed", False))
         self._present: dict[tuple[Any, ...], int] = {}
@@ -491,8 +503,21 @@ class ClassSpace:
         self.agents = self._agents()
         self.providers = self._providers()
         self.gate_classes, self.gate_of = self._gate_classes()
-        self.channels = self._channels()
         self.owner = owner_classes(self.views)
+        # selectors: what a channel side may depend on besides the channel class (2026.9:
+        # whether the sender is the owner, per side the agent's own toolsBySender map)
+        self.selectors: list[tuple[bool, tuple[int, ...]]] = [(False, (0,) * len(self.views))]
+        self._selector_index = {self.selectors[0]: 0}
+        self._chan_stacks: list[list[tuple[tuple[int, ...], ...]]] = []
+        self._sender_maps: list[list[Any]] = []
+        self._owner_matters = False
+        self._index9: dict[Any, int] | None = None
+        if any(v.trusted for v in self.views):
+            self.channels = self._channels9()
+        else:
+            self.channels = self._channels()
+            self._chan_stacks = [[tuple(() if st is None else (st,) for st in k.stacks)]
+                                 for k in self.channels]
         self.sandbox = self._sandboxes()
         self.subagent = self._subagents()
 
@@ -539,11 +564,15 @@ class ClassSpace:
         model = normalize_key(ctx.model_id) or None
         prov = self._provider_index[tuple(self._provider_sig(v, provider, model)
                                           for v in self.views)]
-        is_sub = session.is_subagent or (ctx.spawn_depth or 0) >= 1
-        depth = ctx.spawn_depth if ctx.spawn_depth is not None else (
-            subagent_depth(ctx.session_key) if self.views[0].depth_leading else session.depth)
-        sub = self._depth_index[min(max(depth, 1), len(self._depth_index) - 1)] if is_sub \
-            else self._depth_index[0]
+        key_sub, key_depth = (subagent9(ctx.session_key) if self.views[0].key_rules9
+                              else (session.is_subagent, session.depth))
+        is_sub = key_sub or (ctx.spawn_depth or 0) >= 1
+        depth = ctx.spawn_depth if ctx.spawn_depth is not None else key_depth
+        if is_sub and depth == 0 and self._main_role is not None:
+            sub = self._main_role  # 2026.9: a subagent at depth 0 has the `main` role
+        else:
+            sub = self._depth_index[min(max(depth, 1), len(self._depth_index) - 1)] \
+                if is_sub else self._depth_index[0]
         # 2026.9: a key without an agent is the selected agent's (resolveSessionAgentId)
         sandboxed = tuple(ctx.sandboxed is True or derive_sandboxed(
             v.sandbox_modes, ctx.session_key, aid if v.agent_selection else None)
@@ -553,6 +582,32 @@ class ClassSpace:
             raise LookupError(f"no sandbox class holds {ctx}: the class space is incomplete")
         return (agent, prov, self._classify_channel(ctx, session),
                 owner_index(self.owner, ctx.sender_is_owner), found, sub)
+
+    @property
+    def coupled(self) -> bool:
+        """Whether a channel class's side depends on the agent or the owner (2026.9)."""
+        return len(self.selectors) > 1
+
+    def channel_stacks(self, ci: int, sel: int = 0) -> tuple[tuple[int, ...], ...]:
+        """Per side, the stacks of channel class ``ci``'s channel side (group layer, and
+        2026.9's sender layer) under selector ``sel``."""
+        return self._chan_stacks[ci][sel]
+
+    def selector_free(self, ci: int) -> bool:
+        """Whether channel class ``ci``'s side is the same under every selector."""
+        first = self._chan_stacks[ci][0]
+        return all(st == first for st in self._chan_stacks[ci][1:])
+
+    def selector(self, owner: int, maps: Sequence[int]) -> int:
+        """The selector of an owner class and the per-side sender maps of an agent."""
+        owner_true = bool(self._owner_matters) and self.owner[owner].key[0] is True
+        return self._selector_index[(owner_true, tuple(maps))]
+
+    def sender_map(self, side: int, rec: Record) -> int:
+        """The index of an agent record's own toolsBySender map on one side (0: none)."""
+        if not self._sender_maps:
+            return 0
+        return c9.map_id(self._sender_maps[side], rec.senders)
 
     def classify_channel(self, **context: Any) -> int:
         """The channel class of a request (``classify(...)[2]``) without choosing its agent:
@@ -592,6 +647,11 @@ class ClassSpace:
         return out
 
     def _classify_channel(self, ctx: Context, session: SessionInfo) -> int:
+        if self._index9 is not None:
+            found = self._index9.get(self._signature9(ctx))
+            if found is None:
+                raise LookupError(f"no class holds {ctx}: the class space is incomplete")
+            return found
         spawned_channel, spawned_group = group_context(ctx.spawned_by)
         channel = normalize_channel(ctx.message_provider if ctx.message_provider is not None
                                     else session.channel or spawned_channel)
@@ -623,6 +683,95 @@ class ClassSpace:
             if sig in rows:
                 return int(rows[sig])
         raise LookupError(f"no class holds {ctx}: the class space is incomplete")
+
+    # 2026.9's group and sender layers (toolc.semantics.channels9) --------------------------
+    def _signature9(self, ctx: Context) -> tuple[Any, ...]:
+        """(gate, per selector per side the channel side's stacks) of a request."""
+        senders = sender_keys(ctx.sender_id, ctx.sender_e164, ctx.sender_username,
+                              ctx.sender_name)
+        parsed = [c9.parse9(v, ctx, senders) if v.trusted else c9.side3(v, ctx, senders)
+                  for v in self.views]
+        per_sel = []
+        for owner, maps in self.selectors:
+            per_sel.append(tuple(
+                c9.side9(v, req, owner, self._sender_maps[side][maps[side]])
+                if isinstance(req, c9.Request9) else req
+                for side, (v, req) in enumerate(zip(self.views, parsed, strict=True))))
+        return (self.gate(normalize_key(ctx.message_provider) or None), tuple(per_sel))
+
+    def _channels9(self) -> list[Klass]:
+        """Channel classes when a side follows 2026.9: one per distinct signature of the
+        representative requests (``channels9``), labelled from its first representative."""
+        views = self.views
+        self._sender_maps = c9.sender_maps(views)
+        entries = c9.has_sender_rules(views)  # the owner on webchat skips them
+        self._owner_matters = entries and any(v.trusted for v in views)
+        combos = sorted({tuple(self.sender_map(side, v.record(k.key[0])[1])
+                               for side, v in enumerate(views)) for k in self.agents})
+        default = (0,) * len(views)
+        owners = [False, True] if self._owner_matters else [False]
+        sels = [(o, m) for o in owners for m in [default, *[c for c in combos if c != default]]]
+        self.selectors = sels
+        self._selector_index = {sel: i for i, sel in enumerate(sels)}
+        declared = sorted({c for v in views for c in v.channels})
+        mixed = any(not v.trusted for v in views)
+        gids = {ch: c9.group_ids(views, ch) for ch in declared}
+        other = _fresh([g for ids in gids.values() for g in ids])
+        messages: list[str | None] = [None, *(g for g in self.gate_classes if g is not None),
+                                      *c9.typed_channels(views)]
+        if self._owner_matters:
+            messages.append("webchat")
+        if mixed:
+            messages += declared
+        messages = list(dict.fromkeys(messages))
+        spawned = [None, *(f"{ch}:group:{g}" for ch in declared for g in [*gids[ch], other])]
+        callers: list[str | None] = [None]
+        if mixed:
+            callers += [*sorted({g for ids in gids.values() for g in ids}), other]
+        senders = c9.sender_reps(views)
+        fresh_acc = _fresh(declared, OTHER)
+        bases: list[dict[str, Any]] = []
+        for m in messages:
+            for p in spawned:
+                for g in callers:
+                    chans = {p.partition(":group:")[0]} if p else set()
+                    if mixed and m is not None and (g is not None or p is not None):
+                        chans.add(normalize_channel(m) or "")
+                    accs: list[str | None] = [None]
+                    for ch in sorted(c for c in chans if c in declared):
+                        accs += [a for a in c9.accounts(views, ch, fresh_acc) if a not in accs]
+                    for acc in accs:
+                        flags = {k: v for k, v in (("message_provider", m), ("spawned_by", p),
+                                                   ("group_id", g), ("account_id", acc))
+                                 if v is not None}
+                        bases.append(flags)
+        if mixed:  # 2026.3 Slack/Discord classes also read the group's space and name
+            for k in self._channels():
+                flags = dict(k.flags)
+                if "group_space" in flags or "group_channel" in flags:
+                    bases += [flags, *({**flags, "spawned_by": p} for p in spawned[1:]
+                                       if "spawned_by" not in flags)]
+        several = {ch: len(c9.accounts(views, ch, fresh_acc)) > 1 for ch in declared}
+        out: list[Klass] = []
+        index: dict[Any, int] = {}
+        for base in bases:
+            only = {k: v for k, v in base.items() if not k.startswith("sender_")}
+            for sender in senders:
+                flags = {**only, **dict(c9.sender_flags(sender))}
+                sig = self._signature9(Context.of(**flags))
+                if sig in index:
+                    continue
+                index[sig] = len(out)
+                pch = (flags.get("spawned_by") or "").partition(":group:")[0]
+                label, group = c9.label9(flags, other, several_accounts=several.get(pch, False),
+                                         any_senders=entries)
+                default_stacks = sig[1][0]
+                out.append(Klass(label=label, flags=tuple(flags.items()), key=sig,
+                                 group=group,
+                                 stacks=tuple(st[0] if st else None for st in default_stacks)))
+                self._chan_stacks.append(list(sig[1]))
+        self._index9 = index
+        return out
 
     # agents ---------------------------------------------------------------------------------
     def _agents(self) -> list[Klass]:
@@ -1022,6 +1171,12 @@ class ClassSpace:
                 continue
             out.append(Klass(label="", flags=(("spawn_depth", depth),) if depth else (),
                              key=(depth,)))
+        # a subagent at depth 0 (2026.9: a stored depth 0, the `main` role; 2026.3: a bare
+        # `subagent:` key) is never a leaf: it shares the class of a depth that is no leaf
+        # on any side (none when maxSpawnDepth is 1: classify then counts it as depth 1)
+        self._main_role: int | None = next(
+            (self._depth_index[d] for d in range(1, top + 1)
+             if all(d < v.leaf_depth for v in self.views)), None)
         labelled = []
         for i, k in enumerate(out):
             depth = k.key[0]

@@ -85,6 +85,7 @@ class APState:
     inputs: tuple[tuple[Content, Content, bool, tuple[bool, ...]], ...]
     members: list[tuple[int, int]] = field(default_factory=list)  # (agent, provider bits)
     lean: tuple[bool, ...] = ()  # per side: the agents' experimental.localModelLean (2026.9)
+    maps: tuple[int, ...] = ()  # per side: the agents' own toolsBySender map (2026.9)
 
     @property
     def alike(self) -> bool:
@@ -100,22 +101,28 @@ class XState:
     values: tuple[Values, ...]
     members: list[tuple[APState, int, int, int]] = field(default_factory=list)  # ap, o, s, k
     _weights: dict[int, int] | None = None
+    sel: int = 0  # the selector its channel sides are read with (ClassSpace.selectors)
+    _rests: tuple[int, list[tuple[int, int, int, int, int]]] | None = None
 
     def cubes(self, channels: int) -> list[Cube]:
         """The classes of this state in the channel classes ``channels``, as few cubes."""
-        by_rest: dict[tuple[int, int, int], dict[int, int]] = defaultdict(dict)
-        for aps, o, s, k in self.members:
-            agents = by_rest[(o, s, k)]
-            for a, pbits in aps.members:
-                agents[a] = agents.get(a, 0) | pbits
-        out: list[Cube] = []
-        for (o, s, k), agents in by_rest.items():
-            by_pbits: dict[int, int] = defaultdict(int)
-            for a, pbits in agents.items():
-                by_pbits[pbits] |= 1 << a
-            out.extend((abits, pbits, channels, 1 << o, 1 << s, 1 << k)
-                       for pbits, abits in by_pbits.items())
-        return out
+        if self._rests is None or self._rests[0] != len(self.members):
+            # the agent-side cubes do not depend on ``channels``: computed once (a diff asks
+            # for them per tool and per channel group)
+            by_rest: dict[tuple[int, int, int], dict[int, int]] = defaultdict(dict)
+            for aps, o, s, k in self.members:
+                agents = by_rest[(o, s, k)]
+                for a, pbits in aps.members:
+                    agents[a] = agents.get(a, 0) | pbits
+            rests: list[tuple[int, int, int, int, int]] = []
+            for (o, s, k), agents in by_rest.items():
+                by_pbits: dict[int, int] = defaultdict(int)
+                for a, pbits in agents.items():
+                    by_pbits[pbits] |= 1 << a
+                rests.extend((abits, pbits, 1 << o, 1 << s, 1 << k)
+                             for pbits, abits in by_pbits.items())
+            self._rests = (len(self.members), rests)
+        return [(a, p, channels, o, s, k) for a, p, o, s, k in self._rests[1]]
 
     def agent_weights(self) -> dict[int, int]:
         """Agent-side classes (provider x owner x sandbox x subagent) per agent."""
@@ -177,8 +184,8 @@ class Evaluator:
         sigs: dict[Any, int] = {}
         for k in self.space.providers:
             provider, model = k.key
-            full = (model if "/" in model else f"{provider}/{model}") if (
-                provider is not None and model) else None
+            # the side's own byProvider key rule (2026.9: a model id with `/` is prefixed too)
+            full = v.model_key(provider, model) if provider is not None else None
             _, ge = v.provider_entries(v.records[0], provider, model)
             gates = tuple(bool(bits & self.relevant)
                           and (providers is None or provider in providers)
@@ -272,11 +279,13 @@ class Evaluator:
                     for side, v in enumerate(views)]
             sig = tuple((self.content(side, (rec.stack,)), self.content(side, (rec.sandbox,)),
                          rec.ap, tuple(sorted((k, self.content(side, (e[0],)), e[1], e[2])
-                                              for k, e in rec.bp.items())), rec.lean)
+                                              for k, e in rec.bp.items())), rec.lean,
+                         space.sender_map(side, rec))
                         for side, rec in enumerate(recs))
             agents.setdefault(sig, (recs, []))[1].append(ai)
         states: dict[Any, APState] = {}
         for recs, members in agents.values():
+            maps = tuple(space.sender_map(side, rec) for side, rec in enumerate(recs))
             sandboxes = [self.content(side, (rec.sandbox,)) for side, rec in enumerate(recs)]
             for key, pbits in self.provider_groups(recs):
                 inputs = []
@@ -286,9 +295,9 @@ class Evaluator:
                     inputs.append((self.content(side, stacks), sandboxes[side], ap_ok, gates))
                 tkey = tuple(inputs)
                 lean = tuple(rec.lean for rec in recs)
-                state = states.get((tkey, lean))
+                state = states.get((tkey, lean, maps))
                 if state is None:
-                    state = states[(tkey, lean)] = APState(tkey, lean=lean)
+                    state = states[(tkey, lean, maps)] = APState(tkey, lean=lean, maps=maps)
                 state.members.extend((ai, pbits) for ai in members)
         return list(states.values())
 
@@ -339,6 +348,7 @@ class Evaluator:
             if changed_only and presence_same and subs_same and aps.alike:
                 continue
             for o in range(len(self.space.owner)):
+                sel = self.space.selector(o, aps.maps) if self.space.coupled else 0
                 presents = []
                 for side, (_, _, ap_ok, gates) in enumerate(aps.inputs):
                     pkey = (side, gates, ap_ok, o)
@@ -358,9 +368,9 @@ class Evaluator:
                             for side, (main, sandbox, _, _) in enumerate(aps.inputs))
                         if changed_only and all(x == values[0] for x in values[1:]):
                             continue
-                        xs = out.get(values)
+                        xs = out.get((values, sel))
                         if xs is None:
-                            xs = out[values] = XState(values)
+                            xs = out[(values, sel)] = XState(values, sel=sel)
                         xs.members.append((aps, o, s, k))
         return list(out.values())
 
@@ -377,20 +387,23 @@ class Evaluator:
         return present & self.wmask, bits & visible, bits & ~visible
 
     # -- the channel side --------------------------------------------------------------------
-    def channel_groups(self, classes: Iterable[int], side: int | None = None
+    def channel_groups(self, classes: Iterable[int], side: int | None = None, sel: int = 0
                        ) -> list[tuple[tuple[Content, ...], int]]:
-        """Channel classes grouped by their group layer's content on R: ``[(per side
-        content, class bits)]`` (``side``: use that side's content for every side)."""
+        """Channel classes grouped by their channel side's content on R (the group layer,
+        and 2026.9's sender layer, read with selector ``sel``): ``[(per side content, class
+        bits)]`` (``side``: use that side's content for every side)."""
         groups: dict[tuple[Content, ...], int] = {}
-        channels = self.space.channels
         for ci in classes:
-            stacks = channels[ci].stacks
+            stacks = self.space.channel_stacks(ci, sel)
             if side is not None:
-                key = (self.group_content(side, stacks[side]),) * len(self.views)
+                key = (self.stacks_content(side, stacks[side]),) * len(self.views)
             else:
-                key = tuple(self.group_content(s, st) for s, st in enumerate(stacks))
+                key = tuple(self.stacks_content(s, st) for s, st in enumerate(stacks))
             groups[key] = groups.get(key, 0) | 1 << ci
         return list(groups.items())
+
+    def stacks_content(self, side: int, stacks: tuple[int, ...]) -> Content:
+        return NEUTRAL if not stacks else self.content(side, stacks)
 
 
 def _neutral(c: Content, r: int) -> bool:
@@ -401,14 +414,16 @@ def group_witnesses(space: ClassSpace) -> int:
     """Every tool a group layer's stripping test looks at, on any side."""
     out = 0
     seen: set[tuple[int, int]] = set()
-    for k in space.channels:
-        for side, stack in enumerate(k.stacks):
-            if stack is None or stack < 0 or (side, stack) in seen:
-                continue
-            seen.add((side, stack))
-            for w, _, _ in space.views[side].stack(stack).layers:
-                if w > 0:
-                    out |= w
+    for ci in range(len(space.channels)):
+        for sel in range(len(space.selectors)):
+            for side, stacks in enumerate(space.channel_stacks(ci, sel)):
+                for stack in stacks:
+                    if stack < 0 or (side, stack) in seen:
+                        continue
+                    seen.add((side, stack))
+                    for w, _, _ in space.views[side].stack(stack).layers:
+                        if w > 0:
+                            out |= w
     return out
 
 
@@ -542,8 +557,11 @@ def blocks(ev: Evaluator, gi: int, xstates: Sequence[XState], channels: Sequence
            ) -> Iterator[tuple[XState, int, tuple[int, ...]]]:
     """Every (state, channel-class bits, per-side result) of gate ``gi`` on the classes
     ``channels``."""
-    groups = ev.channel_groups(channels)
+    cache: dict[int, list[tuple[tuple[Content, ...], int]]] = {}
     for xs in xstates:
+        groups = cache.get(xs.sel)
+        if groups is None:
+            groups = cache[xs.sel] = ev.channel_groups(channels, sel=xs.sel)
         for contents, cbits in groups:
             yield xs, cbits, tuple(result(v, c) for v, c in zip(xs.values, contents,
                                                                 strict=True))
