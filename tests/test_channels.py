@@ -144,3 +144,28 @@ def test_irc_e164_rules_apply_when_the_irc_resolver_answers_nothing(tmp_path: Pa
     # the dock answered (a rule without e164, or tools of a case-folded entry): no fallback
     assert e.both(group_id="G1", sender_username="bob", **irc) == ("read",)
     assert e.both(group_id="G2", **irc) == ("exec",)
+
+
+def test_irc_e164_fallback_in_the_access_classes(tmp_path: Path) -> None:
+    """The access analysis (ACCESS.md, diff, assertions) splits the IRC classes on the
+    generic resolver's e164 pass too: every class gets what the reference gives it."""
+    from toolc.api import resolve_definitions
+    from toolc.review.diff import side_from_definitions
+    from toolc.semantics.access import ClassSpace, TablesView
+    from toolc.semantics.reference import ReferenceInterpreter
+
+    from tests.helpers import write_definitions
+    from tests.test_access_md import _every_class_equals_the_reference
+
+    catalog = [{"name": n, "description": n, "parameters": {"type": "object"}}
+               for n in ("read", "exec", "sessions_list")]
+    defs = write_definitions(tmp_path / "d", {"d.yaml": {"catalog": catalog, "channels": {
+        "irc": {"groups": {
+            "*": {"toolsBySender": {"e164:+1555": {"deny": ["sess*"]}}},
+            "G1": {"toolsBySender": {"username:bob": {"allow": ["read"]}}},
+            "g2": {"tools": {"allow": ["exec"]}}}}}}})
+    side = side_from_definitions(defs)
+    space = ClassSpace([TablesView(side.tables, side.tables["tools"])])
+    _every_class_equals_the_reference(space, ReferenceInterpreter(resolve_definitions(defs)))
+    labels = " ".join(k.label for k in space.channels)
+    assert "+1555" in labels, labels

@@ -707,13 +707,13 @@ def _scoped(group_id: str) -> tuple[str, ...]:
 
 def _agent_shape(key: str) -> tuple[str, str | None]:
     """``classifySessionKeyShape`` + ``parseAgentSessionKey`` (toolc.rules.context)."""
-    raw = key.strip()
+    raw = _JS_TRIM.sub("", key)  # JavaScript's trim: a BOM goes, \x1f stays
     if not raw:
         return "missing", None
     if raw[:6].lower() == "agent:":
         end = raw.find(":", 6)
         if end >= 0:
-            agent = raw[6:end].strip()
+            agent = _JS_TRIM.sub("", raw[6:end])
             rest = raw[end + 1 :]
             if agent and rest and not rest.startswith(":"):
                 return "agent", agent
@@ -759,13 +759,13 @@ def _group_ids9(key: str) -> tuple[str | None, tuple[str, ...]]:
 
 def _delivery(key: str) -> str | None:
     """``parseSessionDeliveryRoute(key)?.channel`` (toolc.rules.context.delivery_channel)."""
-    raw = key.strip()
+    raw = _JS_TRIM.sub("", key)
     cut = raw.lower().rfind(":thread:")
     if cut >= 0:
         raw = raw[:cut]
     if _agent_shape(raw)[0] != "agent":
         return None
-    raw = raw.strip()
+    raw = _JS_TRIM.sub("", raw)
     parts = raw[raw.find(":", 6) + 1 :].lower().split(":")
     if parts[0] == "agent" or len(parts) < 3:
         return None
@@ -787,7 +787,7 @@ def _session9(key: str | None) -> _Session9:
     if session is None:
         shape, agent = _agent_shape(key)
         channel, ids = _group_ids9(key)
-        lower = key.strip().lower()
+        lower = _JS_TRIM.sub("", key).lower()
         rest = lower[lower.find(":", 6) + 1 :] if shape == "agent" else None
         session = _Session9(
             shape,
@@ -795,7 +795,9 @@ def _session9(key: str | None) -> _Session9:
             channel,
             ids,
             _delivery(key),
-            lower.startswith("subagent:") or (rest is not None and rest.startswith("subagent:")),
+            # isSubagentSessionKey trims REST (`agent:a: subagent:x` is one); the depth does not
+            lower.startswith("subagent:")
+            or (rest is not None and _JS_TRIM.sub("", rest).startswith("subagent:")),
             len(_SUBAGENT_MARK.findall(rest if rest is not None else lower)),
         )
         if len(_SESSIONS9) >= _CACHE_LIMIT:

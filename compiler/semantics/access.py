@@ -346,13 +346,29 @@ class TablesView:
         if found is None:
             return None, None
         where, gmap = found
+        passes: list[tuple[tuple[str, ...], bool, Sequence[tuple[str, str]]]] = [
+            (group_candidates(channel, group), True, senders)]
         if not self.channels[channel]["e164"]:
-            senders = [s for s in senders if s[0] != "e164"]
+            # 2026.3.2 resolveGroupToolPolicy: IRC's dock (case folded, no e164), and when it
+            # answers nothing, the generic resolver (exact id, e164 too)
+            passes = [(passes[0][0], True, [s for s in senders if s[0] != "e164"]),
+                      ((group.strip(),), False, senders)]
         exact = gmap["exact"]
-        for gid in group_candidates(channel, group):
+        for gids, fold, keys in passes:
+            found_pass = self._decide_pass(where, exact, gmap["folded"] if fold else {},
+                                           gids, keys)
+            if found_pass is not None:
+                return found_pass
+        return None, None
+
+    @staticmethod
+    def _decide_pass(where: str, exact: dict[str, Any], folded: dict[str, Any],
+                     gids: Sequence[str], senders: Sequence[tuple[str, str]]
+                     ) -> tuple[Any, int | None] | None:
+        for gid in gids:
             specific, sid = exact.get(gid), gid
-            if specific is None and gmap["folded"]:
-                specific = gmap["folded"].get(gid.lower())
+            if specific is None and folded:
+                specific = folded.get(gid.lower())
                 sid = next((k for k in exact if k != "*" and k.lower() == gid.lower()), gid)
             for entry, eid in ((specific, sid), (exact.get("*"), "*")):
                 if entry is None:
@@ -363,7 +379,7 @@ class TablesView:
                         return (where, eid, hit[0]), hit[1]
                 if entry[0] is not None:
                     return (where, eid, None), entry[0]
-        return None, None
+        return None
 
     def subagent_stack(self, depth: int) -> int | None:
         if depth <= 0:
