@@ -132,6 +132,13 @@ def _replace_starter(texts: dict[str, str], defs: Definitions, new: Target,
             plan.notes.append(f"{rel}: the {plan.source} starter file, kept: the policies name "
                               f"{', '.join(named)}, which the OpenClaw {new.key} starter has no "
                               "tool for")
+            flagged = sorted(t.name for t in defs.tools if t.pos.file.endswith("/" + rel)
+                             and t.owner_only and new.owner_only_names
+                             and t.name not in new.owner_only_names)
+            if flagged:
+                plan.notes.append(f"{rel}: {', '.join(flagged)} stay owner-only by this file's "
+                                  f"ownerOnly flag (toolc honours it); OpenClaw {new.key} does "
+                                  "not name them owner-only: drop the flag to follow it")
             continue
         else:
             plan.deleted.append(rel)
