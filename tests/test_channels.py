@@ -8,8 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from toolc.api import resolve_definitions
+from toolc.review.diff import side_from_definitions
+from toolc.semantics.access import ClassSpace, TablesView
+from toolc.semantics.reference import ReferenceInterpreter
 
-from tests.helpers import Engines, engines_for
+from tests.helpers import Engines, engines_for, write_definitions
+from tests.test_access_md import _every_class_equals_the_reference
 
 LABELS = ["c222", "c222_s8", "c_general", "c_hash_random", "g111", "g111_s7", "g_friends",
           "g_star", "star_c333", "id_c123", "hash_general", "bare_random", "slug_devops",
@@ -149,14 +154,6 @@ def test_irc_e164_rules_apply_when_the_irc_resolver_answers_nothing(tmp_path: Pa
 def test_irc_e164_fallback_in_the_access_classes(tmp_path: Path) -> None:
     """The access analysis (ACCESS.md, diff, assertions) splits the IRC classes on the
     generic resolver's e164 pass too: every class gets what the reference gives it."""
-    from toolc.api import resolve_definitions
-    from toolc.review.diff import side_from_definitions
-    from toolc.semantics.access import ClassSpace, TablesView
-    from toolc.semantics.reference import ReferenceInterpreter
-
-    from tests.helpers import write_definitions
-    from tests.test_access_md import _every_class_equals_the_reference
-
     catalog = [{"name": n, "description": n, "parameters": {"type": "object"}}
                for n in ("read", "exec", "sessions_list")]
     defs = write_definitions(tmp_path / "d", {"d.yaml": {"catalog": catalog, "channels": {
