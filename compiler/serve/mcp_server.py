@@ -663,11 +663,15 @@ class McpService:
         """Check the build now when its manifest.json changed since the last check: with
         several workers, a client told of a new build by one worker may ask another next,
         and no worker answers from a build older than the manifest it can see (one stat
-        per request)."""
-        if _manifest_stat(self.options.build_dir) == self._manifest_seen:
+        per request). While a new build is refused (its manifest came before its files), every
+        request checks again, so that a worker whose neighbour already serves the completed
+        build does not answer from the old one until its own watcher looks."""
+        if (_manifest_stat(self.options.build_dir) == self._manifest_seen
+                and self.refusal is None):
             return
         async with self._checking:
-            if _manifest_stat(self.options.build_dir) != self._manifest_seen:
+            if (_manifest_stat(self.options.build_dir) != self._manifest_seen
+                    or self.refusal is not None):
                 await self.check_build()
 
     async def check_build(self) -> None:
