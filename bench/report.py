@@ -241,8 +241,12 @@ def table(results: dict[str, dict[str, Any]]) -> str:
             values = [(name, "error") for name in rows]
         else:
             values = _row_values(r)
+        done = len(rows[next(iter(rows))]) if rows else 0
         for name, value in values:
-            rows[name].append(value)
+            # rows only some sizes have (the incremental figure: large and medium) read "-"
+            rows.setdefault(name, ["-"] * done).append(value)
+        for cells in rows.values():
+            cells.extend(["-"] * (done + 1 - len(cells)))
     width = max(len(n) for n in rows) + 2
     cols = [
         max(12, len(size) + 2, *(len(cells[i]) + 2 for cells in rows.values()))
