@@ -1544,18 +1544,7 @@ def resolve_uncached(  # noqa: PLR0913, PLR0915 - the same keywords as resolve()
         if subagent is not None:
             stacks.append(subagent)
 
-    if record.lean:
-        bits = _admitted(present, stacks, True)
-    else:  # _admitted without the lean step
-        mention = flags = 0
-        for stack in stacks:
-            mention |= stack.mention
-            flags |= stack.flags
-        if _PLUGIN_ADMISSION:
-            defaults = not flags & 1 or bool(flags & 2)
-            bits = present & (mention | (_NON_OPTIONAL if defaults else _CORE))
-        else:
-            bits = present & (_NON_OPTIONAL | mention)
+    bits = _admitted(present, stacks, record.lean)
     if session.cron:
         bits &= ~_CRON_DROP  # filterRequesterYieldTools (2026.9; empty mask elsewhere)
     for stack in stacks:
