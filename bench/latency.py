@@ -168,3 +168,27 @@ def latency_worker(defs: Path, out: Path, contexts_file: Path, rt_reps: int, ref
         except Exception as exc:  # report it; do not lose the resolve figures
             result["tool_definitions"] = {"error": f"{type(exc).__name__}: {exc}"}
     print(json.dumps(result, sort_keys=True))
+
+
+def runtime_latency_worker(out: Path, contexts_file: Path, reps: int) -> None:
+    """``resolve`` (cached) and ``resolve_uncached`` alone, for the sizes whose definitions the
+    reference interpreter cannot load in this budget (bench-huge): the contexts that resolve
+    (a raise is counted, not timed), then the same timing loops as ``latency_worker``; every
+    context is resolved once first, so the shards it reaches are read before the timing."""
+    contexts: list[dict[str, Any]] = json.loads(contexts_file.read_text())
+    sys.path.insert(0, str(out))
+    rt = importlib.import_module(RUNTIME_PACKAGE)
+    ok_contexts = [kw for kw in contexts if _call(rt.resolve, kw)[0] == "ok"]
+    gc.collect()
+    result: dict[str, Any] = {
+        "contexts": len(contexts),
+        "timed_contexts": len(ok_contexts),
+        "raised": len(contexts) - len(ok_contexts),
+        "runtime_reps": reps,
+        "runtime": _stats_ns(_time_each(rt.resolve, ok_contexts, reps)),
+        "runtime_uncached": _stats_ns(_time_each(rt.resolve_uncached, ok_contexts, reps)),
+        "mean_tools": round(statistics.fmean(len(rt.resolve(**kw).names) for kw in ok_contexts), 1)
+        if ok_contexts
+        else 0,
+    }
+    print(json.dumps(result, sort_keys=True))
