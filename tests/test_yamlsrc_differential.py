@@ -3,6 +3,7 @@ the same positions in the same order, the same diagnostics, for good and bad inp
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -268,3 +269,29 @@ def test_declined_files_keep_the_fallback_positions() -> None:
     src = yamlsrc.load_yaml(raw, "f.yaml", Diagnostics())
     assert src is not None
     assert src.pos(("c", "b", 1)) == Pos(file="f.yaml", line=1, col=15)
+
+
+def test_a_source_file_pickles_whole(tmp_path: Path) -> None:
+    """Positions travel as columns (worker processes, the incremental cache) and come back
+    equal, in order, as Pos; a file whose positions name another file keeps its dict."""
+    src = yamlsrc.load_yaml(b"a: [x, {b: 1}]\nc: 'd'\n", "defs/f.yaml", Diagnostics())
+    assert src is not None
+    back = pickle.loads(pickle.dumps(src))
+    assert back == src
+    assert list(back.value_pos.items()) == list(src.value_pos.items())
+    assert list(back.key_pos.items()) == list(src.key_pos.items())
+    assert all(type(p) is Pos for p in [*back.value_pos.values(), *back.key_pos.values()])
+    mixed = yamlsrc.SourceFile(path="f", data={}, value_pos={(): Pos(file="g", line=1, col=1)},
+                               key_pos={})
+    assert pickle.loads(pickle.dumps(mixed)) == mixed
+
+
+def test_pos_keeps_its_api() -> None:
+    pos = Pos(file="defs/a.yaml", line=3, col=7)
+    assert (pos.file, pos.line, pos.col, str(pos)) == ("defs/a.yaml", 3, 7, "defs/a.yaml:3:7")
+    assert repr(pos) == "Pos(file='defs/a.yaml', line=3, col=7)"
+    assert pos == Pos(file="defs/a.yaml", line=3, col=7) != Pos(file="defs/a.yaml", line=3, col=8)
+    assert hash(pos) == hash(Pos(file="defs/a.yaml", line=3, col=7))
+    assert pickle.loads(pickle.dumps(pos)) == pos
+    with pytest.raises(AttributeError):
+        pos.line = 4  # type: ignore[misc]

@@ -3,6 +3,10 @@
 PyYAML silently keeps the last of duplicate keys and expands aliases without bound, so this
 composes the node graph itself and converts it, reporting duplicates and refusing alias bombs.
 Mapping keys keep their source text (``-100123`` stays a string, ``on`` does not become True).
+
+Most files are read faster from the parser's events instead (``_EventReader``): it gives the
+same values and positions for every file it accepts, and declines every file with anything
+the node-graph reader would report or treat specially (which then reads it).
 """
 
 from __future__ import annotations
@@ -78,7 +82,9 @@ def _unpack(file: str, packed: _Packed) -> dict[JsonPath, Pos]:
     if isinstance(packed, dict):
         return packed
     with paused_gc():
-        return {path: _new_pos(Pos, (file, line, col)) for path, line, col in zip(*packed)}
+        paths, lines, cols = packed
+        return {path: _new_pos(Pos, (file, line, col))
+                for path, line, col in zip(paths, lines, cols, strict=True)}
 
 
 def _unpickle_source(path: str, data: Any, value_pos: _Packed, key_pos: _Packed) -> SourceFile:
