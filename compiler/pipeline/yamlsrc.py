@@ -350,13 +350,14 @@ def _read_graph(text: str, file: str, diags: Diagnostics) -> SourceFile | None:
     """The node-graph reader: every file the event reader declines, with its diagnostics."""
     loader = _Loader(text)
     try:
-        node = loader.get_single_node()
-        if node is None:
-            diags.error(Pos(file=file, line=1, col=1), "TC006", "file is empty",
-                        hint="a definitions file starts with `version: 1`")
-            return None
-        conv = _Converter(file, diags, loader)
-        data = conv.convert(node, ())
+        with paused_gc():
+            node = loader.get_single_node()
+            if node is None:
+                diags.error(Pos(file=file, line=1, col=1), "TC006", "file is empty",
+                            hint="a definitions file starts with `version: 1`")
+                return None
+            conv = _Converter(file, diags, loader)
+            data = conv.convert(node, ())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         pos = Pos(file=file, line=mark.line + 1 if mark else 1,
