@@ -143,9 +143,7 @@ class AgentRecord(NamedTuple):
     exec_policy: int  # index into _EXEC_VARIANTS
     senders: list[Any] | None  # 2026.9 tools.toolsBySender (an ENTRY), None: no rules
     lean: bool = False  # experimental.localModelLean (2026.9)
-    # (provider, model) -> the byProvider and provider-profile stacks (_provider_stacks;
-    # bounded, filled on use: the record's own so that no key holds the record)
-    by_model: dict[tuple[str, str | None], tuple[Stack, ...]] | None = None
+    row: int = 0  # its place in tables.json's agent_records (0: no declared agent)
 
 
 _T: Final = json.loads(read_verified("tables.json"))
@@ -251,7 +249,7 @@ def _agent_at(index: int) -> AgentRecord:
             int(raw["ex"]),
             raw.get("sd"),
             bool(raw.get("lean", False)),
-            {},
+            index,
         )
         _AGENT_RECORDS[index] = record
     return record
@@ -1391,27 +1389,61 @@ def _present(variant: int, provider: str | None, model: str | None, channel: str
     return present
 
 
-# The request path's present set, masked by the request's flags: (apply_patch variant,
-# provider, model, message channel, flags) -> tools (bounded). Flags: 1 host-only tools
-# removed (a sandboxed run), 2 caller-only tools removed (not a channel caller), 4 owner-only
-# tools removed (not the owner).
-_MASKED: dict[tuple[int, str | None, str | None, str | None, int], int] = {}
+class _Base(NamedTuple):
+    """What a request's agent, provider, model, message channel and flags decide before its
+    other layers (group, sender, sandbox, subagent): every step of the tables is an AND,
+    so the agent's and provider stacks are applied once here for all such requests."""
+
+    present: int  # the tools present, masked by the flags
+    kept: int  # of those, what the base stacks' fixed parts and layers keep
+    admitted: int  # kept, admitted by the base stacks' allow lists alone (no more stacks)
+    mention: int  # the base stacks' admission inputs (_admission)
+    flags: int
+    preserve: int
 
 
-def _masked(
-    variant: int, provider: str | None, model: str | None, channel: str | None, flags: int
-) -> int:
-    present = _present(variant, provider, model, channel)
+# (agent record index, provider, model, message channel, flags) -> _Base (bounded). Flags:
+# 1 host-only tools removed (a sandboxed run), 2 caller-only tools removed (not a channel
+# caller), 4 owner-only tools removed (not the owner).
+_BASES: dict[tuple[int, str | None, str | None, str | None, int], _Base] = {}
+
+
+def _base(
+    record: AgentRecord, provider: str | None, model: str | None, channel: str | None, flags: int
+) -> _Base:
+    present = _present(record.apply_patch, provider, model, channel)
     if flags & 1:
         present &= _NOT_HOST_ONLY
     if flags & 2:
         present &= _NOT_CALLER_ONLY
     if flags & 4:
         present &= _NON_OWNER
-    if len(_MASKED) >= _CACHE_LIMIT:
-        _MASKED.clear()
-    _MASKED[(variant, provider, model, channel, flags)] = present
-    return present
+    stacks = [record.stack]
+    if provider is not None:
+        stacks.extend(_provider_stacks(record, provider, model))
+    kept, mention, stack_flags, preserve = present, 0, 0, 0
+    for stack in stacks:
+        mention |= stack.mention
+        stack_flags |= stack.flags
+        preserve |= stack.preserve
+        kept = _kept(kept, stack, present)
+    admitted = kept & _admission(mention, stack_flags)
+    if record.lean:
+        admitted &= _lean_keep(preserve)
+    base = _Base(present, kept, admitted, mention, stack_flags, preserve)
+    if len(_BASES) >= _CACHE_LIMIT:
+        _BASES.clear()
+    _BASES[(record.row, provider, model, channel, flags)] = base
+    return base
+
+
+def _kept(bits: int, stack: Stack, present: int) -> int:
+    """``bits`` less what one stack strips: its fixed part, and each layer's allow or deny
+    pass (a layer's witness present: its allow list applies)."""
+    bits &= stack.fixed
+    for witness, allow_pass, deny_pass in stack.layers:
+        bits &= allow_pass if witness & present else deny_pass
+    return bits
 
 
 def _apply_patch_ok(variant: int, provider: str | None, model: str | None) -> bool:
@@ -1442,20 +1474,7 @@ def _gates(provider: str | None, model: str | None, channel: str | None) -> int:
 
 
 def _provider_stacks(record: AgentRecord, provider: str, model: str | None) -> tuple[Stack, ...]:
-    """Global and agent byProvider layers plus the provider-profile step (cached in the
-    record: a function of its tables, the provider and the model)."""
-    cache = record.by_model
-    stacks = None if cache is None else cache.get((provider, model))
-    if stacks is None:
-        stacks = _provider_layers(record, provider, model)
-        if cache is not None:
-            if len(cache) >= _CACHE_LIMIT:
-                cache.clear()
-            cache[(provider, model)] = stacks
-    return stacks
-
-
-def _provider_layers(record: AgentRecord, provider: str, model: str | None) -> tuple[Stack, ...]:
+    """Global and agent byProvider layers plus the provider-profile step."""
     full = None
     if model:
         full = f"{provider}/{model}" if _SLASH_PREFIXED or "/" not in model else model
@@ -1482,24 +1501,29 @@ def _admitted(present: int, stacks: list[Stack], lean: bool) -> int:
     """The present tools the request's allow lists let exist before any layer filters:
     optional plugin tools only when mentioned (2026.9: plugin tools as
     createPluginToolAllowlist admits them), minus the localModelLean drops."""
-    mention = flags = 0
+    mention = flags = preserve = 0
     for stack in stacks:
         mention |= stack.mention
         flags |= stack.flags
+        preserve |= stack.preserve
+    bits = present & _admission(mention, flags)
+    return bits & _lean_keep(preserve) if lean else bits
+
+
+def _admission(mention: int, flags: int) -> int:
+    """The tools the allow lists let exist (``mention``, ``flags``: the OR of the stacks')."""
     if _PLUGIN_ADMISSION:
         # createPluginToolAllowlist: the plugin tools some allow list admits; the other
         # non-optional ones too while no list has entries or one is alsoAllow-only
         defaults = not flags & 1 or bool(flags & 2)
-        bits = present & (mention | (_NON_OPTIONAL if defaults else _CORE))
-    else:
-        bits = present & (_NON_OPTIONAL | mention)
-    if lean:
-        # filterLocalModelLeanTools: the lean tools no allow list outside the profiles keeps
-        preserve = 0
-        for stack in stacks:
-            preserve |= stack.preserve
-        bits &= ~(_LEAN & ~preserve)
-    return bits
+        return mention | (_NON_OPTIONAL if defaults else _CORE)
+    return _NON_OPTIONAL | mention
+
+
+def _lean_keep(preserve: int) -> int:
+    """filterLocalModelLeanTools: all but the lean tools no allow list outside the profiles
+    keeps (``preserve``: the OR of the stacks')."""
+    return ~(_LEAN & ~preserve)
 
 
 def _built(present: int, sandboxed: bool, sender_id: str | None, message: str | None) -> int:
@@ -1585,14 +1609,11 @@ def resolve_uncached(  # noqa: PLR0913, PLR0915 - the same keywords as resolve()
         flags |= 2
     if sender_is_owner is False if _OWNER_UNKNOWN_KEEPS else sender_is_owner is not True:
         flags |= 4
-    present = _MASKED.get((record.apply_patch, provider, model, message, flags))
-    if present is None:
-        present = _masked(record.apply_patch, provider, model, message, flags)
+    base = _BASES.get((record.row, provider, model, message, flags))
+    if base is None:
+        base = _base(record, provider, model, message, flags)
+    present = base.present
 
-    if provider is None:
-        stacks = [record.stack]
-    else:
-        stacks = [record.stack, *_provider_stacks(record, provider, model)]
     if spawned_by is not None and not spawned_by.strip():
         spawned_by = None
     sender = (sender_id, sender_e164, sender_username, sender_name)
@@ -1602,8 +1623,9 @@ def resolve_uncached(  # noqa: PLR0913, PLR0915 - the same keywords as resolve()
         where = (_text(group_space), _text(group_channel))
     if _TRUSTED_GROUP:
         request = (session_key, spawned_by, group_id, message, account_id)
-        stacks.extend(_requester_stacks(request, where, sender, sender_is_owner is True, record))
+        stacks = _requester_stacks(request, where, sender, sender_is_owner is True, record)
     else:
+        stacks = []
         group = group_id if group_id is not None and group_id.strip() else None
         channel = message if message_provider is not None else session.channel
         if spawned_by is not None and not (group and channel):
@@ -1628,13 +1650,22 @@ def resolve_uncached(  # noqa: PLR0913, PLR0915 - the same keywords as resolve()
         if subagent is not None:
             stacks.append(subagent)
 
-    bits = _admitted(present, stacks, record.lean)
+    if stacks:  # the base's stacks and these: the same ANDs as _admitted and _kept
+        bits, mention, stack_flags = base.kept, base.mention, base.flags
+        for stack in stacks:
+            mention |= stack.mention
+            stack_flags |= stack.flags
+            bits = _kept(bits, stack, present)
+        bits &= _admission(mention, stack_flags)
+        if record.lean:
+            preserve = base.preserve
+            for stack in stacks:
+                preserve |= stack.preserve
+            bits &= _lean_keep(preserve)
+    else:
+        bits = base.admitted
     if session.cron:
         bits &= _NOT_CRON_DROP  # filterRequesterYieldTools (2026.9; empty mask elsewhere)
-    for stack in stacks:
-        bits &= stack.fixed
-        for witness, allow_pass, deny_pass in stack.layers:
-            bits &= allow_pass if witness & present else deny_pass
     result = _RESULTS.get(bits)
     return result if result is not None else _toolset(bits)
 
