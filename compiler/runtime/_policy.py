@@ -1542,12 +1542,17 @@ def _lean_keep(preserve: int) -> int:
 
 def _built(present: int, sandboxed: bool, sender_id: str | None, message: str | None) -> int:
     """createOpenClawTools (2026.9): terminal and portal only outside the sandbox, transcripts
-    only for a channel caller (a gateway message channel and a sender id)."""
+    only for a channel caller."""
     if sandboxed:
-        present &= ~_HOST_ONLY
-    if _CALLER_ONLY and not (_text(sender_id) and channel_of(message) in _GATEWAY_CHANNELS):
-        present &= ~_CALLER_ONLY
+        present &= _NOT_HOST_ONLY
+    if _CALLER_ONLY and not _channel_caller(sender_id, message):
+        present &= _NOT_CALLER_ONLY
     return present
+
+
+def _channel_caller(sender_id: str | None, message: str | None) -> bool:
+    """A gateway message channel and a sender id (2026.9's caller-only tools)."""
+    return bool(sender_id and sender_id.strip() and channel_of(message) in _GATEWAY_CHANNELS)
 
 
 def resolve_uncached(  # noqa: PLR0913, PLR0915 - the same keywords as resolve()
@@ -1617,9 +1622,7 @@ def resolve_uncached(  # noqa: PLR0913, PLR0915 - the same keywords as resolve()
     # a channel caller (a gateway message channel and a sender id); owner-only tools: only
     # an explicit True keeps them (2026.3.2), only an explicit False removes them (2026.9.6)
     flags = 1 if sandboxed and _HOST_ONLY else 0
-    if _CALLER_ONLY and not (
-        sender_id and sender_id.strip() and channel_of(message) in _GATEWAY_CHANNELS
-    ):
+    if _CALLER_ONLY and not _channel_caller(sender_id, message):
         flags |= 2
     if sender_is_owner is False if _OWNER_UNKNOWN_KEEPS else sender_is_owner is not True:
         flags |= 4
