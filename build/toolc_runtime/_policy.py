@@ -1487,11 +1487,17 @@ def _gates(provider: str | None, model: str | None, channel: str | None) -> int:
     return present
 
 
+def _full_model_key(provider: str, model: str | None) -> str | None:
+    """The byProvider key a model names: ``provider/model``; a model id that holds "/" is the
+    whole key in 2026.3.2 and is prefixed like any other in 2026.9.6."""
+    if not model:
+        return None
+    return f"{provider}/{model}" if _SLASH_PREFIXED or "/" not in model else model
+
+
 def _provider_stacks(record: AgentRecord, provider: str, model: str | None) -> tuple[Stack, ...]:
     """Global and agent byProvider layers plus the provider-profile step."""
-    full = None
-    if model:
-        full = f"{provider}/{model}" if _SLASH_PREFIXED or "/" not in model else model
+    full = _full_model_key(provider, model)
     ge = (_GLOBAL_BP.get(full) if full else None) or _GLOBAL_BP.get(provider)
     bp = record.by_provider
     ae = ((bp.get(full) if full else None) or bp.get(provider)) if bp else None
