@@ -299,6 +299,32 @@ def parse_shard(text: str) -> tuple[dict[str, Any] | None, Any]:
     return gmap, head["spaces"]
 
 
+def map_shard(gmap: Mapping[str, Any] | None, spaces: Mapping[str, Any] | None,
+              to: Callable[[Any], Any]) -> tuple[dict[str, Any] | None, Any]:
+    """A parsed shard (``parse_shard``) with every inline stack passed through ``to``."""
+    return _map_gmap(gmap, to), _map_spaces(spaces, to)
+
+
+def assemble_channel(index: Mapping[str, Any],
+                     shard: Callable[[str], tuple[dict[str, Any] | None, Any]]
+                     ) -> dict[str, Any]:
+    """One channel of ``tables.json``'s index with its shards' maps in place, the form a
+    joined channel parses to (``shard``: a shard's (group map, spaces) by file name)."""
+    def part(name: str | None) -> tuple[dict[str, Any] | None, Any]:
+        return (None, None) if name is None else shard(name)
+
+    return {"rule": index["rule"], "topics": index["topics"], "e164": index["e164"],
+            "groups": part(index["groups"])[0], "spaces": part(index["spaces"])[1],
+            "accounts": {a: part(s)[0] for a, s in index["accounts"].items()},
+            "accounts_folded": {k: part(s)[0] for k, s in index["accounts_folded"].items()}}
+
+
+def channel_shards(index: Mapping[str, Any]) -> list[str]:
+    """The shard files one channel of ``tables.json``'s index names, each once, in order."""
+    names = [index["groups"], index["spaces"], *index["accounts"].values()]
+    return list(dict.fromkeys(n for n in names if n is not None))
+
+
 def join_tables(data: Mapping[str, Any], read: Callable[[str], bytes]) -> dict[str, Any]:
     """The one-dictionary tables from ``tables.json``'s data and its shards (``read``: a
     shard's bytes by path relative to the runtime package, checked by the caller). Data
@@ -315,23 +341,14 @@ def join_tables(data: Mapping[str, Any], read: Callable[[str], bytes]) -> dict[s
     out["gates"] = [{**g, "bits": intern.bitset(own.runs(g["bits"]))} for g in data["gates"]]
     cache: dict[str, tuple[dict[str, Any] | None, Any]] = {}
 
-    def shard(name: str | None) -> tuple[dict[str, Any] | None, Any]:
-        if name is None:
-            return None, None
+    def shard(name: str) -> tuple[dict[str, Any] | None, Any]:
         if name not in cache:
             gmap, spaces = parse_shard(read(name).decode("utf-8"))
             cache[name] = (_map_gmap(gmap, intern.stack), _map_spaces(spaces, intern.stack))
         return cache[name]
 
-    channels = {}
-    for name, ch in data["channels"].items():
-        accounts = {a: shard(s)[0] for a, s in ch["accounts"].items()}
-        channels[name] = _compact({
-            "rule": ch["rule"], "topics": ch["topics"], "e164": ch["e164"],
-            "groups": shard(ch["groups"])[0], "spaces": shard(ch["spaces"])[1],
-            "accounts": accounts,
-            "accounts_folded": {k: shard(s)[0] for k, s in ch["accounts_folded"].items()}})
-    out["channels"] = channels
+    out["channels"] = {name: _compact(assemble_channel(ch, shard))
+                       for name, ch in data["channels"].items()}
     del out["sharded"]
     intern.into(out)
     return out
@@ -341,7 +358,7 @@ def shard_files(data: Mapping[str, Any]) -> Iterator[str]:
     """The shard files ``tables.json``'s data names (relative to the runtime package)."""
     seen: set[str] = set()
     for ch in (data.get("channels") or {}).values() if data.get("sharded") else ():
-        for name in (ch["groups"], ch["spaces"], *ch["accounts"].values()):
-            if name is not None and name not in seen:
+        for name in channel_shards(ch):
+            if name not in seen:
                 seen.add(name)
                 yield name

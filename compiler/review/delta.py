@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..semantics.access import NO_LAYER, ClassSpace, Stack, TablesView
+from ..semantics.access import DIMS, NO_LAYER, ClassSpace, Stack, TablesView
 from ..semantics.factored import (
     Content,
     Cube,
@@ -38,9 +38,11 @@ from ..semantics.factored import (
     eval_content,
     full_cube,
     gate_channels,
+    index_bits,
     merge_cubes,
     result,
     widen,
+    widen_exact,
 )
 
 
@@ -186,7 +188,7 @@ class Changes:
         if self.present:
             # a changed present set can flip any stripping layer whose witness it touches
             for v in (vb, vh):
-                for i in range(v.stack_count):
+                for i in v.stack_ids():
                     for w, a, d in v.stack(i).layers:
                         if w & self.present:
                             diff |= (a ^ d) & self.everything
@@ -257,29 +259,35 @@ class ChannelSide:
     the tool by the group layer), and how many classes pass each tool. Contents without
     stripping layers do not depend on the present set and are counted once."""
 
-    def __init__(self, groups: Sequence[tuple[tuple[Content, ...], int]], r: int) -> None:
+    def __init__(self, groups: Sequence[tuple[tuple[Content, ...], list[int]]], r: int) -> None:
         self.r = r
-        self.groups = [(contents[0], bits, bits.bit_count()) for contents, bits in groups]
-        self.cbits = 0
-        for _, bits, _ in self.groups:
-            self.cbits |= bits
+        self.groups = [(contents[0], members, len(members)) for contents, members in groups]
+        self.cbits = index_bits([ci for _, members, _ in self.groups for ci in members])
         self.varying = [g for g in self.groups if g[0][2]]
+        # the varying contents read the present set only through their layers' witnesses:
+        # present sets alike on those are evaluated (and counted) once
+        self._witnesses = sorted({w for c, _, _ in self.varying for w, _, _ in c[2]})
         self._fixed_masks: tuple[int, int, int] | None = None
         self._fixed_counts: tuple[dict[int, int], dict[int, int]] | None = None
-        self._masks: dict[int, tuple[int, int, int]] = {}
-        self._counts: dict[int, tuple[dict[int, int], dict[int, int]]] = {}
+        self._masks: dict[tuple[bool, ...], tuple[int, int, int]] = {}
+        self._counts: dict[tuple[bool, ...], tuple[dict[int, int], dict[int, int]]] = {}
 
-    def _evaluate(self, groups: Iterable[tuple[Content, int, int]], present: int
+    def key(self, present: int) -> tuple[bool, ...]:
+        """What of ``present`` the contents see: present sets with one key are alike here."""
+        return tuple(bool(w & present) for w in self._witnesses)
+
+    def _evaluate(self, groups: Iterable[tuple[Content, list[int], int]], present: int
                   ) -> tuple[tuple[int, int, int], tuple[dict[int, int], dict[int, int]]]:
         e = m = n = 0
-        ce, cm = BitCounter(), BitCounter()
+        ce, cm = Tally(self.r), Tally(self.r)
         for c, _, count in groups:
             bits = eval_content(c, present) & self.r
             e |= bits
             m |= bits & c[0]
             n |= bits & ~c[0]
             ce.add(bits, count)
-            cm.add(bits & c[0], count)
+            if bits & c[0]:
+                cm.add(bits & c[0], count)
         return (e, m, n), (ce.counts(), cm.counts())
 
     def _fixed(self) -> None:
@@ -289,13 +297,14 @@ class ChannelSide:
 
     def masks(self, present: int) -> tuple[int, int, int]:
         """(tools some class passes, ... passes and mentions, ... passes without a mention)."""
-        hit = self._masks.get(present)
+        key = self.key(present)
+        hit = self._masks.get(key)
         if hit is None:
             self._fixed()
             assert self._fixed_masks is not None
             (e, m, n), _ = self._evaluate(self.varying, present)
             fe, fm, fn = self._fixed_masks
-            hit = self._masks[present] = (e | fe, m | fm, n | fn)
+            hit = self._masks[key] = (e | fe, m | fm, n | fn)
         return hit
 
     def fixed_counts(self) -> tuple[dict[int, int], dict[int, int]]:
@@ -306,10 +315,11 @@ class ChannelSide:
 
     def varying_counts(self, present: int) -> tuple[dict[int, int], dict[int, int]]:
         """The same for the contents whose stripping layers test the present set."""
-        hit = self._counts.get(present)
+        key = self.key(present)
+        hit = self._counts.get(key)
         if hit is None:
             _, hit = self._evaluate(self.varying, present)
-            self._counts[present] = hit
+            self._counts[key] = hit
         return hit
 
     def counts(self, present: int) -> tuple[dict[int, int], dict[int, int]]:
@@ -321,10 +331,44 @@ class ChannelSide:
 
     def mentioning(self, present: int, t: int) -> int:
         """The classes that pass and mention ``t``."""
-        out = 0
-        for c, bits, _ in self.groups:
+        out: list[int] = []
+        for c, members, _ in self.groups:
             if c[0] >> t & 1 and eval_content(c, present) >> t & 1:
-                out |= bits
+                out += members
+        return index_bits(out)
+
+
+class Tally:
+    """Per-tool weighted counts of many tool sets within ``r``, each counted from its sparser
+    side: a group layer that denies two tools adds two counts, not one per tool it passes."""
+
+    __slots__ = ("neg", "pos", "r", "whole")
+
+    def __init__(self, r: int) -> None:
+        self.r = r
+        self.pos: dict[int, int] = defaultdict(int)
+        self.neg: dict[int, int] = defaultdict(int)
+        self.whole = 0  # the weight of the sets counted by what they miss
+
+    def add(self, bits: int, weight: int) -> None:
+        missing = self.r & ~bits
+        if missing.bit_count() < bits.bit_count():
+            self.whole += weight
+            for t in bit_indices(missing):
+                self.neg[t] += weight
+        else:
+            for t in bit_indices(bits):
+                self.pos[t] += weight
+
+    def counts(self) -> dict[int, int]:
+        """Every nonzero count, by tool."""
+        if not self.whole:
+            return {t: n for t, n in self.pos.items() if n}
+        out = {}
+        for t in bit_indices(self.r):
+            n = self.pos.get(t, 0) + self.whole - self.neg.get(t, 0)
+            if n:
+                out[t] = n
         return out
 
 
@@ -353,11 +397,14 @@ class _AgentAcc:
     bad_lost: int = 0
     direct_gained: BitCounter = field(default_factory=BitCounter)
     direct_lost: BitCounter = field(default_factory=BitCounter)
-    # (gate side, present) -> six counters, weighted by agent-side classes, one per kind
-    marginal: dict[tuple[int, int], list[BitCounter]] = field(default_factory=dict)
+    # (gate side, what its contents see of the present set) -> a present set with that key
+    # and six counters, weighted by agent-side classes, one per kind
+    marginal: dict[tuple[int, tuple[bool, ...]], tuple[int, list[BitCounter]]] = field(
+        default_factory=dict)
     units: list[_Unit] = field(default_factory=list)
     tables: list[Any] | None = None  # the counters extracted (see _Delta._counter_tables)
     direct: tuple[dict[int, int], dict[int, int]] | None = None
+    totals: tuple[dict[int, int], dict[int, int]] | None = None  # gained, lost per tool
 
 
 def _kinds(values: tuple[Any, ...], r: int) -> tuple[int, ...]:
@@ -422,9 +469,11 @@ class _Delta:
             acc.bad_gained |= lost | both
             acc.bad_lost |= gained | both
             if gained | lost:
-                counters = acc.marginal.get((gi, present))
-                if counters is None:
-                    counters = acc.marginal[(gi, present)] = [BitCounter() for _ in range(6)]
+                key = (gi, side.key(present))
+                found = acc.marginal.get(key)
+                if found is None:
+                    found = acc.marginal[key] = (present, [BitCounter() for _ in range(6)])
+                counters = found[1]
                 for counter, bits in zip(counters, live, strict=True):
                     if bits:
                         counter.add(bits, w)
@@ -461,7 +510,7 @@ class _Delta:
         if acc.tables is None:
             per_gate: dict[int, list[BitCounter]] = {}
             varying = []
-            for (gi, present), counters in acc.marginal.items():
+            for (gi, _), (present, counters) in acc.marginal.items():
                 total = per_gate.setdefault(gi, [BitCounter() for _ in range(6)])
                 for into, counter in zip(total, counters, strict=True):
                     into.merge(counter)
@@ -476,16 +525,26 @@ class _Delta:
     def _count(self, acc: _AgentAcc, t: int, gained: bool, gates: dict[int, ChannelSide]
                ) -> int:
         """How many of an agent's classes gain (or lose) ``t``."""
+        if acc.totals is None:
+            acc.totals = self._totals(acc, gates)
+        return acc.totals[0 if gained else 1].get(t, 0)
+
+    def _totals(self, acc: _AgentAcc, gates: dict[int, ChannelSide]
+                ) -> tuple[dict[int, int], dict[int, int]]:
+        """Per tool, how many of an agent's classes gain it and lose it: every table at
+        once, so each counter entry is read once, not once per tool."""
         tables = self._counter_tables(acc, gates)
         assert acc.direct is not None
-        total = acc.direct[0 if gained else 1].get(t, 0)
-        offset = 0 if gained else 3
+        out = (dict(acc.direct[0]), dict(acc.direct[1]))
         for kinds, e, m in tables:
-            ce, cm = e.get(t, 0), m.get(t, 0)
-            for kind, per in enumerate((ce, cm, ce - cm)):
-                if per:
-                    total += kinds[offset + kind].get(t, 0) * per
-        return total
+            for offset, into in ((0, out[0]), (3, out[1])):
+                for kind in range(3):
+                    for t, w in kinds[offset + kind].items():
+                        ce = e.get(t, 0)
+                        per = ce if kind == 0 else m.get(t, 0) if kind == 1 else ce - m.get(t, 0)
+                        if per:
+                            into[t] = into.get(t, 0) + w * per
+        return out
 
     # lines ----------------------------------------------------------------------------------
     def changes_for(self, tools: Sequence[str], gates: dict[int, ChannelSide]) -> list[ToolChange]:
@@ -535,8 +594,8 @@ class _Delta:
         if pieces:
             pcubes = [c for c, _ in pieces]
             # merging keeps the (disjoint) pool disjoint and makes coverage checks cheap
-            pool = merge_cubes([*pcubes, *pool, *(c for c, _ in whole)])
-            wide = widen(pcubes, pool, self.full)
+            wide = widen_exact(pcubes, [*pcubes, *pool, *(c for c, _ in whole)], self.full,
+                               DIMS.index("channel"))
             lines += [(c, n) for c, n in zip(wide, assign(wide, pieces), strict=True) if n]
         return lines
 
@@ -640,7 +699,7 @@ def compute_delta(space: ClassSpace) -> list[ToolChange]:
         alike = [ci for ci in alike if space.selector_free(ci)] if coupled else alike
         if ev is None:
             continue
-        side = sides[gi] = ChannelSide(ev.channel_groups(alike, side=0), r)
+        side = sides[gi] = ChannelSide(ev.channel_members(alike, side=0), r)
         by_sel: dict[int, tuple[list[tuple[tuple[Content, ...], int]], ...]] = {}
         for xs in ev.x_states(gi, ap_states):
             cached = by_sel.get(xs.sel)

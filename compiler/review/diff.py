@@ -8,22 +8,32 @@ sides' context classes (``access.ClassSpace``), never by enumerating the product
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import hashlib
 import json
 import os
 import secrets
 import shutil
 import subprocess
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..audit.markdown import code, codes
 from ..audit.words import Words, plural
-from ..builds import BuildError, compile_files, tables_of_files, verify_build
+from ..builds import BuildError, OpenedBuild, compile_files, open_build
 from ..locks import LockTimeoutError, lock_path, locked
 from ..pipeline.render import dump_json
-from ..semantics.access import DIMS, ClassSpace, TablesView
+from ..pipeline.shards import (
+    assemble_channel,
+    channel_shards,
+    join_tables,
+    map_shard,
+    parse_shard,
+)
+from ..semantics.access import DIMS, ClassSpace, InlineStacks, TablesView
 from ..semantics.factored import Cube, bit_indices
 from .delta import ToolChange, compute_delta
 
@@ -34,34 +44,110 @@ class DiffInputError(Exception):
     """A side that is neither a build, a definitions directory nor a git revision."""
 
 
+class ShardSource(Protocol):
+    """Where a side's shards come from: a build directory (each read checked against its
+    manifest) or a compiled file map."""
+
+    def digest(self, name: str) -> str:
+        """The sha256 of shard ``name`` (a path relative to the runtime package)."""
+
+    def read(self, name: str) -> bytes:
+        """Shard ``name``'s bytes."""
+
+
+@dataclass(frozen=True, slots=True)
+class _BuildShards:
+    build: OpenedBuild
+    package: str
+
+    def digest(self, name: str) -> str:
+        found = self.build.digest(f"{self.package}/{name}")
+        if found is None:
+            raise DiffInputError(f"{self.build.out.as_posix()}: refusing to compare this "
+                                 f"build: tables.json names a shard {name} that "
+                                 "manifest.json does not list")
+        return found
+
+    def read(self, name: str) -> bytes:
+        try:
+            return self.build.read(f"{self.package}/{name}")
+        except BuildError as exc:
+            raise DiffInputError(f"{self.build.out.as_posix()}: refusing to compare this "
+                                 f"build: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class _FileShards:
+    files: dict[str, str]
+    package: str
+
+    def digest(self, name: str) -> str:
+        return hashlib.sha256(self.read(name)).hexdigest()
+
+    def read(self, name: str) -> bytes:
+        return self.files[f"{self.package}/{name}"].encode("utf-8")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Side:
+    """One side of a diff: ``tables.json``'s data (``index``) and its shards, read only when
+    a comparison needs them (``side_views``)."""
+
     label: str
-    tables: dict[str, Any]
+    index: dict[str, Any]
+    shards: ShardSource
     catalog: dict[str, Any]
     bundles: dict[str, Any]
     warnings: tuple[tuple[str, str], ...]  # (code, message), positions left out
+    _joined: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def tables(self) -> dict[str, Any]:
+        """The one-dictionary tables (``join_tables``: every shard read), for readers that
+        want them whole (``toolc report``, ACCESS.md, tests)."""
+        if not self._joined:
+            self._joined.update(join_tables(self.index, self.shards.read))
+        return self._joined
+
+
+@contextlib.contextmanager
+def no_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused: reading and comparing two builds allocates
+    millions of small objects that live until the end, and each collection would walk all of
+    them again for nothing (a third of the time at 100,000 groups)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 # -- loading ---------------------------------------------------------------------------------
 def side_from_build(out: Path, label: str | None = None) -> Side:
-    """A build directory, verified as a whole exactly as its runtime verifies its files
-    (``builds.verify_build``): a build whose files differ from its manifest, or whose manifest
-    differs from its runtime, is refused, never compared."""
+    """A build directory, checked as its runtime checks its files (``builds.open_build``: the
+    manifest, the layout, the runtime's own digests), reading only what a diff compares:
+    ``tables.json``, ``catalog.json``, ``bundles.json`` and, later, the shards it needs, each
+    checked against its sha256 as it is read. A build whose files differ from its manifest,
+    or whose manifest differs from its runtime, is refused, never compared."""
     try:
-        build = verify_build(out)
+        build = open_build(out)
+        package = build.manifest["package"]
+        with no_gc():
+            index = build.json(f"{package}/tables.json")
+            catalog = build.json(f"{package}/catalog.json")
+            bundles = build.json(f"{package}/bundles.json")
     except BuildError as exc:
         raise DiffInputError(f"{out.as_posix()}: refusing to compare this build: {exc}") from exc
-    package = build.manifest["package"]
-    try:
-        tables = build.tables()
-        catalog = build.json(f"{package}/catalog.json")
-        bundles = build.json(f"{package}/bundles.json")
-        warnings = _warnings(build.manifest.get("warnings", []))
     except (ValueError, KeyError, TypeError) as exc:
         raise DiffInputError(f"{out.as_posix()}: not a readable toolc build ({exc})") from exc
-    return Side(label=label or out.as_posix(), tables=tables, catalog=catalog, bundles=bundles,
-                warnings=warnings)
+    try:
+        warnings = _warnings(build.manifest.get("warnings", []))
+    except (KeyError, TypeError) as exc:
+        raise DiffInputError(f"{out.as_posix()}: not a readable toolc build ({exc})") from exc
+    return Side(label=label or out.as_posix(), index=index, shards=_BuildShards(build, package),
+                catalog=catalog, bundles=bundles, warnings=warnings)
 
 
 def side_from_definitions(defs: Path, label: str | None = None) -> Side:
@@ -70,10 +156,66 @@ def side_from_definitions(defs: Path, label: str | None = None) -> Side:
     manifest = json.loads(files["manifest.json"])
     package = manifest["package"]
     return Side(label=label or defs.as_posix(),
-                tables=tables_of_files(files, package),
+                index=json.loads(files[f"{package}/tables.json"]),
+                shards=_FileShards(files, package),
                 catalog=json.loads(files[f"{package}/catalog.json"]),
                 bundles=json.loads(files[f"{package}/bundles.json"]),
                 warnings=_warnings(manifest.get("warnings", [])))
+
+
+def side_views(sides: Sequence[Side], tools: Sequence[str]) -> list[TablesView]:
+    """The sides' tables over one tool index. Shards are read here, each content once: a
+    shard whose sha256 both sides list is parsed once and shared, its inline stacks numbered
+    in one pool (``InlineStacks``), so both sides' entries name the same stacks."""
+    if not all(side.index.get("sharded") for side in sides):  # builds from before shards
+        return [TablesView(side.tables, tools) for side in sides]
+    inline = InlineStacks(max(len(side.index["stacks"]) for side in sides))
+    parsed: dict[str, tuple[dict[str, Any] | None, Any, frozenset[int]]] = {}
+    # a channel whose index entry and shards are the same on both sides is one object, which
+    # tells ClassSpace that one side's answers stand for both
+    assembled: dict[tuple[str, ...], dict[str, Any]] = {}
+    views = []
+    for side in sides:
+        used: set[int] = set()
+
+        def shard(name: str, side: Side = side, used: set[int] = used
+                  ) -> tuple[dict[str, Any] | None, Any]:
+            key = side.shards.digest(name)
+            hit = parsed.get(key)
+            if hit is None:
+                hit = parsed[key] = _parse_shard(side.shards.read(name), name, inline)
+            used.update(hit[2])
+            return hit[0], hit[1]
+
+        channels = {}
+        for name, ch in side.index["channels"].items():
+            key = (name, json.dumps(ch, sort_keys=True),
+                   *(side.shards.digest(n) for n in channel_shards(ch)))
+            if key not in assembled:
+                assembled[key] = assemble_channel(ch, shard)
+            else:
+                used.update(i for n in channel_shards(ch) for i in parsed[side.shards.digest(n)][2])
+            channels[name] = assembled[key]
+        views.append(TablesView(side.index, tools, channels=channels, inline=inline,
+                                inline_ids=used))
+    return views
+
+
+def _parse_shard(raw: bytes, name: str, inline: InlineStacks
+                 ) -> tuple[dict[str, Any] | None, Any, frozenset[int]]:
+    """A shard's (group map, spaces) with its stacks numbered in ``inline``, and those numbers."""
+    ids: set[int] = set()
+
+    def number(text: str) -> int:
+        found = inline.id(text)
+        ids.add(found)
+        return found
+
+    try:
+        gmap, spaces = parse_shard(raw.decode("utf-8"))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise DiffInputError(f"{name}: not a readable shard ({exc})") from exc
+    return (*map_shard(gmap, spaces, number), frozenset(ids))
 
 
 def side_from_revision(rev: str, defs: Path, label: str | None = None) -> Side:
@@ -226,9 +368,14 @@ class DiffResult:
 
 
 def compute_diff(base: Side, head: Side) -> DiffResult:
-    head_tools = list(head.tables["tools"])
-    tools = head_tools + [t for t in base.tables["tools"] if t not in set(head_tools)]
-    space = ClassSpace([TablesView(base.tables, tools), TablesView(head.tables, tools)], tools)
+    with no_gc():
+        return _compute_diff(base, head)
+
+
+def _compute_diff(base: Side, head: Side) -> DiffResult:
+    head_tools = list(head.index["tools"])
+    tools = head_tools + [t for t in base.index["tools"] if t not in set(head_tools)]
+    space = ClassSpace(side_views([base, head], tools), tools)
     changes = compute_delta(space)
     base_names = {t["name"] for t in base.catalog["tools"]}
     head_names = {t["name"] for t in head.catalog["tools"]}
@@ -249,7 +396,7 @@ def compute_diff(base: Side, head: Side) -> DiffResult:
 
 def side_target(side: Side) -> str:
     """The release a side's tables follow (builds from before targets follow 2026.3)."""
-    rules = side.tables.get("target") or {}
+    rules = side.index.get("target") or {}
     return str(rules.get("openclaw", "2026.3"))
 
 
@@ -378,6 +525,11 @@ def _md_cube(words: Words, cube: Cube) -> str:
 
 
 def render_diff(result: DiffResult, fmt: str, *, color: bool = False) -> str:
+    with no_gc():
+        return _render_diff(result, fmt, color=color)
+
+
+def _render_diff(result: DiffResult, fmt: str, *, color: bool = False) -> str:
     if fmt == "json":
         return dump_json(to_json(result))
     if fmt == "markdown":

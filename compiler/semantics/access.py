@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -76,10 +76,40 @@ class Record(NamedTuple):
     senders: list[Any] | None = None  # the agent's tools.toolsBySender entry (2026.9)
 
 
-class TablesView:
-    """One build's tables with every bitset mapped into a shared tool index."""
+class InlineStacks:
+    """Stacks written inline in shards (``toolc.pipeline.shards``), numbered from ``offset``
+    (past every global stack of the views that share it) in the order first met. A diff's
+    two sides share one pool, so a shard both sides hold is parsed once and its entries name
+    the same stack numbers on both sides."""
 
-    def __init__(self, data: Mapping[str, Any], tools: Sequence[str]) -> None:
+    def __init__(self, offset: int) -> None:
+        self.offset = offset
+        self.texts: list[str] = []
+        self._ids: dict[str, int] = {}
+
+    def id(self, text: str) -> int:
+        found = self._ids.get(text)
+        if found is None:
+            found = self._ids[text] = self.offset + len(self.texts)
+            self.texts.append(text)
+        return found
+
+    def text(self, index: int) -> str:
+        return self.texts[index - self.offset]
+
+
+class TablesView:
+    """One build's tables with every bitset mapped into a shared tool index.
+
+    ``data`` is the one-dictionary form (``toolc.pipeline.shards.join_tables``: channels as
+    compact JSON), or ``tables.json``'s own with ``channels`` given already parsed, their
+    entries naming stacks of ``inline`` (and ``inline_ids``: the numbers this side's
+    channels use)."""
+
+    def __init__(self, data: Mapping[str, Any], tools: Sequence[str], *,
+                 channels: dict[str, dict[str, Any]] | None = None,
+                 inline: InlineStacks | None = None,
+                 inline_ids: Iterable[int] = ()) -> None:
         self.data = data
         own = list(data["tools"])
         self.tools = own
@@ -88,6 +118,8 @@ class TablesView:
         self._raw_bits: list[str] = data["bitsets"]
         self._raw_layers: list[str] = data["layers"]
         self._raw_stacks: list[str] = data["stacks"]
+        self._inline = inline
+        self._inline_ids = sorted(set(inline_ids))
         self._bits: dict[int, int] = {}
         self._stacks: dict[int, Stack] = {}
         masks = data["masks"]
@@ -119,7 +151,7 @@ class TablesView:
         self.ap_bit = 0 if ap["bit"] < 0 else self.map_bits(1 << int(ap["bit"]))
         self.ap_variants = [(bool(e), None if m is None else tuple(m))
                             for e, m in ap["variants"]]
-        self.channels: dict[str, dict[str, Any]] = {
+        self.channels: dict[str, dict[str, Any]] = channels if channels is not None else {
             name: json.loads(raw) for name, raw in data["channels"].items()}
         self.sandbox_modes = SandboxModes.from_json(data.get("sandbox"))
         sub = data["subagent"]
@@ -165,12 +197,7 @@ class TablesView:
     def bits(self, index: int) -> int:
         bits = self._bits.get(index)
         if bits is None:
-            raw = self._raw_bits[index]
-            runs = [int(x) for x in raw.split(".")] if raw else []
-            bits = 0
-            for k in range(0, len(runs), 2):
-                bits |= ((1 << runs[k + 1]) - 1) << runs[k]
-            bits = self._bits[index] = self.map_bits(bits)
+            bits = self._bits[index] = self.map_bits(runs_bits(self._raw_bits[index]))
         return bits
 
     def stack(self, index: int) -> Stack:
@@ -178,6 +205,9 @@ class TablesView:
         if index < 0:
             return NO_LAYER
         stack = self._stacks.get(index)
+        if stack is None and index >= len(self._raw_stacks):
+            assert self._inline is not None, f"stack {index} of no table"
+            stack = self._stacks[index] = self._inline_stack(self._inline.text(index))
         if stack is None:
             raw = [int(x) for x in self._raw_stacks[index].split(".")]
             layers = []
@@ -189,6 +219,25 @@ class TablesView:
                 mention |= self.bits(self._raw_preserve[index])
             stack = self._stacks[index] = Stack(mention, self.bits(raw[1]), tuple(layers))
         return stack
+
+    def _inline_stack(self, text: str) -> Stack:
+        """A shard's inline stack: ``mention/fixed/flags/preserve/layer...``, bitsets as
+        runs, a layer ``witness,allow,deny`` (``-``: a witness that never strips)."""
+        mention, fixed, _, preserve, *layers = text.split("/")
+        decoded = []
+        for layer in layers:
+            w, a, d = layer.split(",")
+            decoded.append((-1 if w == "-" else self._runs(w), self._runs(a), self._runs(d)))
+        return Stack(self._runs(mention) | self._runs(preserve), self._runs(fixed),
+                     tuple(decoded))
+
+    def _runs(self, raw: str) -> int:
+        return self.map_bits(runs_bits(raw))
+
+    def stack_ids(self) -> Iterator[int]:
+        """Every stack of this side: the global ones, then those its shards hold."""
+        yield from range(len(self._raw_stacks))
+        yield from self._inline_ids
 
     def bp_index(self) -> dict[str, frozenset[int]]:
         """byProvider key -> the agent records that have an entry for it."""
@@ -207,11 +256,11 @@ class TablesView:
             for w in {raw.split(".", 1)[0] for raw in self._raw_layers}:
                 if int(w) >= 0:
                     self._witnesses |= self.bits(int(w))
+            for i in self._inline_ids:
+                for w, _, _ in self.stack(i).layers:
+                    if w > 0:
+                        self._witnesses |= w
         return self._witnesses
-
-    @property
-    def stack_count(self) -> int:
-        return len(self._raw_stacks)
 
     # -- the runtime's lookups (same rules as the generated runtime) -------------------------
     def record(self, agent: str | None) -> tuple[int, Record]:
@@ -443,6 +492,16 @@ def sender_keys(sender_id: str | None = None, sender_e164: str | None = None,
             norm = value.strip().lower()
             out.append((kind, norm.removeprefix("@") if kind == "username" else norm))
     return out
+
+
+def runs_bits(raw: str) -> int:
+    """A bitset written as runs, ``start.length.start.length`` (empty: no bit)."""
+    bits = 0
+    if raw:
+        runs = [int(x) for x in raw.split(".")]
+        for k in range(0, len(runs), 2):
+            bits |= ((1 << runs[k + 1]) - 1) << runs[k]
+    return bits
 
 
 def _keyset(values: list[str] | None) -> frozenset[str] | None:
@@ -961,8 +1020,14 @@ class ClassSpace:
         self._chan_index[name] = {"accounts": acc_sigs, "gids": set(gids), "other": other_group,
                                   "rows": rows_index}
         candidates: dict[str, list[list[tuple[str, str]]]] = {}
+        # every side holds this very channel (a diff's unchanged shards): one side's answers
+        # stand for all, and a group no candidate of which the account's map declares
+        # answers as "any other group" does (its "*" entry), so it is skipped unasked
+        shared = all(ch is chans[0] for ch in chans[1:])
 
         def rows_of(gid: str, found: list[Any]) -> list[tuple[tuple[tuple[str, str], ...], Any]]:
+            if shared:
+                return self._shared_rows(name, per_view_maps[0], found[0], gid)
             keys = candidates.get(gid)
             if keys is None:
                 keys = candidates[gid] = [self._sender_candidates(m, name, gid)
@@ -976,13 +1041,14 @@ class ClassSpace:
             other_rows = rows_of(other_group, found)
             other_sigs = {sig for _, sig in other_rows}
             for gid in [*gids, other_group]:
-                rows = other_rows if gid == other_group else rows_of(gid, found)
                 if gid != other_group and not any(
-                        c in here or c.lower() in here for c in group_candidates(name, gid)) \
-                        and {sig for _, sig in rows} <= other_sigs:
+                        c in here or c.lower() in here for c in group_candidates(name, gid)):
                     # a group the account's own map does not declare: "any other group"
-                    # of this account holds it (classify falls back to it)
-                    continue
+                    # of this account holds it where it answers as that (classify falls
+                    # back to it)
+                    if shared or {sig for _, sig in rows_of(gid, found)} <= other_sigs:
+                        continue
+                rows = other_rows if gid == other_group else rows_of(gid, found)
                 group_label = "any other group" if gid == other_group else f"group {gid}"
                 for gi, session_only in gate_modes:
                     index = rows_index.setdefault((gi, acc, gid), {})
@@ -1114,6 +1180,20 @@ class ClassSpace:
                      key=(gi, (name, gid, acc, senders)),
                      group=(parts[0], acc_label, group_label), fallback=fallback,
                      stacks=tuple(stack for _, stack in sig))
+
+    def _shared_rows(self, name: str, maps: list[dict[str, Any]], found: Any, gid: str
+                     ) -> list[tuple[tuple[tuple[str, str], ...], Any]]:
+        """``_sender_rows`` where every side holds the same channel: one side is asked, its
+        answer stands for every side (the same keys everywhere: no pairs of keys)."""
+        view, n = self.views[0], len(self.views)
+        seen: set[Any] = set()
+        rows: list[tuple[tuple[tuple[str, str], ...], Any]] = []
+        for senders in [(), *((k,) for k in self._sender_candidates(maps, name, gid))]:
+            decision = view.decide(name, found, gid, senders)
+            if decision not in seen:
+                seen.add(decision)
+                rows.append((senders, (decision,) * n))
+        return rows
 
     def _sender_rows(self, per_view: list[list[tuple[str, str]]], found: list[Any], name: str,
                      gid: str) -> list[tuple[tuple[tuple[str, str], ...], Any]]:

@@ -66,6 +66,20 @@ def eval_content(c: Content, present: int) -> int:
     return bits
 
 
+def index_bits(indices: Sequence[int]) -> int:
+    """The bitset of ``indices``, built once: OR-ing bits one at a time into a wide int
+    copies it each time, quadratic over hundreds of thousands of channel classes."""
+    if len(indices) < 64:
+        out = 0
+        for i in indices:
+            out |= 1 << i
+        return out
+    buf = bytearray((max(indices) >> 3) + 1)
+    for i in indices:
+        buf[i >> 3] |= 1 << (i & 7)
+    return int.from_bytes(buf, "little")
+
+
 def bit_indices(bits: int) -> list[int]:
     """The set bits of ``bits``, ascending."""
     out = []
@@ -392,14 +406,25 @@ class Evaluator:
         """Channel classes grouped by their channel side's content on R (the group layer,
         and 2026.9's sender layer, read with selector ``sel``): ``[(per side content, class
         bits)]`` (``side``: use that side's content for every side)."""
-        groups: dict[tuple[Content, ...], int] = {}
+        return [(key, index_bits(members))
+                for key, members in self.channel_members(classes, side, sel)]
+
+    def channel_members(self, classes: Iterable[int], side: int | None = None, sel: int = 0
+                        ) -> list[tuple[tuple[Content, ...], list[int]]]:
+        """``channel_groups`` with each group's classes as a list of indices."""
+        groups: dict[tuple[Content, ...], list[int]] = {}
+        n = len(self.views)
+        by_stacks: dict[tuple[tuple[int, ...], ...], list[int]] = {}
         for ci in classes:
             stacks = self.space.channel_stacks(ci, sel)
-            if side is not None:
-                key = (self.stacks_content(side, stacks[side]),) * len(self.views)
-            else:
-                key = tuple(self.stacks_content(s, st) for s, st in enumerate(stacks))
-            groups[key] = groups.get(key, 0) | 1 << ci
+            found = by_stacks.get(stacks)
+            if found is None:
+                if side is not None:
+                    key = (self.stacks_content(side, stacks[side]),) * n
+                else:
+                    key = tuple(self.stacks_content(s, st) for s, st in enumerate(stacks))
+                found = by_stacks[stacks] = groups.setdefault(key, [])
+            found.append(ci)
         return list(groups.items())
 
     def stacks_content(self, side: int, stacks: tuple[int, ...]) -> Content:
@@ -521,6 +546,68 @@ def covered(region: Cube, pool: Sequence[Cube]) -> bool:
         if total <= 0:
             return True
     return total <= 0
+
+
+class Atoms:
+    """The sets one dimension of some cubes takes, recoded over their atoms: the coarsest
+    partition of the dimension that each set is a union of. Merging cubes and testing
+    coverage only ask which classes a cube holds, so they come out the same over atoms, with
+    ints a few atoms wide instead of as wide as hundreds of thousands of channel classes."""
+
+    def __init__(self, dim: int, full: int, cubes: Iterable[Cube]) -> None:
+        self.dim = dim
+        self.full = full
+        distinct: dict[int, None] = {}
+        seen: set[int] = set()
+        for c in cubes:
+            if id(c[dim]) not in seen:  # most cubes share a few set objects
+                seen.add(id(c[dim]))
+                distinct[c[dim]] = None
+        atoms = [full]
+        for bits in distinct:
+            refined = []
+            for atom in atoms:
+                inside = atom & bits
+                if inside and inside != atom:
+                    refined += (inside, atom ^ inside)
+                else:
+                    refined.append(atom)
+            atoms = refined
+        self.atoms = atoms
+        self._by_id: dict[int, tuple[int, int]] = {}  # id -> (the set, its atom mask)
+
+    def code(self, bits: int) -> int:
+        """The atom mask of ``bits`` (a union of atoms)."""
+        found = self._by_id.get(id(bits))
+        if found is not None and found[0] is bits:
+            return found[1]
+        mask = 0
+        for i, atom in enumerate(self.atoms):
+            if atom & bits:
+                mask |= 1 << i
+        self._by_id[id(bits)] = (bits, mask)
+        return mask
+
+    def cube(self, c: Cube) -> Cube:
+        d = self.dim
+        return (*c[:d], self.code(c[d]), *c[d + 1:])
+
+    def decode(self, c: Cube) -> Cube:
+        d = self.dim
+        bits = 0
+        for i in bit_indices(c[d]):
+            bits |= self.atoms[i]
+        return (*c[:d], bits, *c[d + 1:])
+
+
+def widen_exact(cubes: Sequence[Cube], pool: Sequence[Cube], full: Sequence[int],
+                dim: int) -> list[Cube]:
+    """``widen(cubes, merge_cubes(pool), full)`` with dimension ``dim`` recoded over its atoms
+    (``Atoms``) while merging and widening: the same lines, in the same order."""
+    atoms = Atoms(dim, full[dim], [*cubes, *pool])
+    coded = [atoms.cube(c) for c in cubes]
+    wide = widen(coded, merge_cubes(atoms.cube(c) for c in pool), atoms.cube(tuple(full)))
+    return sorted((atoms.decode(c) for c in wide), key=_cube_key)
 
 
 def assign(lines: Sequence[Cube], pieces: Iterable[tuple[Cube, int]]) -> list[int]:
