@@ -121,11 +121,14 @@ class Changes:
                     _own(vh).bit_length(), 1)
         self.everything = (1 << width) - 1
         self._stack_diffs: dict[tuple[int | None, int | None], int] = {}
+        self.same_inline = vb.same_inline(vh)
         self.present = self._presence()
         self.profiles_differ = self._profiles_differ()
 
     def stack_diff(self, ib: int | None, ih: int | None) -> int:
         """Tools on which stack ``ib`` (base) and ``ih`` (head) can decide differently."""
+        if ib == ih and self.same_inline and ib is not None and self.vb.is_inline(ib):
+            return 0  # one shard stack both sides hold
         key = (ib, ih)
         d = self._stack_diffs.get(key)
         if d is None:
@@ -670,7 +673,7 @@ def compute_delta(space: ClassSpace) -> list[ToolChange]:
     changes = Changes(space)
     shared = changes.shared_diff()
     per_agent = [changes.agent_diff(k.key[0]) for k in space.agents]
-    channel_diffs = [_channel_diff(changes, space, ci) for ci in range(len(space.channels))]
+    channel_diffs = _channel_diffs(changes, space)
     # 2026.9: where a channel side depends on the agent or the owner (selectors), every
     # channel class is evaluated pairwise, with the selector of each agent-side state
     coupled = space.coupled
@@ -741,12 +744,25 @@ def compute_delta(space: ClassSpace) -> list[ToolChange]:
     return delta.changes_for(space.tool_names, sides)
 
 
-def _channel_diff(changes: Changes, space: ClassSpace, ci: int) -> int:
-    """Tools a channel class's sides can see differently: its channel side's stacks (group
-    layer, 2026.9's sender layer) compared in place, under every selector."""
+def _channel_diffs(changes: Changes, space: ClassSpace) -> list[int]:
+    """Per channel class, the tools its sides can see differently: its channel side's stacks
+    (group layer, 2026.9's sender layer) compared in place, under every selector (classes
+    with the same stacks are compared once)."""
+    selectors = range(len(space.selectors))
+    seen: dict[Any, int] = {}
+    out = []
+    for ci in range(len(space.channels)):
+        key = tuple(space.channel_stacks(ci, sel) for sel in selectors)
+        found = seen.get(key)
+        if found is None:
+            found = seen[key] = _stacks_diff(changes, key)
+        out.append(found)
+    return out
+
+
+def _stacks_diff(changes: Changes, per_selector: Iterable[tuple[tuple[int, ...], ...]]) -> int:
     out = 0
-    for sel in range(len(space.selectors)):
-        sb, sh = space.channel_stacks(ci, sel)
+    for sb, sh in per_selector:
         for i in range(max(len(sb), len(sh), 1)):
             out |= changes.stack_diff(sb[i] if i < len(sb) else None,
                                       sh[i] if i < len(sh) else None)

@@ -36,6 +36,7 @@ from ..pipeline.shards import (
 from ..semantics.access import DIMS, ClassSpace, InlineStacks, TablesView
 from ..semantics.factored import Cube, bit_indices
 from .delta import ToolChange, compute_delta
+from .folding import CountedWords
 
 DIFF_FORMAT = 1
 
@@ -391,7 +392,7 @@ def _compute_diff(base: Side, head: Side) -> DiffResult:
         schema_changed=schema_changed,
         warnings_added=sorted(set(head.warnings) - set(base.warnings)),
         warnings_removed=sorted(set(base.warnings) - set(head.warnings)),
-        words=Words(space), targets=(side_target(base), side_target(head)))
+        words=CountedWords(space), targets=(side_target(base), side_target(head)))
 
 
 def side_target(side: Side) -> str:

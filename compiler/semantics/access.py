@@ -86,6 +86,8 @@ class InlineStacks:
         self.offset = offset
         self.texts: list[str] = []
         self._ids: dict[str, int] = {}
+        # decoded once for every view whose tools come first in the shared tool index
+        self.plain: dict[int, Stack] = {}
 
     def id(self, text: str) -> int:
         found = self._ids.get(text)
@@ -207,7 +209,14 @@ class TablesView:
         stack = self._stacks.get(index)
         if stack is None and index >= len(self._raw_stacks):
             assert self._inline is not None, f"stack {index} of no table"
-            stack = self._stacks[index] = self._inline_stack(self._inline.text(index))
+            if self._pos is None:
+                stack = self._inline.plain.get(index)
+                if stack is None:
+                    stack = self._inline.plain[index] = self._inline_stack(
+                        self._inline.text(index))
+            else:
+                stack = self._inline_stack(self._inline.text(index))
+            self._stacks[index] = stack
         if stack is None:
             raw = [int(x) for x in self._raw_stacks[index].split(".")]
             layers = []
@@ -234,6 +243,28 @@ class TablesView:
     def _runs(self, raw: str) -> int:
         return self.map_bits(runs_bits(raw))
 
+    def witnesses(self, index: int) -> int:
+        """The tools stack ``index``'s stripping layers test the present set on."""
+        if self.is_inline(index) and index not in self._stacks:
+            assert self._inline is not None
+            layers = self._inline.text(index).split("/")[4:]  # most shard stacks have none
+            if not layers:
+                return 0
+        out = 0
+        for w, _, _ in self.stack(index).layers:
+            if w > 0:
+                out |= w
+        return out
+
+    def same_inline(self, other: TablesView) -> bool:
+        """Whether a shard's stack number means the same stack here and in ``other`` (one
+        pool, the same tool order)."""
+        return (self._inline is not None and self._inline is other._inline
+                and self._pos == other._pos)
+
+    def is_inline(self, index: int) -> bool:
+        return index >= len(self._raw_stacks)
+
     def stack_ids(self) -> Iterator[int]:
         """Every stack of this side: the global ones, then those its shards hold."""
         yield from range(len(self._raw_stacks))
@@ -257,9 +288,7 @@ class TablesView:
                 if int(w) >= 0:
                     self._witnesses |= self.bits(int(w))
             for i in self._inline_ids:
-                for w, _, _ in self.stack(i).layers:
-                    if w > 0:
-                        self._witnesses |= w
+                self._witnesses |= self.witnesses(i)
         return self._witnesses
 
     # -- the runtime's lookups (same rules as the generated runtime) -------------------------
@@ -667,6 +696,10 @@ class ClassSpace:
         """Per side, the stacks of channel class ``ci``'s channel side (group layer, and
         2026.9's sender layer) under selector ``sel``."""
         return self._chan_stacks[ci][sel]
+
+    def side_stacks(self, side: int) -> set[int]:
+        """Every stack some channel class reads on side ``side`` (under any selector)."""
+        return {st for per_sel in self._chan_stacks for sides in per_sel for st in sides[side]}
 
     def selector_free(self, ci: int) -> bool:
         """Whether channel class ``ci``'s side is the same under every selector."""

@@ -438,17 +438,10 @@ def _neutral(c: Content, r: int) -> bool:
 def group_witnesses(space: ClassSpace) -> int:
     """Every tool a group layer's stripping test looks at, on any side."""
     out = 0
-    seen: set[tuple[int, int]] = set()
-    for ci in range(len(space.channels)):
-        for sel in range(len(space.selectors)):
-            for side, stacks in enumerate(space.channel_stacks(ci, sel)):
-                for stack in stacks:
-                    if stack < 0 or (side, stack) in seen:
-                        continue
-                    seen.add((side, stack))
-                    for w, _, _ in space.views[side].stack(stack).layers:
-                        if w > 0:
-                            out |= w
+    for side, view in enumerate(space.views):
+        for stack in space.side_stacks(side):
+            if stack >= 0:
+                out |= view.witnesses(stack)
     return out
 
 
@@ -512,14 +505,25 @@ def widen(cubes: Sequence[Cube], pool: Sequence[Cube], full: Sequence[int]) -> l
     ``cubes`` and the classes where the answer does not matter), so that "agent viewer"
     stays one line. Widened lines may overlap; ``assign`` counts each class once."""
     out: list[Cube] = []
+    # coverage is monotone: a region inside one found covered is covered, one holding a
+    # region found uncovered is not (most cubes widen into a line found before)
+    yes: list[Cube] = []
+    no: list[Cube] = []
     for cube in sorted(merge_cubes(cubes), key=cube_size, reverse=True):
         c = cube
         for d in range(len(DIMS)):
             if c[d] == full[d]:
                 continue
             wide = (*c[:d], full[d], *c[d + 1:])
-            if covered(wide, pool):
+            if any(contains(y, wide) for y in yes):
                 c = wide
+            elif any(contains(wide, n) for n in no):
+                continue
+            elif covered(wide, pool):
+                yes.append(wide)
+                c = wide
+            else:
+                no.append(wide)
         if c not in out:
             out.append(c)
     return sorted(out, key=_cube_key)
@@ -565,7 +569,7 @@ class Atoms:
                 distinct[c[dim]] = None
         atoms = [full]
         for bits in distinct:
-            refined = []
+            refined: list[int] = []
             for atom in atoms:
                 inside = atom & bits
                 if inside and inside != atom:
