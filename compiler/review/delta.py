@@ -21,6 +21,8 @@ contradicts it.
 
 from __future__ import annotations
 
+import sys
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -102,11 +104,29 @@ class BitCounter:
 
     def counts(self) -> dict[int, int]:
         """Every nonzero count, by bit."""
-        out: dict[int, int] = defaultdict(int)
+        if len(self.planes) > _LANE_BITS:  # counts past a lane: one bit at a time
+            out: dict[int, int] = defaultdict(int)
+            for j, plane in enumerate(self.planes):
+                for i in bit_indices(plane):
+                    out[i] += 1 << j
+            return dict(out)
+        # every plane spread to one 64-bit lane per bit (a byte at a time, by table), the
+        # lanes summed as one integer and read back as an array: C loops, not one per bit
+        size = max((p.bit_length() + 7) // 8 for p in self.planes) if self.planes else 0
+        total = 0
         for j, plane in enumerate(self.planes):
-            for i in bit_indices(plane):
-                out[i] += 1 << j
-        return out
+            if plane:
+                lanes = b"".join([_SPREAD[b] for b in plane.to_bytes(size, "little")])
+                total += int.from_bytes(lanes, "little") << j
+        values = array("Q", total.to_bytes(size * 8 * 8, "little"))
+        if sys.byteorder != "little":
+            values.byteswap()
+        return {i: n for i, n in enumerate(values) if n}
+
+
+_LANE_BITS = 64
+# byte -> its eight bits as eight little-endian 64-bit lanes
+_SPREAD = [b"".join((b >> i & 1).to_bytes(8, "little") for i in range(8)) for b in range(256)]
 
 
 # -- what can differ -------------------------------------------------------------------------
@@ -282,7 +302,7 @@ class ChannelSide:
     def _evaluate(self, groups: Iterable[tuple[Content, list[int], int]], present: int
                   ) -> tuple[tuple[int, int, int], tuple[dict[int, int], dict[int, int]]]:
         e = m = n = 0
-        ce, cm = Tally(self.r), Tally(self.r)
+        ce, cm = BitCounter(), BitCounter()
         for c, _, count in groups:
             bits = eval_content(c, present) & self.r
             e |= bits
@@ -341,40 +361,6 @@ class ChannelSide:
         return index_bits(out)
 
 
-class Tally:
-    """Per-tool weighted counts of many tool sets within ``r``, each counted from its sparser
-    side: a group layer that denies two tools adds two counts, not one per tool it passes."""
-
-    __slots__ = ("neg", "pos", "r", "whole")
-
-    def __init__(self, r: int) -> None:
-        self.r = r
-        self.pos: dict[int, int] = defaultdict(int)
-        self.neg: dict[int, int] = defaultdict(int)
-        self.whole = 0  # the weight of the sets counted by what they miss
-
-    def add(self, bits: int, weight: int) -> None:
-        missing = self.r & ~bits
-        if missing.bit_count() < bits.bit_count():
-            self.whole += weight
-            for t in bit_indices(missing):
-                self.neg[t] += weight
-        else:
-            for t in bit_indices(bits):
-                self.pos[t] += weight
-
-    def counts(self) -> dict[int, int]:
-        """Every nonzero count, by tool."""
-        if not self.whole:
-            return {t: n for t, n in self.pos.items() if n}
-        out = {}
-        for t in bit_indices(self.r):
-            n = self.pos.get(t, 0) + self.whole - self.neg.get(t, 0)
-            if n:
-                out[t] = n
-        return out
-
-
 # -- per-agent accumulation ------------------------------------------------------------------
 @dataclass(slots=True)
 class _Unit:
@@ -428,6 +414,7 @@ class _Delta:
         self.full = full_cube(space)
         self.acc: dict[int, _AgentAcc] = {}
         self.channel_units: list[tuple[list[Cube], int, int, int]] = []  # cubes, g, l, absent
+        self._units_by_tool: dict[tuple[int, int], list[list[Cube]]] | None = None
 
     # accumulation ---------------------------------------------------------------------------
     def _agent_weights(self, xs: XState) -> dict[int, int]:
@@ -582,17 +569,17 @@ class _Delta:
                 pieces += p
                 pool += f
         channel_led = False
-        for cubes, g, lo, absent in self.channel_units:
-            if (g if gained else lo) >> t & 1:
-                channel_led = True
-                pieces += ((c, cube_size(c)) for c in cubes)
-            elif absent >> t & 1:
-                pool += cubes
+        changing, absent = self._channel_units_of(t, gained)
+        for cubes in changing:
+            channel_led = True
+            pieces += ((c, cube_size(c)) for c in cubes)
+        for cubes in absent:
+            pool += cubes
         if channel_led:  # touched agents' classes there can let the lines cover every agent
             pool += self._touched_filler(t)
         lines: list[Piece] = []
         if whole:
-            merged = merge_cubes(c for c, _ in whole)
+            merged = merge_cubes(c for c, _ in whole) if len(whole) > 1 else [whole[0][0]]
             lines += zip(merged, assign(merged, whole), strict=True)
         if pieces:
             pcubes = [c for c, _ in pieces]
@@ -601,6 +588,26 @@ class _Delta:
                                DIMS.index("channel"))
             lines += [(c, n) for c, n in zip(wide, assign(wide, pieces), strict=True) if n]
         return lines
+
+    def _channel_units_of(self, t: int, gained: bool
+                          ) -> tuple[list[list[Cube]], list[list[Cube]]]:
+        """The cubes of the channel units where ``t`` is gained (or lost), and of those where
+        it is absent on both sides and not so (indexed by tool once: the units are many)."""
+        if self._units_by_tool is None:
+            index: dict[tuple[int, int], list[list[Cube]]] = defaultdict(list)
+            for cubes, g, lo, absent in self.channel_units:
+                for tool in bit_indices(g):
+                    index[(tool, 0)].append(cubes)
+                for tool in bit_indices(lo):
+                    index[(tool, 1)].append(cubes)
+                for tool in bit_indices(absent & ~g):
+                    index[(tool, 2)].append(cubes)
+                for tool in bit_indices(absent & ~lo):
+                    index[(tool, 3)].append(cubes)
+            self._units_by_tool = dict(index)
+        kind = 0 if gained else 1
+        return (self._units_by_tool.get((t, kind), []),
+                self._units_by_tool.get((t, kind + 2), []))
 
     def _touched_filler(self, t: int) -> list[Cube]:
         """Touched agents' classes at differing channel classes where ``t`` is absent on

@@ -82,6 +82,13 @@ def index_bits(indices: Sequence[int]) -> int:
 
 def bit_indices(bits: int) -> list[int]:
     """The set bits of ``bits``, ascending."""
+    if bits.bit_count() <= 8:  # a few bits: lowest first, without spelling out every digit
+        few = []
+        while bits:
+            low = bits & -bits
+            few.append(low.bit_length() - 1)
+            bits ^= low
+        return few
     out = []
     digits = bin(bits)[:1:-1]
     i = digits.find("1")
@@ -107,6 +114,13 @@ class APState:
         return (all(i == self.inputs[0] for i in self.inputs[1:])
                 and all(x == self.lean[0] for x in self.lean[1:]))
 
+    def by_agent(self) -> dict[int, int]:
+        """Per agent, its provider classes here (read once the state is complete)."""
+        out: dict[int, int] = {}
+        for a, pbits in self.members:
+            out[a] = out.get(a, 0) | pbits
+        return out
+
 
 @dataclass(slots=True)
 class XState:
@@ -122,35 +136,51 @@ class XState:
         """The classes of this state in the channel classes ``channels``, as few cubes."""
         if self._rests is None or self._rests[0] != len(self.members):
             # the agent-side cubes do not depend on ``channels``: computed once (a diff asks
-            # for them per tool and per channel group)
-            by_rest: dict[tuple[int, int, int], dict[int, int]] = defaultdict(dict)
+            # for them per tool and per channel group); (owner, sandbox, subagent) classes
+            # holding the same agent states share their agent x provider cubes
+            by_rest: dict[tuple[int, int, int], list[APState]] = defaultdict(list)
             for aps, o, s, k in self.members:
-                agents = by_rest[(o, s, k)]
-                for a, pbits in aps.members:
-                    agents[a] = agents.get(a, 0) | pbits
+                by_rest[(o, s, k)].append(aps)
+            shared: dict[tuple[int, ...], list[tuple[int, int]]] = {}
             rests: list[tuple[int, int, int, int, int]] = []
-            for (o, s, k), agents in by_rest.items():
-                by_pbits: dict[int, int] = defaultdict(int)
-                for a, pbits in agents.items():
-                    by_pbits[pbits] |= 1 << a
-                rests.extend((abits, pbits, 1 << o, 1 << s, 1 << k)
-                             for pbits, abits in by_pbits.items())
+            for (o, s, k), states in by_rest.items():
+                key = tuple(map(id, states))
+                pairs = shared.get(key)
+                if pairs is None:
+                    pairs = shared[key] = _agent_cubes(states)
+                rests.extend((abits, pbits, 1 << o, 1 << s, 1 << k) for abits, pbits in pairs)
             self._rests = (len(self.members), rests)
         return [(a, p, channels, o, s, k) for a, p, o, s, k in self._rests[1]]
 
     def agent_weights(self) -> dict[int, int]:
         """Agent-side classes (provider x owner x sandbox x subagent) per agent."""
         if self._weights is None:
-            out: dict[int, int] = defaultdict(int)
+            times: dict[int, tuple[APState, int]] = {}
             for aps, _, _, _ in self.members:
+                seen = times.get(id(aps))
+                times[id(aps)] = (aps, 1 if seen is None else seen[1] + 1)
+            out: dict[int, int] = defaultdict(int)
+            for aps, n in times.values():
                 for a, pbits in aps.members:
-                    out[a] += pbits.bit_count()
+                    out[a] += pbits.bit_count() * n
             self._weights = dict(out)
         return self._weights
 
     def weight(self) -> int:
         """How many agent-side classes (agent x provider x owner x sandbox x subagent)."""
         return sum(pbits.bit_count() for aps, _, _, _ in self.members for _, pbits in aps.members)
+
+
+def _agent_cubes(states: Sequence[APState]) -> list[tuple[int, int]]:
+    """(agent bits, provider bits) covering the agent and provider classes of ``states``."""
+    agents: dict[int, int] = {}
+    for aps in states:
+        for a, pbits in aps.by_agent().items():
+            agents[a] = agents.get(a, 0) | pbits
+    by_pbits: dict[int, int] = defaultdict(int)
+    for a, pbits in agents.items():
+        by_pbits[pbits] |= 1 << a
+    return [(abits, pbits) for pbits, abits in by_pbits.items()]
 
 
 class Evaluator:
