@@ -39,7 +39,7 @@ class _DiffUsageError(click.UsageError):
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]),
               default="text", show_default=True,
               help="text (colour on a terminal), markdown (a pull-request comment) or json "
-              "(stable, format 1).")
+              "(stable, format 2).")
 @click.option("--fail-on", type=click.Choice(["widen"]), default=None,
               help="widen: exit 3 when any tool becomes visible in any class where it was not.")
 @guard

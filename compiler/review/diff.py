@@ -38,7 +38,10 @@ from ..semantics.factored import Cube, bit_indices
 from .delta import ToolChange, compute_delta
 from .folding import CountedWords
 
-DIFF_FORMAT = 1
+# 2: "dimensions" gives each dimension's number of classes (format 1 listed every label: at
+# 100,000 groups, hundreds of thousands of channel labels, and labels of channels whose
+# shards are the same on both sides are never read)
+DIFF_FORMAT = 2
 
 
 class DiffInputError(Exception):
@@ -411,16 +414,17 @@ def _n(count: int) -> str:
 
 # -- output formats --------------------------------------------------------------------------
 def to_json(result: DiffResult) -> dict[str, Any]:
-    """The stable JSON form (``format`` 1), documented in docs/reference/review.md."""
+    """The stable JSON form (``format`` 2), documented in docs/reference/review.md."""
     space = result.space
     words = result.words
-    names = [[k.label for k in dim] for dim in space.dims()]
+    dims = space.dims()
 
     def cube(cw: tuple[Cube, int]) -> dict[str, Any]:
         c, n = cw
         out: dict[str, Any] = {"count": n, "words": words.cube(c)}
-        for d, (dim, labels) in enumerate(zip(DIMS, names, strict=True)):
-            out[dim] = None if c[d] == words.full[d] else [labels[i] for i in bit_indices(c[d])]
+        for d, (dim, values) in enumerate(zip(DIMS, dims, strict=True)):
+            out[dim] = (None if c[d] == words.full[d]
+                        else [values[i].label for i in bit_indices(c[d])])
         return out
 
     return {
@@ -428,7 +432,7 @@ def to_json(result: DiffResult) -> dict[str, Any]:
         "classes": space.size(), "access_changed": result.access_changed,
         "target": {"base": result.targets[0], "head": result.targets[1]},
         "widened": result.widened,
-        "dimensions": dict(zip(DIMS, names, strict=True)),
+        "dimensions": {dim: len(values) for dim, values in zip(DIMS, dims, strict=True)},
         "access": [{"tool": c.tool,
                     "gained": {"count": c.gained_count, "classes": [cube(x) for x in c.gained]},
                     "lost": {"count": c.lost_count, "classes": [cube(x) for x in c.lost]}}

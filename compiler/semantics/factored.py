@@ -192,7 +192,8 @@ class Evaluator:
         self.r = r
         self.agent_filter = agents  # a bitset of agent classes, or None for all
         self._contents: list[dict[tuple[int, ...], Content]] = [{} for _ in self.views]
-        self._group_cache: dict[Any, list[tuple[tuple[Any, ...], int]]] = {}
+        self._canon: dict[Content, Content] = {}
+        self._group_cache: dict[Any, list[tuple[tuple[Any, ...], tuple[Any, ...], int]]] = {}
         # A state's present set matters only to the group layers' stripping tests; keeping
         # just those bits lets states that differ elsewhere share a state.
         self.wmask = group_witnesses(space)
@@ -200,7 +201,7 @@ class Evaluator:
         self.relevant = r
         for v in self.views:
             self.relevant |= v.witness_bits()
-        self._provider_info = [self._providers_of(v) for v in self.views]
+        self._provider_info = [self._providers_of(side, v) for side, v in enumerate(self.views)]
         self._defaults: tuple[list[tuple[Any, ...]], dict[tuple[Any, ...], int],
                               list[dict[str, list[int]]]] | None = None
         self.subs = [[None if (st := v.subagent_stack(k.key[0])) is None
@@ -213,19 +214,25 @@ class Evaluator:
         c = cache.get(stacks)
         if c is None:
             v = self.views[side]
-            c = cache[stacks] = combine(restrict_stack(v.stack(i), self.r) for i in stacks)
+            c = combine(restrict_stack(v.stack(i), self.r) for i in stacks)
+            # one object per distinct content: equal contents are then told by identity
+            c = cache[stacks] = self._canon.setdefault(c, c)
         return c
 
     def group_content(self, side: int, stack: int | None) -> Content:
         return NEUTRAL if stack is None else self.content(side, (stack,))
 
     # -- the agent side ----------------------------------------------------------------------
-    def _providers_of(self, v: TablesView) -> tuple[list[tuple[Any, ...]], list[Any]]:
+    def _providers_of(self, side: int, v: TablesView
+                      ) -> tuple[list[tuple[Any, ...]], list[Any]]:
         """Per provider class: (provider, full model key, id of its global signature), and
         the signatures: (global byProvider key, gate verdicts, apply_patch verdict per
-        variant), what the agent side needs besides the agent's own byProvider keys."""
+        variant), what the agent side needs besides the agent's own byProvider keys. Global
+        keys whose entries read the same on R (their stack's content, profile and
+        alsoAllow) share a signature, under the first such key."""
         out = []
         sigs: dict[Any, int] = {}
+        firsts: list[Any] = []
         for k in self.space.providers:
             provider, model = k.key
             # the side's own byProvider key rule (2026.9: a model id with `/` is prefixed too)
@@ -237,8 +244,14 @@ class Evaluator:
                           for bits, providers, models, _, _ in v.gates)
             ap = tuple(v.apply_patch_ok(i, provider, model) or not v.ap_bit & self.relevant
                        for i in range(len(v.ap_variants)))
-            out.append((provider, full, sigs.setdefault((ge, gates, ap), len(sigs))))
-        return out, list(sigs)
+            entry = None if ge is None else v.global_bp[ge]
+            part = None if entry is None else (self.content(side, (entry[0],)), *entry[1:])
+            sig = sigs.get((part, gates, ap))
+            if sig is None:
+                sig = sigs[(part, gates, ap)] = len(firsts)
+                firsts.append((ge, gates, ap))
+            out.append((provider, full, sig))
+        return out, firsts
 
     def _default_groups(self) -> tuple[list[tuple[Any, ...]], dict[tuple[Any, ...], int],
                                        list[dict[str, list[int]]]]:
@@ -268,6 +281,12 @@ class Evaluator:
         (one per side): ``[(per-side (agent key, global key, gates, ap verdict), bits)]``.
         Only the classes an agent's own byProvider keys can select leave the default
         grouping, so an agent costs its few keys, not every provider class."""
+        return [(key, bits) for _, key, bits in self._provider_groups(recs)]
+
+    def _provider_groups(self, recs: Sequence[Record]
+                         ) -> list[tuple[tuple[Any, ...], tuple[Any, ...], int]]:
+        """``provider_groups`` with each group's small key: per side (agent key, global
+        signature id)."""
         own = any(rec.bp for rec in recs)
         cache_key = None if own else tuple(rec.ap for rec in recs)
         if cache_key is not None and cache_key in self._group_cache:
@@ -305,7 +324,7 @@ class Evaluator:
             for side, rec in enumerate(recs):
                 ge, gates, ap = self._provider_info[side][1][tkey[2 * side + 1]]
                 per_side.append((tkey[2 * side], ge, gates, ap[rec.ap] if ap else False))
-            out.append((tuple(per_side), bits))
+            out.append((tkey, tuple(per_side), bits))
         if cache_key is not None:
             self._group_cache[cache_key] = out
         return out
@@ -328,20 +347,31 @@ class Evaluator:
                         for side, rec in enumerate(recs))
             agents.setdefault(sig, (recs, []))[1].append(ai)
         states: dict[Any, APState] = {}
+        # a provider group without the agent's own entries gives the same state to every
+        # agent whose own stack, sandbox and apply_patch choice read the same on R
+        known: dict[tuple[Any, ...], APState] = {}
         for recs, members in agents.values():
             maps = tuple(space.sender_map(side, rec) for side, rec in enumerate(recs))
             sandboxes = [self.content(side, (rec.sandbox,)) for side, rec in enumerate(recs)]
-            for key, pbits in self.provider_groups(recs):
-                inputs = []
-                for side, (v, rec, (ae, ge, gates, ap_ok)) in enumerate(
-                        zip(views, recs, key, strict=True)):
-                    stacks = (rec.stack, *v.provider_stacks(rec, ae, ge))
-                    inputs.append((self.content(side, stacks), sandboxes[side], ap_ok, gates))
-                tkey = tuple(inputs)
-                lean = tuple(rec.lean for rec in recs)
-                state = states.get((tkey, lean, maps))
+            lean = tuple(rec.lean for rec in recs)
+            mine = (tuple((id(self.content(side, (rec.stack,))), id(sandboxes[side]), rec.ap)
+                          for side, rec in enumerate(recs)), lean, maps)
+            for small, key, pbits in self._provider_groups(recs):
+                own = any(small[2 * side] is not None for side in range(len(recs)))
+                state = None if own else known.get((mine, small))
                 if state is None:
-                    state = states[(tkey, lean, maps)] = APState(tkey, lean=lean, maps=maps)
+                    inputs = []
+                    for side, (v, rec, (ae, ge, gates, ap_ok)) in enumerate(
+                            zip(views, recs, key, strict=True)):
+                        stacks = (rec.stack, *v.provider_stacks(rec, ae, ge))
+                        inputs.append((self.content(side, stacks), sandboxes[side], ap_ok,
+                                       gates))
+                    tkey = tuple(inputs)
+                    state = states.get((tkey, lean, maps))
+                    if state is None:
+                        state = states[(tkey, lean, maps)] = APState(tkey, lean=lean, maps=maps)
+                    if not own:
+                        known[(mine, small)] = state
                 state.members.extend((ai, pbits) for ai in members)
         return list(states.values())
 
