@@ -1085,11 +1085,10 @@ class ClassSpace:
                 group_label = "any other group" if gid == other_group else f"group {gid}"
                 for gi, session_only in gate_modes:
                     index = rows_index.setdefault((gi, acc, gid), {})
-                    for senders, sig in rows:
-                        index[sig] = len(out)
-                        out.append(self._group_class(name, gi, session_only, acc, acc_label,
-                                                     gid, group_label, senders, sig,
-                                                     len(rows) > 1))
+                    for i, (_, sig) in enumerate(rows):
+                        index[sig] = len(out) + i
+                    out += self._group_classes(name, gi, session_only, acc, acc_label, gid,
+                                               group_label, rows)
 
     def _keyed_channel(self, name: str, chans: list[dict[str, Any] | None],
                        out: list[Klass]) -> None:
@@ -1182,37 +1181,37 @@ class ClassSpace:
                      group=(head, acc_label, group_label),
                      stacks=tuple(stack for _, stack in sig))
 
-    def _group_class(self, name: str, gi: int, session_only: bool, acc: str | None,
-                     acc_label: str, gid: str, group_label: str,
-                     senders: tuple[tuple[str, str], ...], sig: Any, several: bool) -> Klass:
-        parts = [f"channel {name}"]
-        if session_only:
-            parts[0] += " (from the session key only)"
-        if acc_label:
-            parts.append(acc_label)
-        parts.append(group_label)
-        sender_label = ""
-        if several:
-            sender_label = ("any other sender" if not senders else
-                            " and ".join(f"sender {k}:{v}" for k, v in senders))
-            parts.append(sender_label)
-        flags: list[tuple[str, Any]] = []
-        if session_only:
-            flags.append(("spawned_by", f"{name}:group:{gid}"))
-        else:
-            flags.append(("message_provider", name))
+    def _group_classes(self, name: str, gi: int, session_only: bool, acc: str | None,
+                       acc_label: str, gid: str, group_label: str,
+                       rows: list[tuple[tuple[tuple[str, str], ...], Any]]) -> list[Klass]:
+        """The classes of one group of one account in one gate mode, one per row."""
+        head = f"channel {name}" + (" (from the session key only)" if session_only else "")
+        parts = [head, acc_label, group_label] if acc_label else [head, group_label]
+        flags: list[tuple[str, Any]] = [
+            ("spawned_by", f"{name}:group:{gid}") if session_only else ("message_provider", name)]
         if acc is not None:
             flags.append(("account_id", acc))
         flags.append(("group_id", gid))
-        flags += [(SENDER_FLAGS[k], v) for k, v in senders]
-        # classes that reach the "*" entry on every side fold into one phrase
-        fallback = None
-        if all(d is not None and d[1] == "*" for d, _ in sig):
-            fallback = (parts[0], acc_label, sender_label)
-        return Klass(label=", ".join(parts), flags=tuple(flags),
-                     key=(gi, (name, gid, acc, senders)),
-                     group=(parts[0], acc_label, group_label), fallback=fallback,
-                     stacks=tuple(stack for _, stack in sig))
+        group = (head, acc_label, group_label)
+        several = len(rows) > 1
+        out = []
+        for senders, sig in rows:
+            sender_label = ""
+            label = ", ".join(parts)
+            if several:
+                sender_label = ("any other sender" if not senders else
+                                " and ".join([f"sender {k}:{v}" for k, v in senders]))
+                label = f"{label}, {sender_label}"
+            # classes that reach the "*" entry on every side fold into one phrase
+            fallback = None
+            if all(d is not None and d[1] == "*" for d, _ in sig):
+                fallback = (head, acc_label, sender_label)
+            out.append(Klass(
+                label=label,
+                flags=(*flags, *[(SENDER_FLAGS[k], v) for k, v in senders]),
+                key=(gi, (name, gid, acc, senders)), group=group, fallback=fallback,
+                stacks=tuple([stack for _, stack in sig])))
+        return out
 
     def _shared_rows(self, name: str, maps: list[dict[str, Any]], found: Any, gid: str
                      ) -> list[tuple[tuple[tuple[str, str], ...], Any]]:
