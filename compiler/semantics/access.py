@@ -527,9 +527,9 @@ def runs_bits(raw: str) -> int:
     """A bitset written as runs, ``start.length.start.length`` (empty: no bit)."""
     bits = 0
     if raw:
-        runs = [int(x) for x in raw.split(".")]
-        for k in range(0, len(runs), 2):
-            bits |= ((1 << runs[k + 1]) - 1) << runs[k]
+        runs = map(int, raw.split("."))
+        for start, length in zip(runs, runs, strict=True):
+            bits |= ((1 << length) - 1) << start
     return bits
 
 
@@ -1057,10 +1057,11 @@ class ClassSpace:
         # stand for all, and a group no candidate of which the account's map declares
         # answers as "any other group" does (its "*" entry), so it is skipped unasked
         shared = all(ch is chans[0] for ch in chans[1:])
+        star = self._sender_keys(per_view_maps[0], ("*",))
 
         def rows_of(gid: str, found: list[Any]) -> list[tuple[tuple[tuple[str, str], ...], Any]]:
             if shared:
-                return self._shared_rows(name, per_view_maps[0], found[0], gid)
+                return self._shared_rows(name, per_view_maps[0], found[0], gid, star)
             keys = candidates.get(gid)
             if keys is None:
                 keys = candidates[gid] = [self._sender_candidates(m, name, gid)
@@ -1213,14 +1214,15 @@ class ClassSpace:
                 stacks=tuple([stack for _, stack in sig])))
         return out
 
-    def _shared_rows(self, name: str, maps: list[dict[str, Any]], found: Any, gid: str
+    def _shared_rows(self, name: str, maps: list[dict[str, Any]], found: Any, gid: str,
+                     star: set[tuple[str, str]]
                      ) -> list[tuple[tuple[tuple[str, str], ...], Any]]:
         """``_sender_rows`` where every side holds the same channel: one side is asked, its
         answer stands for every side (the same keys everywhere: no pairs of keys)."""
         view, n = self.views[0], len(self.views)
         seen: set[Any] = set()
         rows: list[tuple[tuple[tuple[str, str], ...], Any]] = []
-        for senders in [(), *((k,) for k in self._sender_candidates(maps, name, gid))]:
+        for senders in [(), *((k,) for k in self._sender_candidates(maps, name, gid, star))]:
             decision = view.decide(name, found, gid, senders)
             if decision not in seen:
                 seen.add(decision)
@@ -1272,18 +1274,26 @@ class ClassSpace:
         return f"account {acc}"
 
     @staticmethod
-    def _sender_candidates(maps: list[dict[str, Any]], channel: str, gid: str
-                           ) -> list[tuple[str, str]]:
-        ids = set(group_candidates(channel, gid)) | {"*"}
+    def _sender_candidates(maps: list[dict[str, Any]], channel: str, gid: str,
+                           star: set[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+        """The sender keys of every entry the maps hold for ``gid`` (the ids its channel's
+        resolver tries) and for ``*`` (``star``: those of ``*``, when known)."""
+        if star is None:
+            star = ClassSpace._sender_keys(maps, ("*",))
+        ids = set(group_candidates(channel, gid)) - {"*"}
+        return sorted(star | ClassSpace._sender_keys(maps, ids))
+
+    @staticmethod
+    def _sender_keys(maps: list[dict[str, Any]], ids: Iterable[str]) -> set[tuple[str, str]]:
         found: set[tuple[str, str]] = set()
         for m in maps:
-            entries = [m["exact"].get(i) for i in ids]
-            entries += [m["folded"].get(i.lower()) for i in ids]
-            for entry in entries:
-                if entry is not None and len(entry) > 1:
-                    for kind, bucket in _BUCKETS.items():
-                        found.update((kind, value) for value in entry[bucket])
-        return sorted(found)
+            exact, folded = m["exact"], m["folded"]
+            for i in ids:
+                for entry in (exact.get(i), folded.get(i.lower())):
+                    if entry is not None and len(entry) > 1:
+                        for kind, bucket in _BUCKETS.items():
+                            found.update((kind, value) for value in entry[bucket])
+        return found
 
     # subagents ------------------------------------------------------------------------------
     def _subagents(self) -> list[Klass]:

@@ -214,7 +214,8 @@ class Evaluator:
         c = cache.get(stacks)
         if c is None:
             v = self.views[side]
-            c = combine(restrict_stack(v.stack(i), self.r) for i in stacks)
+            c = (restrict_stack(v.stack(stacks[0]), self.r) if len(stacks) == 1
+                 else combine(restrict_stack(v.stack(i), self.r) for i in stacks))
             # one object per distinct content: equal contents are then told by identity
             c = cache[stacks] = self._canon.setdefault(c, c)
         return c
@@ -472,7 +473,8 @@ class Evaluator:
     def channel_members(self, classes: Iterable[int], side: int | None = None, sel: int = 0
                         ) -> list[tuple[tuple[Content, ...], list[int]]]:
         """``channel_groups`` with each group's classes as a list of indices."""
-        groups: dict[tuple[Content, ...], list[int]] = {}
+        # contents are one object per value (``content``): grouped by identity, unhashed
+        groups: dict[tuple[int, ...], tuple[tuple[Content, ...], list[int]]] = {}
         n = len(self.views)
         by_stacks: dict[tuple[tuple[int, ...], ...], list[int]] = {}
         for ci in classes:
@@ -483,9 +485,13 @@ class Evaluator:
                     key = (self.stacks_content(side, stacks[side]),) * n
                 else:
                     key = tuple(self.stacks_content(s, st) for s, st in enumerate(stacks))
-                found = by_stacks[stacks] = groups.setdefault(key, [])
+                ids = tuple(map(id, key))
+                group = groups.get(ids)
+                if group is None:
+                    group = groups[ids] = (key, [])
+                found = by_stacks[stacks] = group[1]
             found.append(ci)
-        return list(groups.items())
+        return list(groups.values())
 
     def stacks_content(self, side: int, stacks: tuple[int, ...]) -> Content:
         return NEUTRAL if not stacks else self.content(side, stacks)
