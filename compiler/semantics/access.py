@@ -35,6 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..pipeline import groups
 from ..pipeline.policy import apply_patch_model_ok, choose_agent
 from ..rules.channels import athash_slug, key_candidates
 from ..rules.context import (
@@ -55,7 +56,7 @@ from ..rules.sandbox import SandboxModes, derive_sandboxed
 from . import channels9 as c9
 
 DIMS = ("agent", "provider", "channel", "owner", "sandbox", "subagent")
-OTHER = "toolc-other"  # the stem of fresh values that no definition declares
+OTHER = groups.OTHER  # the stem of fresh values that no definition declares
 
 
 class Stack(NamedTuple):
@@ -404,60 +405,11 @@ class TablesView:
 
     def group_map(self, channel: str, account: str | None) -> tuple[str, Any] | None:
         """The group map an account uses on a channel (the account's, else the channel's)."""
-        ch = self.channels.get(channel)
-        if ch is None:
-            return None
-        gmap, where = ch["groups"], "channel"
-        acc_id = normalize_account_id(account)
-        acc = ch["accounts"].get(acc_id, _MISSING)
-        if acc is _MISSING:
-            acc = ch["accounts_folded"].get(acc_id, _MISSING)
-            key = next((k for k in ch["accounts"] if k.lower() == acc_id), None)
-        else:
-            key = acc_id
-        if acc is not _MISSING and acc is not None:
-            gmap, where = acc, f"account:{key}"
-        return None if gmap is None else (where, gmap)
+        return groups.group_map(self.channels.get(channel), account)
 
     def decide(self, channel: str, found: tuple[str, Any] | None, group: str,
                senders: Sequence[tuple[str, str]]) -> tuple[Any, int | None]:
-        if found is None:
-            return None, None
-        where, gmap = found
-        passes: list[tuple[tuple[str, ...], bool, Sequence[tuple[str, str]]]] = [
-            (group_candidates(channel, group), True, senders)]
-        if not self.channels[channel]["e164"]:
-            # 2026.3.2 resolveGroupToolPolicy: IRC's dock (case folded, no e164), and when it
-            # answers nothing, the generic resolver (exact id, e164 too)
-            passes = [(passes[0][0], True, [s for s in senders if s[0] != "e164"]),
-                      ((group.strip(),), False, senders)]
-        exact = gmap["exact"]
-        for gids, fold, keys in passes:
-            found_pass = self._decide_pass(where, exact, gmap["folded"] if fold else {},
-                                           gids, keys)
-            if found_pass is not None:
-                return found_pass
-        return None, None
-
-    @staticmethod
-    def _decide_pass(where: str, exact: dict[str, Any], folded: dict[str, Any],
-                     gids: Sequence[str], senders: Sequence[tuple[str, str]]
-                     ) -> tuple[Any, int | None] | None:
-        for gid in gids:
-            specific, sid = exact.get(gid), gid
-            if specific is None and folded:
-                specific = folded.get(gid.lower())
-                sid = next((k for k in exact if k != "*" and k.lower() == gid.lower()), gid)
-            for entry, eid in ((specific, sid), (exact.get("*"), "*")):
-                if entry is None:
-                    continue
-                if len(entry) > 1:
-                    hit = _sender_hit(entry, senders)
-                    if hit is not None:
-                        return (where, eid, hit[0]), hit[1]
-                if entry[0] is not None:
-                    return (where, eid, None), entry[0]
-        return None
+        return groups.decide(channel, self.channels[channel], found, group, senders)
 
     def subagent_stack(self, depth: int) -> int | None:
         if depth <= 0:
@@ -465,17 +417,9 @@ class TablesView:
         return self.subagent[1] if depth >= self.leaf_depth else self.subagent[0]
 
 
-_MISSING: Any = object()
-_BUCKETS = {"id": 1, "e164": 2, "username": 3, "name": 4}
-
-
-def _sender_hit(entry: list[Any], senders: Sequence[tuple[str, str]]
-                ) -> tuple[tuple[str, str] | str, int] | None:
-    for kind, value in senders:
-        hit = entry[_BUCKETS[kind]].get(value)
-        if hit is not None:
-            return (kind, value), hit
-    return None if entry[5] is None else ("*", entry[5])
+_MISSING: Any = groups.MISSING
+_BUCKETS = groups.BUCKETS
+_sender_hit = groups.sender_hit
 
 
 def _guild_key(ch: dict[str, Any], rule: dict[str, Any], group: str, space: str | None
@@ -588,13 +532,7 @@ def owner_removes(view: TablesView, value: bool | None) -> bool:
     return value is False if view.owner_unknown_keeps else value is not True
 
 
-def _fresh(taken: Iterable[str], stem: str = OTHER) -> str:
-    taken = set(taken)
-    value, n = stem, 1
-    while value in taken:
-        n += 1
-        value = f"{stem}-{n}"
-    return value
+_fresh = groups.fresh
 
 
 class ClassSpace:
@@ -1032,6 +970,10 @@ class ClassSpace:
         if any(ch is not None and ch["rule"]["kind"] != "groups" for ch in chans):
             self._keyed_channel(name, chans, out)
             return
+        gate_modes = self._gate_modes(name)
+        if chans[0] is not None and all(ch is chans[0] for ch in chans[1:]):
+            self._shared_channel(name, chans[0], gate_modes, out)
+            return
         per_view_maps = _maps_per_view(self, name)
         maps = [m for view_maps in per_view_maps for m in view_maps]
         declared = sorted({a for ch in chans if ch for a in ch["accounts"]})
@@ -1044,52 +986,73 @@ class ClassSpace:
         for acc in accounts:
             acc_sigs.setdefault(tuple(self._map_key(v, name, acc) for v in self.views), acc)
         acc_classes = list(acc_sigs.values())
-        gate_explicit = self.gate(name)
-        gate_session = self.gate(None)
-        gate_modes = [(gate_explicit, False)]
-        if gate_session != gate_explicit:
-            gate_modes.append((gate_session, True))
         rows_index: dict[Any, dict[Any, int]] = {}
         self._chan_index[name] = {"accounts": acc_sigs, "gids": set(gids), "other": other_group,
                                   "rows": rows_index}
         candidates: dict[str, list[list[tuple[str, str]]]] = {}
-        # every side holds this very channel (a diff's unchanged shards): one side's answers
-        # stand for all, and a group no candidate of which the account's map declares
-        # answers as "any other group" does (its "*" entry), so it is skipped unasked
-        shared = all(ch is chans[0] for ch in chans[1:])
-        star = self._sender_keys(per_view_maps[0], ("*",))
 
         def rows_of(gid: str, found: list[Any]) -> list[tuple[tuple[tuple[str, str], ...], Any]]:
-            if shared:
-                return self._shared_rows(name, per_view_maps[0], found[0], gid, star)
             keys = candidates.get(gid)
             if keys is None:
-                keys = candidates[gid] = [self._sender_candidates(m, name, gid)
+                keys = candidates[gid] = [groups.sender_candidates(m, name, gid)
                                           for m in per_view_maps]
             return self._sender_rows(keys, found, name, gid)
 
         for acc in acc_classes:
             acc_label = self._account_label(acc, acc_classes)
             found = [v.group_map(name, acc) for v in self.views]
-            here = _declared_ids(found)
+            here = groups.declared_ids(found)
             other_rows = rows_of(other_group, found)
             other_sigs = {sig for _, sig in other_rows}
             for gid in [*gids, other_group]:
-                if gid != other_group and not any(
-                        c in here or c.lower() in here for c in group_candidates(name, gid)):
-                    # a group the account's own map does not declare: "any other group"
-                    # of this account holds it where it answers as that (classify falls
-                    # back to it)
-                    if shared or {sig for _, sig in rows_of(gid, found)} <= other_sigs:
-                        continue
                 rows = other_rows if gid == other_group else rows_of(gid, found)
-                group_label = "any other group" if gid == other_group else f"group {gid}"
-                for gi, session_only in gate_modes:
-                    index = rows_index.setdefault((gi, acc, gid), {})
-                    for i, (_, sig) in enumerate(rows):
-                        index[sig] = len(out) + i
-                    out += self._group_classes(name, gi, session_only, acc, acc_label, gid,
-                                               group_label, rows)
+                if gid != other_group and not any(
+                        c in here or c.lower() in here for c in group_candidates(name, gid)) \
+                        and {sig for _, sig in rows} <= other_sigs:
+                    # a group the account's own map does not declare: "any other group"
+                    # of this account holds it (classify falls back to it)
+                    continue
+                self._add_group(name, gate_modes, acc, acc_label, gid, gid == other_group,
+                                rows, rows_index, out)
+
+    def _gate_modes(self, name: str) -> list[tuple[int, bool]]:
+        """A channel's availability modes: given explicitly, and (where availability tells
+        them apart) reached only through the session key or ``spawned_by``."""
+        modes = [(self.gate(name), False)]
+        if self.gate(None) != self.gate(name):
+            modes.append((self.gate(None), True))
+        return modes
+
+    def _shared_channel(self, name: str, ch: dict[str, Any], gate_modes: list[tuple[int, bool]],
+                        out: list[Klass]) -> None:
+        """A channel every side holds as one object (a diff's channel whose shards are the
+        same on both sides): one side's classes (``pipeline.groups.channel_rows``), each
+        answer standing for every side."""
+        rows = groups.channel_rows(name, ch)
+        n = len(self.views)
+        acc_sigs = {(key,) * n: acc for key, acc in rows.account_keys.items()}
+        acc_classes = list(acc_sigs.values())
+        rows_index: dict[Any, dict[Any, int]] = {}
+        self._chan_index[name] = {"accounts": acc_sigs, "gids": set(rows.gids),
+                                  "other": rows.other, "rows": rows_index}
+        for acc, per_gid in rows.groups:
+            acc_label = self._account_label(acc, acc_classes)
+            for gid, single in per_gid:
+                every = [(senders, (answer,) * n) for senders, answer in single]
+                self._add_group(name, gate_modes, acc, acc_label, gid, gid == rows.other,
+                                every, rows_index, out)
+
+    def _add_group(self, name: str, gate_modes: list[tuple[int, bool]], acc: str | None,
+                   acc_label: str, gid: str, other: bool,
+                   rows: list[tuple[tuple[tuple[str, str], ...], Any]],
+                   rows_index: dict[Any, dict[Any, int]], out: list[Klass]) -> None:
+        group_label = "any other group" if other else f"group {gid}"
+        for gi, session_only in gate_modes:
+            index = rows_index.setdefault((gi, acc, gid), {})
+            for i, (_, sig) in enumerate(rows):
+                index[sig] = len(out) + i
+            out += self._group_classes(name, gi, session_only, acc, acc_label, gid,
+                                       group_label, rows)
 
     def _keyed_channel(self, name: str, chans: list[dict[str, Any] | None],
                        out: list[Klass]) -> None:
@@ -1214,21 +1177,6 @@ class ClassSpace:
                 stacks=tuple([stack for _, stack in sig])))
         return out
 
-    def _shared_rows(self, name: str, maps: list[dict[str, Any]], found: Any, gid: str,
-                     star: set[tuple[str, str]]
-                     ) -> list[tuple[tuple[tuple[str, str], ...], Any]]:
-        """``_sender_rows`` where every side holds the same channel: one side is asked, its
-        answer stands for every side (the same keys everywhere: no pairs of keys)."""
-        view, n = self.views[0], len(self.views)
-        seen: set[Any] = set()
-        rows: list[tuple[tuple[tuple[str, str], ...], Any]] = []
-        for senders in [(), *((k,) for k in self._sender_candidates(maps, name, gid, star))]:
-            decision = view.decide(name, found, gid, senders)
-            if decision not in seen:
-                seen.add(decision)
-                rows.append((senders, (decision,) * n))
-        return rows
-
     def _sender_rows(self, per_view: list[list[tuple[str, str]]], found: list[Any], name: str,
                      gid: str) -> list[tuple[tuple[tuple[str, str], ...], Any]]:
         """Senders that the group layer tells apart at one location, one representative
@@ -1254,16 +1202,7 @@ class ClassSpace:
 
     @staticmethod
     def _map_key(v: TablesView, name: str, acc: str | None) -> Any:
-        ch = v.channels.get(name)
-        if ch is None:
-            return None
-        acc_id = normalize_account_id(acc)
-        if acc_id in ch["accounts"]:
-            return None if ch["accounts"][acc_id] is None else acc_id
-        folded = next((k for k in ch["accounts"] if k.lower() == acc_id), None)
-        if folded is not None and ch["accounts"][folded] is not None:
-            return folded
-        return None
+        return groups.map_key(v.channels.get(name), acc)
 
     @staticmethod
     def _account_label(acc: str | None, classes: list[str | None]) -> str:
@@ -1272,28 +1211,6 @@ class ClassSpace:
         if acc is None:
             return "any other account"
         return f"account {acc}"
-
-    @staticmethod
-    def _sender_candidates(maps: list[dict[str, Any]], channel: str, gid: str,
-                           star: set[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
-        """The sender keys of every entry the maps hold for ``gid`` (the ids its channel's
-        resolver tries) and for ``*`` (``star``: those of ``*``, when known)."""
-        if star is None:
-            star = ClassSpace._sender_keys(maps, ("*",))
-        ids = set(group_candidates(channel, gid)) - {"*"}
-        return sorted(star | ClassSpace._sender_keys(maps, ids))
-
-    @staticmethod
-    def _sender_keys(maps: list[dict[str, Any]], ids: Iterable[str]) -> set[tuple[str, str]]:
-        found: set[tuple[str, str]] = set()
-        for m in maps:
-            exact, folded = m["exact"], m["folded"]
-            for i in ids:
-                for entry in (exact.get(i), folded.get(i.lower())):
-                    if entry is not None and len(entry) > 1:
-                        for kind, bucket in _BUCKETS.items():
-                            found.update((kind, value) for value in entry[bucket])
-        return found
 
     # subagents ------------------------------------------------------------------------------
     def _subagents(self) -> list[Klass]:
@@ -1331,16 +1248,6 @@ class ClassSpace:
         return labelled
 
 
-def _declared_ids(found: Sequence[tuple[str, Any] | None]) -> set[str]:
-    """Group ids (and their lowercase forms) that the maps in use declare."""
-    out: set[str] = set()
-    for f in found:
-        if f is not None:
-            out.update(f[1]["exact"])
-            out.update(k.lower() for k in f[1]["exact"])
-    return out
-
-
 def _keyed_values(chans: list[dict[str, Any]]) -> dict[str, Any]:
     """Representative group ids, spaces, channel names and senders of keyed channels: every
     declared key, the names and slugs that reach it, and a fresh value of each."""
@@ -1376,11 +1283,7 @@ def _keyed_values(chans: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _maps_per_view(space: ClassSpace, name: str) -> list[list[dict[str, Any]]]:
-    out = []
-    for v in space.views:
-        ch = v.channels.get(name)
-        out.append([m for m in (ch["groups"], *ch["accounts"].values()) if m] if ch else [])
-    return out
+    return [groups.channel_maps(v.channels.get(name)) for v in space.views]
 
 
 SENDER_FLAGS = {"id": "sender_id", "e164": "sender_e164", "username": "sender_username",
