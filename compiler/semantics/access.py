@@ -47,7 +47,6 @@ from ..rules.context import (
 )
 from ..rules.names import (
     group_candidates,
-    normalize_account_id,
     normalize_agent_id,
     normalize_channel,
     normalize_key,
