@@ -33,6 +33,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from . import groups
+
 SHARD_FORMAT = 1
 SHARD_DIR = "tables"
 SHARD_SUFFIX = ".shard"
@@ -86,6 +88,15 @@ class _Read:
 
     def runs(self, index: int) -> str:
         return self.bitsets[index]
+
+    def witnesses(self, index: int) -> int:
+        """The tools stack ``index``'s stripping layers test (a bitset over the tools)."""
+        out = 0
+        for i in self.stacks[index].split(".")[2:]:
+            w = int(self.layers[int(i)].split(".", 1)[0])
+            if w >= 0:
+                out |= _bits(self.runs(w))
+        return out
 
     def text(self, index: int) -> str:
         text = self._texts.get(index)
@@ -250,11 +261,36 @@ def split_tables(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str
     shards: dict[str, str] = {}
     channels: dict[str, Any] = {}
     for name, raw in data["channels"].items():
-        channels[name] = _split_channel(name, json.loads(raw), read.text, shards)
+        ch = json.loads(raw)
+        channels[name] = _split_channel(name, ch, read.text, shards)
+        if ch["rule"]["kind"] == "groups":
+            channels[name]["summary"] = _summary(name, ch, read)
     out["channels"] = channels
     out["sharded"] = SHARD_FORMAT
     intern.into(out)
     return out, shards
+
+
+def _summary(name: str, ch: dict[str, Any], read: _Read) -> dict[str, Any]:
+    """What ``toolc diff`` needs of a channel whose shards are the same on both sides, so
+    that it can leave them unread: how many classes the channel tells apart (per
+    availability mode, ``pipeline.groups.channel_rows``), the tools that the stripping layers
+    of the stacks those classes reach test, and those of every stack its shards hold."""
+    found = groups.channel_summary(name, ch, read.witnesses)
+    every = 0
+    for gmap in groups.channel_maps(ch):
+        for entry in gmap["exact"].values():
+            for stack in _entry_stacks(entry):
+                every |= read.witnesses(stack)
+    return {"classes": found["classes"], "witnesses": _runs(found["witnesses"]),
+            "all_witnesses": _runs(every)}
+
+
+def _entry_stacks(entry: list[Any] | None) -> list[int]:
+    """The stacks an entry names (its tools, its sender rules, its wildcard rule)."""
+    out: list[int] = []
+    map_entry(entry, out.append)
+    return [stack for stack in out if stack >= 0]
 
 
 def _split_channel(name: str, ch: dict[str, Any], text: Callable[[int], str],

@@ -33,7 +33,7 @@ from ..pipeline.shards import (
     map_shard,
     parse_shard,
 )
-from ..semantics.access import DIMS, ClassSpace, InlineStacks, TablesView
+from ..semantics.access import DIMS, ClassSpace, InlineStacks, TablesView, Unread, runs_bits
 from ..semantics.factored import Cube, bit_indices
 from .delta import ToolChange, compute_delta
 from .folding import CountedWords
@@ -167,12 +167,16 @@ def side_from_definitions(defs: Path, label: str | None = None) -> Side:
                 warnings=_warnings(manifest.get("warnings", [])))
 
 
-def side_views(sides: Sequence[Side], tools: Sequence[str]) -> list[TablesView]:
+def side_views(sides: Sequence[Side], tools: Sequence[str], *, skip: bool = True
+               ) -> list[TablesView]:
     """The sides' tables over one tool index. Shards are read here, each content once: a
     shard whose sha256 both sides list is parsed once and shared, its inline stacks numbered
-    in one pool (``InlineStacks``), so both sides' entries name the same stacks."""
+    in one pool (``InlineStacks``), so both sides' entries name the same stacks. With
+    ``skip``, the shards of channels that cannot change the result are not read at all
+    (``unread_channels``)."""
     if not all(side.index.get("sharded") for side in sides):  # builds from before shards
         return [TablesView(side.tables, tools) for side in sides]
+    unread = unread_channels(sides) if skip else {}
     inline = InlineStacks(max(len(side.index["stacks"]) for side in sides))
     parsed: dict[str, tuple[dict[str, Any] | None, Any, frozenset[int]]] = {}
     # a channel whose index entry and shards are the same on both sides is one object, which
@@ -193,6 +197,9 @@ def side_views(sides: Sequence[Side], tools: Sequence[str]) -> list[TablesView]:
 
         channels = {}
         for name, ch in side.index["channels"].items():
+            if name in unread:
+                channels[name] = ch  # its index entry only: ClassSpace reads its summary
+                continue
             key = (name, json.dumps(ch, sort_keys=True),
                    *(side.shards.digest(n) for n in channel_shards(ch)))
             if key not in assembled:
@@ -201,8 +208,39 @@ def side_views(sides: Sequence[Side], tools: Sequence[str]) -> list[TablesView]:
                 used.update(i for n in channel_shards(ch) for i in parsed[side.shards.digest(n)][2])
             channels[name] = assembled[key]
         views.append(TablesView(side.index, tools, channels=channels, inline=inline,
-                                inline_ids=used))
+                                inline_ids=used, unread=unread))
     return views
+
+
+def unread_channels(sides: Sequence[Side]) -> dict[str, Unread]:
+    """The channels of two builds whose shards cannot change the diff, so are not read.
+
+    A channel's classes and answers are the same on both sides, and so hold no change,
+    exactly when what its entries are read with is the same: its own shards (the same
+    sha256 on both sides) and index entry, and everything outside the channels in
+    ``tables.json`` (tools and their order, which the shards' bitsets are written in; masks,
+    gates, agents, providers, the global, subagent and sender layers, the release's rules).
+    Then no agent side differs either, so the diff evaluates only the classes of channels
+    that changed, and of the others needs only what ``split_tables`` recorded: how many
+    classes each has and which tools its stripping layers test (``summary``). Not under
+    OpenClaw 2026.9's channel semantics, whose classes are read across every channel at
+    once, and not for Slack's and Discord's keyed channels (no summary is recorded)."""
+    if len(sides) != 2:
+        return {}
+    base, head = sides
+    rest = [{k: v for k, v in side.index.items() if k != "channels"} for side in sides]
+    if rest[0] != rest[1] or (rest[0].get("target") or {}).get("group_id_needs_session"):
+        return {}
+    out = {}
+    for name, ch in base.index["channels"].items():
+        summary = ch.get("summary")
+        if summary is None or head.index["channels"].get(name) != ch:
+            continue
+        if all(base.shards.digest(n) == head.shards.digest(n) for n in channel_shards(ch)):
+            out[name] = Unread(classes=int(summary["classes"]),
+                               witnesses=runs_bits(summary["witnesses"]),
+                               all_witnesses=runs_bits(summary["all_witnesses"]))
+    return out
 
 
 def _parse_shard(raw: bytes, name: str, inline: InlineStacks
@@ -381,6 +419,9 @@ def _compute_diff(base: Side, head: Side) -> DiffResult:
     tools = head_tools + [t for t in base.index["tools"] if t not in set(head_tools)]
     space = ClassSpace(side_views([base, head], tools), tools)
     changes = compute_delta(space)
+    if _names_unread(space, changes):  # pragma: no cover - a change lies in changed channels
+        space = ClassSpace(side_views([base, head], tools, skip=False), tools)
+        changes = compute_delta(space)
     base_names = {t["name"] for t in base.catalog["tools"]}
     head_names = {t["name"] for t in head.catalog["tools"]}
     schema_changed: dict[str, list[str]] = {}
@@ -396,6 +437,19 @@ def _compute_diff(base: Side, head: Side) -> DiffResult:
         warnings_added=sorted(set(head.warnings) - set(base.warnings)),
         warnings_removed=sorted(set(base.warnings) - set(head.warnings)),
         words=CountedWords(space), targets=(side_target(base), side_target(head)))
+
+
+def _names_unread(space: ClassSpace, changes: Iterable[ToolChange]) -> bool:
+    """Whether a line names a class of a channel left unread, which the diff could not
+    describe: by construction it never does (such classes are alike on both sides, and a
+    line widens over the whole dimension or not at all), so this is a guard, and the diff
+    is then computed again with every shard read."""
+    unread = space.unread_classes()
+    if not unread:
+        return False
+    full = (1 << len(space.channels)) - 1
+    return any(c[2] != full and c[2] & unread
+               for change in changes for c, _ in (*change.gained, *change.lost))
 
 
 def side_target(side: Side) -> str:

@@ -76,6 +76,17 @@ class Record(NamedTuple):
     senders: list[Any] | None = None  # the agent's tools.toolsBySender entry (2026.9)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Unread:
+    """A channel whose shards a diff left unread (the same on both sides, with the same
+    tables around them): what ``split_tables`` recorded of it, its bitsets in the shared
+    tool index."""
+
+    classes: int  # per availability mode
+    witnesses: int  # what the stripping layers of the stacks its classes reach test
+    all_witnesses: int  # ... of every stack its shards hold
+
+
 class InlineStacks:
     """Stacks written inline in shards (``toolc.pipeline.shards``), numbered from ``offset``
     (past every global stack of the views that share it) in the order first met. A diff's
@@ -106,12 +117,13 @@ class TablesView:
     ``data`` is the one-dictionary form (``toolc.pipeline.shards.join_tables``: channels as
     compact JSON), or ``tables.json``'s own with ``channels`` given already parsed, their
     entries naming stacks of ``inline`` (and ``inline_ids``: the numbers this side's
-    channels use)."""
+    channels use); ``unread``: channels left unread, known by their summary alone."""
 
     def __init__(self, data: Mapping[str, Any], tools: Sequence[str], *,
                  channels: dict[str, dict[str, Any]] | None = None,
                  inline: InlineStacks | None = None,
-                 inline_ids: Iterable[int] = ()) -> None:
+                 inline_ids: Iterable[int] = (),
+                 unread: Mapping[str, Unread] | None = None) -> None:
         self.data = data
         own = list(data["tools"])
         self.tools = own
@@ -122,6 +134,8 @@ class TablesView:
         self._raw_stacks: list[str] = data["stacks"]
         self._inline = inline
         self._inline_ids = sorted(set(inline_ids))
+        # channels whose maps were not read: ``channels`` holds their index entry only
+        self.unread: Mapping[str, Unread] = unread or {}
         self._bits: dict[int, int] = {}
         self._stacks: dict[int, Stack] = {}
         masks = data["masks"]
@@ -289,6 +303,8 @@ class TablesView:
                     self._witnesses |= self.bits(int(w))
             for i in self._inline_ids:
                 self._witnesses |= self.witnesses(i)
+            for skipped in self.unread.values():
+                self._witnesses |= skipped.all_witnesses
         return self._witnesses
 
     # -- the runtime's lookups (same rules as the generated runtime) -------------------------
@@ -550,6 +566,7 @@ class ClassSpace:
         self.selectors: list[tuple[bool, tuple[int, ...]]] = [(False, (0,) * len(self.views))]
         self._selector_index = {self.selectors[0]: 0}
         self._chan_stacks: list[list[tuple[tuple[int, ...], ...]]] = []
+        self._unread: dict[str, list[range]] = {}  # channel -> its classes, per gate mode
         self._sender_maps: list[list[Any]] = []
         self._owner_matters = False
         self._index9: dict[Any, int] | None = None
@@ -575,6 +592,8 @@ class ClassSpace:
     def flags(self, point: Sequence[int]) -> dict[str, Any]:
         """The representative request of a class (``resolve`` keywords)."""
         out: dict[str, Any] = {}
+        if any(point[2] in span for spans in self._unread.values() for span in spans):
+            raise LookupError(f"channel class {point[2]} is one of a channel not read")
         for dim, i in zip(self.dims(), point, strict=True):
             out.update(dim[i].flags)
         if "agent_id" not in out and ("session_key" in out or any(
@@ -701,6 +720,8 @@ class ClassSpace:
         channel = normalize_channel(ctx.message_provider if ctx.message_provider is not None
                                     else session.channel or spawned_channel)
         group = ctx.group_id if ctx.group_id is not None else session.group or spawned_group
+        if channel in self._unread and group is not None:
+            raise LookupError(f"channel {channel} was not read: its classes are unknown")
         gi = self.gate(normalize_key(ctx.message_provider) or None)
         if channel is None or channel not in self._chan_index:
             return self._nogroup[("undeclared", gi)]
@@ -961,7 +982,10 @@ class ClassSpace:
                              group=(f"channel {name}",),
                              stacks=tuple(None for _ in self.views)))
         for name in declared:
-            self._channel(name, out)
+            if all(name in v.unread for v in self.views):
+                self._unread_channel(name, out)
+            else:
+                self._channel(name, out)
         return out
 
     def _channel(self, name: str, out: list[Klass]) -> None:
@@ -1013,6 +1037,32 @@ class ClassSpace:
                     continue
                 self._add_group(name, gate_modes, acc, acc_label, gid, gid == other_group,
                                 rows, rows_index, out)
+
+    def _unread_channel(self, name: str, out: list[Klass]) -> None:
+        """A channel a diff left unread: as many classes as it has, each standing for one
+        it cannot name; they are alike on both sides, so no change can be found in them."""
+        unread = self.views[0].unread[name]
+        for gi, session_only in self._gate_modes(name):
+            head = f"channel {name}" + (" (from the session key only)" if session_only else "")
+            k = Klass(label=f"{head}, one of its {unread.classes:,} classes (not read)",
+                      key=(gi, None), stacks=tuple(None for _ in self.views))
+            self._unread.setdefault(name, []).append(range(len(out), len(out) + unread.classes))
+            out += [k] * unread.classes
+
+    def unread_classes(self) -> int:
+        """The channel classes of unread channels, as bits."""
+        out = 0
+        for spans in self._unread.values():
+            for span in spans:
+                out |= ((1 << len(span)) - 1) << span.start
+        return out
+
+    def unread_witnesses(self, side: int) -> int:
+        """What the stripping layers of the stacks the unread channels' classes reach test."""
+        out = 0
+        for name in self._unread:
+            out |= self.views[side].unread[name].witnesses
+        return out
 
     def _gate_modes(self, name: str) -> list[tuple[int, bool]]:
         """A channel's availability modes: given explicitly, and (where availability tells

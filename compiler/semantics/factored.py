@@ -508,6 +508,7 @@ def group_witnesses(space: ClassSpace) -> int:
         for stack in space.side_stacks(side):
             if stack >= 0:
                 out |= view.witnesses(stack)
+        out |= space.unread_witnesses(side)
     return out
 
 
