@@ -409,15 +409,20 @@ class DiffResult:
         return any(c.gained for c in self.changes)
 
 
-def compute_diff(base: Side, head: Side) -> DiffResult:
+def compute_diff(base: Side, head: Side, *, skip: bool | None = None) -> DiffResult:
+    """The exact access delta from ``base`` to ``head``. ``skip``: leave unread the shards
+    of channels that cannot change it (``unread_channels``); by default when both sides are
+    build directories (the others are in memory already)."""
+    if skip is None:
+        skip = all(isinstance(side.shards, _BuildShards) for side in (base, head))
     with no_gc():
-        return _compute_diff(base, head)
+        return _compute_diff(base, head, skip)
 
 
-def _compute_diff(base: Side, head: Side) -> DiffResult:
+def _compute_diff(base: Side, head: Side, skip: bool) -> DiffResult:
     head_tools = list(head.index["tools"])
     tools = head_tools + [t for t in base.index["tools"] if t not in set(head_tools)]
-    space = ClassSpace(side_views([base, head], tools), tools)
+    space = ClassSpace(side_views([base, head], tools, skip=skip), tools)
     changes = compute_delta(space)
     if _names_unread(space, changes):  # pragma: no cover - a change lies in changed channels
         space = ClassSpace(side_views([base, head], tools, skip=False), tools)
