@@ -567,6 +567,7 @@ class ClassSpace:
         self._selector_index = {self.selectors[0]: 0}
         self._chan_stacks: list[list[tuple[tuple[int, ...], ...]]] = []
         self._unread: dict[str, list[range]] = {}  # channel -> its classes, per gate mode
+        self._witnesses: int | None = None
         self._sender_maps: list[list[Any]] = []
         self._owner_matters = False
         self._index9: dict[Any, int] | None = None
@@ -574,8 +575,12 @@ class ClassSpace:
             self.channels = self._channels9()
         else:
             self.channels = self._channels()
-            self._chan_stacks = [[tuple(() if st is None else (st,) for st in k.stacks)]
-                                 for k in self.channels]
+            # classes with the same stacks share one (never mutated) list
+            shared: dict[tuple[int | None, ...], list[tuple[tuple[int, ...], ...]]] = {}
+            self._chan_stacks = [
+                shared.get(k.stacks) or shared.setdefault(
+                    k.stacks, [tuple(() if st is None else (st,) for st in k.stacks)])
+                for k in self.channels]
         self.sandbox = self._sandboxes()
         self.subagent = self._subagents()
 
@@ -648,10 +653,26 @@ class ClassSpace:
         """Whether a channel class's side depends on the agent or the owner (2026.9)."""
         return len(self.selectors) > 1
 
+    def selector_stacks(self, sel: int = 0) -> list[tuple[tuple[int, ...], ...]]:
+        """``channel_stacks(ci, sel)`` of every channel class, by class."""
+        return [per_sel[sel] for per_sel in self._chan_stacks]
+
     def channel_stacks(self, ci: int, sel: int = 0) -> tuple[tuple[int, ...], ...]:
         """Per side, the stacks of channel class ``ci``'s channel side (group layer, and
         2026.9's sender layer) under selector ``sel``."""
         return self._chan_stacks[ci][sel]
+
+    def group_witnesses(self) -> int:
+        """Every tool a channel class's stripping layers test, on any side (computed once)."""
+        if self._witnesses is None:
+            out = 0
+            for side, view in enumerate(self.views):
+                for stack in self.side_stacks(side):
+                    if stack >= 0:
+                        out |= view.witnesses(stack)
+                out |= self.unread_witnesses(side)
+            self._witnesses = out
+        return self._witnesses
 
     def side_stacks(self, side: int) -> set[int]:
         """Every stack some channel class reads on side ``side`` (under any selector)."""
@@ -1207,10 +1228,11 @@ class ClassSpace:
         flags.append(("group_id", gid))
         group = (head, acc_label, group_label)
         several = len(rows) > 1
+        base, base_flags = ", ".join(parts), tuple(flags)
         out = []
         for senders, sig in rows:
             sender_label = ""
-            label = ", ".join(parts)
+            label = base
             if several:
                 sender_label = ("any other sender" if not senders else
                                 " and ".join([f"sender {k}:{v}" for k, v in senders]))
@@ -1221,7 +1243,8 @@ class ClassSpace:
                 fallback = (head, acc_label, sender_label)
             out.append(Klass(
                 label=label,
-                flags=(*flags, *[(SENDER_FLAGS[k], v) for k, v in senders]),
+                flags=(*base_flags, *[(SENDER_FLAGS[k], v) for k, v in senders]) if senders
+                else base_flags,
                 key=(gi, (name, gid, acc, senders)), group=group, fallback=fallback,
                 stacks=tuple([stack for _, stack in sig])))
         return out

@@ -193,6 +193,7 @@ class Evaluator:
         self.agent_filter = agents  # a bitset of agent classes, or None for all
         self._contents: list[dict[tuple[int, ...], Content]] = [{} for _ in self.views]
         self._canon: dict[Content, Content] = {}
+        self._selector_stacks: dict[int, list[tuple[tuple[int, ...], ...]]] = {}
         self._group_cache: dict[Any, list[tuple[tuple[Any, ...], tuple[Any, ...], int]]] = {}
         # A state's present set matters only to the group layers' stripping tests; keeping
         # just those bits lets states that differ elsewhere share a state.
@@ -477,8 +478,11 @@ class Evaluator:
         groups: dict[tuple[int, ...], tuple[tuple[Content, ...], list[int]]] = {}
         n = len(self.views)
         by_stacks: dict[tuple[tuple[int, ...], ...], list[int]] = {}
+        every = self._selector_stacks.get(sel)
+        if every is None:
+            every = self._selector_stacks[sel] = self.space.selector_stacks(sel)
         for ci in classes:
-            stacks = self.space.channel_stacks(ci, sel)
+            stacks = every[ci]
             found = by_stacks.get(stacks)
             if found is None:
                 if side is not None:
@@ -503,13 +507,7 @@ def _neutral(c: Content, r: int) -> bool:
 
 def group_witnesses(space: ClassSpace) -> int:
     """Every tool a group layer's stripping test looks at, on any side."""
-    out = 0
-    for side, view in enumerate(space.views):
-        for stack in space.side_stacks(side):
-            if stack >= 0:
-                out |= view.witnesses(stack)
-        out |= space.unread_witnesses(side)
-    return out
+    return space.group_witnesses()
 
 
 def result(values: Values, group: Content) -> int:
