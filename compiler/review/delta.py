@@ -757,13 +757,13 @@ def _channel_diffs(changes: Changes, space: ClassSpace) -> list[int]:
     with the same stacks are compared once)."""
     selectors = range(len(space.selectors))
     seen: dict[Any, int] = {}
-    out = []
-    for ci in range(len(space.channels)):
+    out = [0] * len(space.channels)  # channels left unread are alike by construction
+    for ci in space.read_classes():
         key = tuple(space.channel_stacks(ci, sel) for sel in selectors)
         found = seen.get(key)
         if found is None:
             found = seen[key] = _stacks_diff(changes, key)
-        out.append(found)
+        out[ci] = found
     return out
 
 

@@ -70,10 +70,15 @@ class CountedWords(Words):
         "level") or each fallback phrase ("fallback"), counted once."""
         found = self._totals.get((d, what, level))
         if found is None:
+            # a channel left unread is one class object many times over: count objects once
             values = self.space.dims()[d]
-            keys = ((_prefix(k, level) for k in values) if what == "level"
-                    else (k.fallback for k in values))
-            found = self._totals[(d, what, level)] = Counter(k for k in keys if k is not None)
+            times = Counter(map(id, values))
+            found = Counter()
+            for k in {id(k): k for k in values}.values():
+                key = _prefix(k, level) if what == "level" else k.fallback
+                if key is not None:
+                    found[key] += times[id(k)]
+            self._totals[(d, what, level)] = found
         return found
 
 

@@ -1070,6 +1070,16 @@ class ClassSpace:
             self._unread.setdefault(name, []).append(range(len(out), len(out) + unread.classes))
             out += [k] * unread.classes
 
+    def read_classes(self) -> Iterator[int]:
+        """The channel classes of channels that were read, ascending."""
+        spans = sorted((span for spans in self._unread.values() for span in spans),
+                       key=lambda span: span.start)
+        at = 0
+        for span in spans:
+            yield from range(at, span.start)
+            at = span.stop
+        yield from range(at, len(self.channels))
+
     def unread_classes(self) -> int:
         """The channel classes of unread channels, as bits."""
         out = 0

@@ -107,6 +107,7 @@ class APState:
     members: list[tuple[int, int]] = field(default_factory=list)  # (agent, provider bits)
     lean: tuple[bool, ...] = ()  # per side: the agents' experimental.localModelLean (2026.9)
     maps: tuple[int, ...] = ()  # per side: the agents' own toolsBySender map (2026.9)
+    _by_agent: tuple[int, dict[int, int]] | None = None
 
     @property
     def alike(self) -> bool:
@@ -116,10 +117,12 @@ class APState:
 
     def by_agent(self) -> dict[int, int]:
         """Per agent, its provider classes here (read once the state is complete)."""
-        out: dict[int, int] = {}
-        for a, pbits in self.members:
-            out[a] = out.get(a, 0) | pbits
-        return out
+        if self._by_agent is None or self._by_agent[0] != len(self.members):
+            out: dict[int, int] = {}
+            for a, pbits in self.members:
+                out[a] = out.get(a, 0) | pbits
+            self._by_agent = (len(self.members), out)
+        return self._by_agent[1]
 
 
 @dataclass(slots=True)
@@ -194,7 +197,7 @@ class Evaluator:
         self._contents: list[dict[tuple[int, ...], Content]] = [{} for _ in self.views]
         self._canon: dict[Content, Content] = {}
         self._selector_stacks: dict[int, list[tuple[tuple[int, ...], ...]]] = {}
-        self._group_cache: dict[Any, list[tuple[tuple[Any, ...], tuple[Any, ...], int]]] = {}
+        self._default_list: list[tuple[tuple[Any, ...], int]] = []
         # A state's present set matters only to the group layers' stripping tests; keeping
         # just those bits lets states that differ elsewhere share a state.
         self.wmask = group_witnesses(space)
@@ -276,6 +279,7 @@ class Evaluator:
                             index[full].append(pi)
                 by_key.append(dict(index))
             self._defaults = (keys, groups, by_key)
+            self._default_list = list(groups.items())
         return self._defaults
 
     def provider_groups(self, recs: Sequence[Record]) -> list[tuple[tuple[Any, ...], int]]:
@@ -283,53 +287,47 @@ class Evaluator:
         (one per side): ``[(per-side (agent key, global key, gates, ap verdict), bits)]``.
         Only the classes an agent's own byProvider keys can select leave the default
         grouping, so an agent costs its few keys, not every provider class."""
-        return [(key, bits) for _, key, bits in self._provider_groups(recs)]
+        return [(self._per_side(small, recs), bits) for small, bits in self._small_groups(recs)]
 
-    def _provider_groups(self, recs: Sequence[Record]
-                         ) -> list[tuple[tuple[Any, ...], tuple[Any, ...], int]]:
-        """``provider_groups`` with each group's small key: per side (agent key, global
-        signature id)."""
-        own = any(rec.bp for rec in recs)
-        cache_key = None if own else tuple(rec.ap for rec in recs)
-        if cache_key is not None and cache_key in self._group_cache:
-            return self._group_cache[cache_key]
+    def _small_groups(self, recs: Sequence[Record]) -> list[tuple[tuple[Any, ...], int]]:
+        """The provider classes grouped by what they select for agents with records ``recs``,
+        each group by its small key: per side (agent byProvider key, global signature id).
+        Only the classes an agent's own keys can select leave the default grouping (in
+        order), and come after it."""
         keys, defaults, by_key = self._default_groups()
-        groups = dict(defaults)
-        if own:
-            infos = [info for info, _ in self._provider_info]
-            affected: set[int] = set()
-            for rec, index in zip(recs, by_key, strict=True):
-                for k in rec.bp:
-                    affected.update(index.get(k, ()))
-            for pi in sorted(affected):
-                key: list[Any] = []
-                for rec, info in zip(recs, infos, strict=True):
-                    provider, full, gid = info[pi]
-                    bp = rec.bp
-                    ae = None
-                    if bp and provider is not None:
-                        ae = full if full is not None and full in bp else (
-                            provider if provider in bp else None)
-                    key += (ae, gid)
-                tkey = tuple(key)
-                if tkey == keys[pi]:
-                    continue
-                rest = groups[keys[pi]] & ~(1 << pi)
-                if rest:
-                    groups[keys[pi]] = rest
-                else:
-                    del groups[keys[pi]]
-                groups[tkey] = groups.get(tkey, 0) | 1 << pi
-        out = []
-        for tkey, bits in groups.items():
-            per_side = []
-            for side, rec in enumerate(recs):
-                ge, gates, ap = self._provider_info[side][1][tkey[2 * side + 1]]
-                per_side.append((tkey[2 * side], ge, gates, ap[rec.ap] if ap else False))
-            out.append((tkey, tuple(per_side), bits))
-        if cache_key is not None:
-            self._group_cache[cache_key] = out
-        return out
+        if not any(rec.bp for rec in recs):
+            return self._default_list
+        infos = [info for info, _ in self._provider_info]
+        affected: set[int] = set()
+        for rec, index in zip(recs, by_key, strict=True):
+            for k in rec.bp:
+                affected.update(index.get(k, ()))
+        taken: dict[tuple[Any, ...], int] = {}
+        moved: dict[tuple[Any, ...], int] = {}
+        for pi in sorted(affected):
+            key: list[Any] = []
+            for rec, info in zip(recs, infos, strict=True):
+                provider, full, gid = info[pi]
+                bp = rec.bp
+                ae = None
+                if bp and provider is not None:
+                    ae = full if full is not None and full in bp else (
+                        provider if provider in bp else None)
+                key += (ae, gid)
+            tkey = tuple(key)
+            if tkey != keys[pi]:  # else the class stays in its default group
+                taken[keys[pi]] = taken.get(keys[pi], 0) | 1 << pi
+                moved[tkey] = moved.get(tkey, 0) | 1 << pi
+        out = [(k, bits & ~taken[k] if k in taken else bits) for k, bits in defaults.items()]
+        return [(k, bits) for k, bits in out if bits] + list(moved.items())
+
+    def _per_side(self, small: tuple[Any, ...], recs: Sequence[Record]) -> tuple[Any, ...]:
+        """A small key read out: per side (agent key, global key, gates, ap verdict)."""
+        per_side = []
+        for side, rec in enumerate(recs):
+            ge, gates, ap = self._provider_info[side][1][small[2 * side + 1]]
+            per_side.append((small[2 * side], ge, gates, ap[rec.ap] if ap else False))
+        return tuple(per_side)
 
     def ap_states(self) -> list[APState]:
         """(agent, provider group) pairs alike on R, deduplicated. Agents whose own entries
@@ -358,10 +356,11 @@ class Evaluator:
             lean = tuple(rec.lean for rec in recs)
             mine = (tuple((id(self.content(side, (rec.stack,))), id(sandboxes[side]), rec.ap)
                           for side, rec in enumerate(recs)), lean, maps)
-            for small, key, pbits in self._provider_groups(recs):
+            for small, pbits in self._small_groups(recs):
                 own = any(small[2 * side] is not None for side in range(len(recs)))
                 state = None if own else known.get((mine, small))
                 if state is None:
+                    key = self._per_side(small, recs)
                     inputs = []
                     for side, (v, rec, (ae, ge, gates, ap_ok)) in enumerate(
                             zip(views, recs, key, strict=True)):
