@@ -19,6 +19,7 @@ from ..semantics.access import DIMS, ClassSpace, Klass
 from ..semantics.factored import bit_indices
 
 _CHANNEL = DIMS.index("channel")
+_DEPTH = 3  # the deepest fold (``Words.dim``: channel, account, group)
 Key = tuple[str, ...]
 
 
@@ -67,18 +68,24 @@ class CountedWords(Words):
 
     def _counts(self, d: int, what: str, level: int) -> Counter[Key]:
         """How many classes of dimension ``d`` have each prefix of ``level`` items (``what``
-        "level") or each fallback phrase ("fallback"), counted once."""
+        "level") or each fallback phrase ("fallback"), counted once for every level."""
         found = self._totals.get((d, what, level))
         if found is None:
-            # a channel left unread is one class object many times over: count objects once
             values = self.space.dims()[d]
-            times = Counter(map(id, values))
-            found = Counter()
-            for k in {id(k): k for k in values}.values():
-                key = _prefix(k, level) if what == "level" else k.fallback
-                if key is not None:
-                    found[key] += times[id(k)]
-            self._totals[(d, what, level)] = found
+            # a channel left unread holds no prefix nor fallback: its classes are not visited
+            indices = self.space.read_classes() if d == _CHANNEL else range(len(values))
+            levels: list[Counter[Key]] = [Counter() for _ in range(_DEPTH + 1)]
+            for i in indices:
+                k = values[i]
+                if k.fallback is not None:
+                    levels[0][k.fallback] += 1
+                group = k.group
+                for n in range(1, min(len(group), _DEPTH) + 1):
+                    levels[n][group[:n]] += 1
+            self._totals[(d, "fallback", 0)] = levels[0]
+            for n in range(1, _DEPTH + 1):
+                self._totals[(d, "level", n)] = levels[n]
+            found = self._totals[(d, what, level)]
         return found
 
 
