@@ -260,10 +260,12 @@ def split_tables(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str
     out["senders"] = map_entry(data.get("senders"), glob)
     shards: dict[str, str] = {}
     channels: dict[str, Any] = {}
+    # 2026.9's channel classes are formed across every channel at once: none is summarized
+    summarize = not (data.get("target") or {}).get("group_id_needs_session")
     for name, raw in data["channels"].items():
         ch = json.loads(raw)
         channels[name] = _split_channel(name, ch, read.text, shards)
-        if ch["rule"]["kind"] == "groups":
+        if summarize and ch["rule"]["kind"] == "groups":
             channels[name]["summary"] = _summary(name, ch, read)
     out["channels"] = channels
     out["sharded"] = SHARD_FORMAT
