@@ -16,7 +16,7 @@ import os
 import secrets
 import shutil
 import subprocess
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -169,62 +169,78 @@ def side_from_definitions(defs: Path, label: str | None = None) -> Side:
 
 def side_views(sides: Sequence[Side], tools: Sequence[str], *, skip: bool = True
                ) -> list[TablesView]:
-    """The sides' tables over one tool index. Shards are read here, each content once: a
-    shard whose sha256 both sides list is parsed once and shared, its inline stacks numbered
-    in one pool (``InlineStacks``), so both sides' entries name the same stacks. With
-    ``skip``, the shards of channels that cannot change the result are not read at all
-    (``unread_channels``)."""
+    """The sides' tables over one tool index. Shards are read here, each content once
+    (``_Channels``). With ``skip``, the shards of channels that cannot change the result are
+    not read at all (``unread_channels``)."""
     if not all(side.index.get("sharded") for side in sides):  # builds from before shards
         return [TablesView(side.tables, tools) for side in sides]
     unread = unread_channels(sides) if skip else {}
-    inline = InlineStacks(max(len(side.index["stacks"]) for side in sides))
-    parsed: dict[str, tuple[dict[str, Any] | None, Any, frozenset[int]]] = {}
-    # a channel whose index entry and shards are the same on both sides is one object, which
-    # tells ClassSpace that one side's answers stand for both
-    assembled: dict[tuple[str, ...], dict[str, Any]] = {}
+    reader = _Channels(InlineStacks(max(len(side.index["stacks"]) for side in sides)))
     views = []
     for side in sides:
-        used: set[int] = set()
-
-        def shard(name: str, side: Side = side, used: set[int] = used
-                  ) -> tuple[dict[str, Any] | None, Any]:
-            key = side.shards.digest(name)
-            hit = parsed.get(key)
-            if hit is None:
-                hit = parsed[key] = _parse_shard(side.shards.read(name), name, inline)
-            used.update(hit[2])
-            return hit[0], hit[1]
-
-        channels = {}
-        for name, ch in side.index["channels"].items():
-            if name in unread:
-                channels[name] = ch  # its index entry only: ClassSpace reads its summary
-                continue
-            key = (name, json.dumps(ch, sort_keys=True),
-                   *(side.shards.digest(n) for n in channel_shards(ch)))
-            if key not in assembled:
-                assembled[key] = assemble_channel(ch, shard)
-            else:
-                used.update(i for n in channel_shards(ch) for i in parsed[side.shards.digest(n)][2])
-            channels[name] = assembled[key]
-        views.append(TablesView(side.index, tools, channels=channels, inline=inline,
+        channels, used = reader.side(side, unread)
+        views.append(TablesView(side.index, tools, channels=channels, inline=reader.inline,
                                 inline_ids=used, unread=unread))
     return views
+
+
+class _Channels:
+    """The channels of a diff's sides, read from their shards: a shard whose sha256 both
+    sides list is parsed once and shared, its inline stacks numbered in one pool, so both
+    sides' entries name the same stacks; and a channel whose index entry and shards are the
+    same on both sides is one object, which tells ``ClassSpace`` that one side's answers
+    stand for both."""
+
+    def __init__(self, inline: InlineStacks) -> None:
+        self.inline = inline
+        self._parsed: dict[str, tuple[dict[str, Any] | None, Any, frozenset[int]]] = {}
+        self._assembled: dict[tuple[str, ...], tuple[dict[str, Any], set[int]]] = {}
+
+    def side(self, side: Side, unread: Mapping[str, Unread]
+             ) -> tuple[dict[str, dict[str, Any]], set[int]]:
+        """One side's channels (of an unread one, its index entry only: ``ClassSpace``
+        counts it from its summary) and the stack numbers they name."""
+        channels: dict[str, dict[str, Any]] = {}
+        used: set[int] = set()
+        for name, ch in side.index["channels"].items():
+            if name in unread:
+                channels[name] = ch
+                continue
+            digests = [side.shards.digest(n) for n in channel_shards(ch)]
+            key = (name, json.dumps(ch, sort_keys=True), *digests)
+            found = self._assembled.get(key)
+            if found is None:
+                found = self._assembled[key] = self._assemble(side, ch)
+            channels[name] = found[0]
+            used |= found[1]
+        return channels, used
+
+    def _assemble(self, side: Side, ch: dict[str, Any]) -> tuple[dict[str, Any], set[int]]:
+        ids: set[int] = set()
+        return assemble_channel(ch, lambda name: self._shard(side, name, ids)), ids
+
+    def _shard(self, side: Side, name: str, ids: set[int]) -> tuple[dict[str, Any] | None, Any]:
+        key = side.shards.digest(name)
+        hit = self._parsed.get(key)
+        if hit is None:
+            hit = self._parsed[key] = _parse_shard(side.shards.read(name), name, self.inline)
+        ids |= hit[2]
+        return hit[0], hit[1]
 
 
 def unread_channels(sides: Sequence[Side]) -> dict[str, Unread]:
     """The channels of two builds whose shards cannot change the diff, so are not read.
 
-    A channel's classes and answers are the same on both sides, and so hold no change,
-    exactly when what its entries are read with is the same: its own shards (the same
-    sha256 on both sides) and index entry, and everything outside the channels in
-    ``tables.json`` (tools and their order, which the shards' bitsets are written in; masks,
-    gates, agents, providers, the global, subagent and sender layers, the release's rules).
-    Then no agent side differs either, so the diff evaluates only the classes of channels
-    that changed, and of the others needs only what ``split_tables`` recorded: how many
-    classes each has and which tools its stripping layers test (``summary``). Not under
-    OpenClaw 2026.9's channel semantics, whose classes are read across every channel at
-    once, and not for Slack's and Discord's keyed channels (no summary is recorded)."""
+    When everything outside the channels in ``tables.json`` is the same on both sides (tools
+    and their order, which the shards' bitsets are written in; masks, gates, agents,
+    providers, the global, subagent and sender layers, the release's rules), no agent side
+    differs, so the diff evaluates only channel classes whose group layer differs; and a
+    channel whose index entry and shards (their sha256) are the same on both sides has the
+    same classes and answers on both, none of which differs. Of such a channel the diff
+    needs only what ``split_tables`` recorded (``summary``): how many classes it has and
+    which tools the stripping layers they reach test. Not under OpenClaw 2026.9's channel
+    semantics, whose classes are formed across every channel at once, and not for Slack's
+    and Discord's keyed channels (no summary is recorded)."""
     if len(sides) != 2:
         return {}
     base, head = sides
