@@ -204,6 +204,11 @@ def channel_rows(name: str, ch: Mapping[str, Any]) -> ChannelRows:
     star = sender_keys(maps, ("*",))
 
     def rows_of(found: Any, gid: str) -> list[Row]:
+        entry = None if found is None else found[1]["exact"].get(gid)
+        if (entry is not None and len(entry) == 1 and entry[0] is not None
+                and group_candidates(name, gid)[0] == gid):
+            # the group's own plain entry is the first one tried: every sender gets it
+            return [((), ((found[0], gid, None), entry[0]))]
         seen: set[Any] = set()
         rows: list[Row] = []
         for senders in [(), *((k,) for k in sender_candidates(maps, name, gid, star))]:

@@ -85,17 +85,21 @@ class _Read:
         self.flags: list[int] = data.get("stack_flags") or []
         self.preserve: list[int] = data.get("stack_preserve") or []
         self._texts: dict[int, str] = {}
+        self._witnesses: dict[int, int] = {}
 
     def runs(self, index: int) -> str:
         return self.bitsets[index]
 
     def witnesses(self, index: int) -> int:
         """The tools stack ``index``'s stripping layers test (a bitset over the tools)."""
-        out = 0
-        for i in self.stacks[index].split(".")[2:]:
-            w = int(self.layers[int(i)].split(".", 1)[0])
-            if w >= 0:
-                out |= _bits(self.runs(w))
+        out = self._witnesses.get(index)
+        if out is None:
+            out = 0
+            for i in self.stacks[index].split(".")[2:]:
+                w = int(self.layers[int(i)].split(".", 1)[0])
+                if w >= 0:
+                    out |= _bits(self.runs(w))
+            self._witnesses[index] = out
         return out
 
     def text(self, index: int) -> str:
@@ -279,20 +283,23 @@ def _summary(name: str, ch: dict[str, Any], read: _Read) -> dict[str, Any]:
     availability mode, ``pipeline.groups.channel_rows``), the tools that the stripping layers
     of the stacks those classes reach test, and those of every stack its shards hold."""
     found = groups.channel_summary(name, ch, read.witnesses)
-    every = 0
+    stacks: set[int] = set()
     for gmap in groups.channel_maps(ch):
         for entry in gmap["exact"].values():
-            for stack in _entry_stacks(entry):
-                every |= read.witnesses(stack)
+            stacks.update(_entry_stacks(entry))
+    every = 0
+    for stack in stacks:
+        every |= read.witnesses(stack)
     return {"classes": found["classes"], "witnesses": _runs(found["witnesses"]),
             "all_witnesses": _runs(every)}
 
 
-def _entry_stacks(entry: list[Any] | None) -> list[int]:
-    """The stacks an entry names (its tools, its sender rules, its wildcard rule)."""
-    out: list[int] = []
-    map_entry(entry, out.append)
-    return [stack for stack in out if stack >= 0]
+def _entry_stacks(entry: list[Any]) -> Iterator[int]:
+    """The stacks an entry names: its tools, its sender rules (typed ones too), its ``*``
+    rule."""
+    leaves = [entry[0]] if len(entry) == 1 else [
+        entry[0], entry[5], *(s for bucket in (*entry[1:5], *entry[6:]) for s in bucket.values())]
+    return (leaf for leaf in leaves if leaf is not None and leaf >= 0)
 
 
 def _split_channel(name: str, ch: dict[str, Any], text: Callable[[int], str],
