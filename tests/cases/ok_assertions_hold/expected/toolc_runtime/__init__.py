@@ -52,7 +52,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     ),
     "models.py": "4dd7f2994301c58352db809a8bd0b06406fe62f13192654e05c674cc73935260",
     "provenance.json": "458f742b886e9c6eee9480c2a58f5f82879c99eaddf51c05e803e9b58223e380",
-    "tables.json": "9d5cb125b8de13b8bc71b00a89b96d1bebdfe8f673e98ff4d41f0060acf6b591",
+    "tables.json": "f07e4b4e3dc0f87e23869d924af15dc3fc4cc4d92cf7ef9f2b3dbf2d87339257",
     "tables/telegram.33c0bf55fc89.shard": (
         "32d980b054cc460802e6756c71722dd3bfa81e1dd44bfe58af504c495e4a9d12"
     ),

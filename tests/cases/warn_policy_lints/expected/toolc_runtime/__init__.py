@@ -52,7 +52,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     ),
     "models.py": "4dd7f2994301c58352db809a8bd0b06406fe62f13192654e05c674cc73935260",
     "provenance.json": "62df6fa48c1f7a7ce89101259c1262cc40134bc9f17a7251aad14f273de82906",
-    "tables.json": "86ee74717b41dc03ad26cff2f72e96693bce7cfe21d1f0d80e259f9d2abba3a3",
+    "tables.json": "e05fea256a7bac8d2eecc2dd2bb1364c0181ab802140902740069a1523bf1686",
     "tables/irc.4c8807fd0d0e.shard": (
         "47be678a1fa510c30e2a1aa3fc9883f16a4a19fd9a30e1844ff9cabec3a00bbd"
     ),

@@ -52,7 +52,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     ),
     "models.py": "230814222a15b2be2004c8732a987005fae742807490cd798518c4c6d02327e5",
     "provenance.json": "2e0a4a7310392d79fb0feea87ef23289fbe2dceb0f9f61cc5c47f4b838c4e412",
-    "tables.json": "e4e52c37f5b8e40128822d56a880969b3d35804a298c4b19fdfa0d6977ef285f",
+    "tables.json": "e2216ca647d29b413d8dc7342fc6783fcc4a00225013cc30d0bb969a47d95950",
     "tables/telegram.33c0bf55fc89.shard": (
         "bf9e73ae3a780f5fc55708014d3f7a2dcb9fa6092188f5f38bf8de0b728df54c"
     ),
