@@ -27,7 +27,9 @@ def compile_once(
     proc = run_measured(worker("compile", *args), timeout=timeout)
     result: dict[str, Any] = {
         "process_s": round(proc.wall_s, 4),
+        "cpu_s": round(proc.cpu_s, 2),
         "peak_rss_bytes": proc.peak_rss_bytes,
+        "peak_tree_bytes": proc.peak_tree_bytes,
     }
     try:
         result.update(last_json_line(proc.stdout))
@@ -45,6 +47,7 @@ def compile_best(defs: Path, out: Path, repeat: int) -> dict[str, Any]:
         return failed[0]
     best = min(runs, key=lambda r: float(r["api_s"]))
     best["peak_rss_bytes"] = max(int(r["peak_rss_bytes"]) for r in runs)
+    best["peak_tree_bytes"] = max(int(r["peak_tree_bytes"]) for r in runs)
     best["runs_api_s"] = [r["api_s"] for r in runs]
     return best
 
@@ -149,6 +152,10 @@ def incremental(defs: Path, work: Path) -> dict[str, Any]:
         "incremental_peak_rss_bytes": incr["peak_rss_bytes"],
         "clean_api_s": clean["api_s"],
         "ratio": round(float(incr["api_s"]) / float(clean["api_s"]), 4),
+        # CPU of every process (the build's workers too): the ratio a loaded machine keeps
+        "incremental_cpu_s": incr["cpu_s"],
+        "clean_cpu_s": clean["cpu_s"],
+        "cpu_ratio": round(float(incr["cpu_s"]) / max(float(clean["cpu_s"]), 1e-9), 4),
         "identical": tree_digest(work / "incr-out") == tree_digest(work / "incr-clean"),
         "cache_bytes": sum(p.stat().st_size for p in cache.rglob("*") if p.is_file()),
     }

@@ -108,6 +108,7 @@ def measure_huge(work: Path, seed: int) -> dict[str, Any]:
         runs.append(run)
     result["compile"] = min(runs, key=lambda r: float(r["api_s"]))
     result["compile"]["peak_rss_bytes"] = max(int(r["peak_rss_bytes"]) for r in runs)
+    result["compile"]["peak_tree_bytes"] = max(int(r["peak_tree_bytes"]) for r in runs)
     result["compile"]["runs_api_s"] = [r["api_s"] for r in runs]
     result["identical"] = runs[0]["digest"] == runs[1]["digest"]
     log("[huge] runtime import")
@@ -151,7 +152,11 @@ def report(results: dict[str, Any]) -> str:
         lines += [
             "xlarge (100,000 groups, 2,000 agents): the baselines",
             _row("compile (toolc.build, clean)", c.get("api_s"), " s"),
-            _row("compile peak RSS", (c.get("peak_rss_bytes") or 0) / 2**20, " MiB"),
+            _row("compile CPU (all processes)", c.get("cpu_s"), " s"),
+            _row("compile peak RSS, largest process", (c.get("peak_rss_bytes") or 0) / 2**20,
+                 " MiB"),
+            _row("compile peak memory, all processes", (c.get("peak_tree_bytes") or 0) / 2**20,
+                 " MiB", "sampled PSS"),
             *_runtime_rows(x),
             _row("toolc diff", (x.get("diff") or {}).get("wall_s"), " s",
                  f"target <= {DIFF_XLARGE_S_MAX:g} s"),
@@ -159,6 +164,7 @@ def report(results: dict[str, Any]) -> str:
             _row("clean build, same run", inc.get("clean_api_s"), " s"),
             _row("incremental / clean", inc.get("ratio"), "",
                  f"target <= {INCREMENTAL_RATIO_MAX:g}"),
+            _row("incremental / clean, CPU", inc.get("cpu_ratio"), "", "all processes"),
             _row("incremental = clean bytes", inc.get("identical")),
         ]
     if h:
@@ -168,8 +174,11 @@ def report(results: dict[str, Any]) -> str:
             _row("input YAML", (h.get("definitions") or {}).get("bytes", 0) / 2**20, " MiB"),
             _row("compile (toolc.build, clean, best of 2)", c.get("api_s"), " s",
                  f"target <= {HUGE_COMPILE_S_MAX:g} s"),
-            _row("compile peak RSS", (c.get("peak_rss_bytes") or 0) / 2**30, " GiB",
-                 f"target <= {HUGE_PEAK_RSS_MAX / GIB:g} GiB"),
+            _row("compile CPU (all processes)", c.get("cpu_s"), " s"),
+            _row("compile peak RSS, largest process", (c.get("peak_rss_bytes") or 0) / 2**30,
+                 " GiB", f"target <= {HUGE_PEAK_RSS_MAX / GIB:g} GiB"),
+            _row("compile peak memory, all processes", (c.get("peak_tree_bytes") or 0) / 2**30,
+                 " GiB", f"sampled PSS; target <= {HUGE_PEAK_RSS_MAX / GIB:g} GiB"),
             _row("two builds byte-identical", h.get("identical")),
             *_runtime_rows(h),
         ]
