@@ -362,12 +362,12 @@ def _missing_file(out: Path) -> None:
 
 def _manifest_escapes(out: Path) -> None:
     manifest = json.loads((out / "manifest.json").read_text())
-    manifest["files"]["../outside.json"] = manifest["files"].pop("sources.json")
+    manifest["files"]["../outside.yaml"] = manifest["files"].pop("sources/d.yaml")
     (out / "manifest.json").write_text(json.dumps(manifest))
 
 
 def _sources_only(out: Path) -> None:
-    (out / "sources.json").write_text("{}\n")
+    (out / "sources" / "d.yaml").write_text("version: 1\n")
 
 
 # name -> (tamper, what diff says, does the runtime refuse it too)
@@ -379,7 +379,7 @@ TAMPERS: dict[str, tuple[Callable[[Path], None], str, bool]] = {
     "extra-pycache-entry": (_extra_pth, "evil.cpython-312.pyc: an executable file", True),
     "missing-file": (_missing_file, "toolc_runtime/catalog.json: missing", True),
     "manifest-names-a-file-outside": (_manifest_escapes, "not written by toolc", False),
-    "sources-edited": (_sources_only, "sources.json does not match the sha256 in", False),
+    "sources-edited": (_sources_only, "sources/d.yaml does not match the sha256 in", False),
 }
 
 

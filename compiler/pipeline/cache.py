@@ -86,6 +86,10 @@ class BuildCache:
     def _path(self, key: str) -> Path:
         return self.root / _LAYOUT / key[:2] / key
 
+    def has(self, key: str) -> bool:
+        """An entry is stored under ``key`` (not checked: ``get`` may still miss)."""
+        return bool(self.secret) and self._path(key).is_file()
+
     def get(self, key: str) -> tuple[bool, Any]:
         """(True, value) for an intact entry; (False, None) when missing or damaged."""
         if not self.secret:

@@ -267,3 +267,6 @@ class Definitions:
     # the definitions did not come from files
     unit_base: str = ""
     file_digests: Mapping[str, str] = field(default_factory=dict)
+    # The channels of the files compiled on their own (``toolc.pipeline.stream``): their
+    # names only (tool availability reads them); ``channels`` holds the others
+    streamed_channels: tuple[str, ...] = ()

@@ -11,7 +11,13 @@ A record is ``{"label", "w", "a", "d", "m", "allow", "deny"}``: ``w`` the witnes
 layer never strips), ``a`` / ``d`` the pass sets with and without the allow list, ``m`` the
 optional tools its allow list names (bitsets as runs, as in ``tables.json``), ``allow`` the
 allow list's position and ``deny`` ``[[text, pos, runs(, the plugin tools it unloads)]]``.
-Records are interned: the structures hold their indices.
+
+The group layer is sharded as the tables are (``toolc.pipeline.shards``): ``provenance.json``
+holds the agents', providers', subagent and sender layers, their records interned (the
+structures hold indices into ``records``), and per channel the index of its shards; a shard
+(``provenance/<channel>[.<account>].<hash>.shard``, in a table shard's format) holds one
+group map with each record inline, as its compact JSON text (a string), so its bytes depend
+on that map alone, as a table shard's do, and a channel is compiled on its own.
 """
 
 from __future__ import annotations
@@ -26,10 +32,12 @@ from .analyze import Resolved
 from .cache import BuildCache
 from .model import AgentDef, EntryList, Policy, ProviderPolicy
 from .policy import LayerPolicy, pick_policy, profile_policy, sandbox_policy, subagent_policy
+from .shards import SHARD_DIR, _split_channel
 from .tables import NEVER, TableBuilder, _runs, _texts
-from .units import Recorder
+from .units import ChannelUnit, Recorder, resolve_refs
 
-PROVENANCE_FORMAT = 1
+PROVENANCE_FORMAT = 2  # 2: the group layer in shards with inline records
+PROVENANCE_DIR = "provenance"
 
 
 def _pos(pos: Pos | None, files: tuple[str, ...]) -> str | None:
@@ -79,7 +87,9 @@ class ProvenanceBuilder(TableBuilder):
                "a": _runs(allow_pass), "d": _runs(deny_pass), "m": _runs(mention),
                "allow": self.pos(allow),
                "deny": deny}
-        return self.intern_record(json.dumps(rec, sort_keys=True), rec)
+        # the key is the record's inline text in a shard (``channel_provenance``)
+        return self.intern_record(json.dumps(rec, sort_keys=True, separators=(",", ":"),
+                                             ensure_ascii=False), rec)
 
     def intern_record(self, key: str, rec: dict[str, Any]) -> int:
         if key not in self._record_ids:
@@ -179,9 +189,8 @@ class ProvenanceBuilder(TableBuilder):
             "subagent": [self.record(subagent_policy(self.r, leaf=leaf), strips=False,
                                      label="tools.subagents.tools" + (" (leaf)" if leaf else ""))
                          for leaf in (False, True)],
-            "channels": {name: json.dumps(ch, sort_keys=True, separators=(",", ":"),
-                                          ensure_ascii=False)
-                         for name, ch in self.channels().items()},
+            # per channel its shards' index (``channel_provenance``), added by the pipeline
+            "channels": {},
         }
         data["records"] = self.records
         return data
@@ -192,6 +201,29 @@ def _lists(block: Policy | None) -> tuple[EntryList | None, ...]:
 
 
 def build_provenance(resolved: Resolved, cache: BuildCache | None = None) -> dict[str, Any]:
-    """``provenance.json``: see the module docstring (``cache``: unchanged channels' entries
-    come from the incremental cache)."""
+    """``provenance.json`` without its channels: see the module docstring."""
     return ProvenanceBuilder(resolved, cache).provenance()
+
+
+def channel_provenance(name: str, unit: ChannelUnit) -> tuple[dict[str, Any], dict[str, str]]:
+    """A channel's provenance recorded (``units.record_channel`` with a ProvenanceBuilder):
+    its entry in ``provenance.json``'s ``channels`` and its shards, records inline."""
+    tape, entry, _ = unit
+    shards: dict[str, str] = {}
+    index = _split_channel(name, resolve_refs(entry, list(range(len(tape)))),
+                           lambda i: tape[i][0], shards)
+    return _moved_index(index), {_moved(path): text for path, text in shards.items()}
+
+
+def _moved(path: str) -> str:
+    """A table shard's name as the provenance shard of the same map."""
+    return PROVENANCE_DIR + path.removeprefix(SHARD_DIR)
+
+
+def _moved_index(index: dict[str, Any]) -> dict[str, Any]:
+    def move(path: str | None) -> str | None:
+        return None if path is None else _moved(path)
+
+    return {**index, "groups": move(index["groups"]), "spaces": move(index["spaces"]),
+            "accounts": {k: move(v) for k, v in index["accounts"].items()},
+            "accounts_folded": {k: move(v) for k, v in index["accounts_folded"].items()}}

@@ -58,7 +58,8 @@ from .policy import (
     sandbox_policy,
     subagent_policy,
 )
-from .units import Recorder, StackArgs, compile_channels
+from .shards import _split_channel
+from .units import ChannelUnit, Recorder, StackArgs, compile_channels, resolve_refs
 
 NEVER = -1  # witness for layers that never strip
 # A stack's plugin-admission flags (2026.9 createPluginToolAllowlist): its allow lists have
@@ -148,6 +149,9 @@ class TableBuilder:
         self.lean = self.mask(t for t in self.tools
                               if policy_name(resolved, normalize_tool_name(t.name)) in lean_names)
         self.intern = _Interner()
+        # False: ``build`` leaves the channels out (each compiled on its own into its shards,
+        # ``channel_shards``, by ``toolc.pipeline.stream``)
+        self.with_channels = True
         self._pattern_cache: dict[str, int] = {}
         self.gates, self.always = self.compile_gates()
         # Core tools present in every context for every sender: a witness holding one of
@@ -527,6 +531,8 @@ class TableBuilder:
 
     def channels(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        if not self.with_channels:
+            return out
         # one channel's entry is the unit of the incremental cache and of the worker
         # processes (toolc.pipeline.units); the entries come back in definition order
         for ch, entry in zip(self.r.defs.channels, compile_channels(self, self.channel,
@@ -652,6 +658,45 @@ class TableBuilder:
                   "byprovider_entries": len(bps),
                   "groups": sum(len(m) for c in defs.channels for m in c.entry_maps())}
         return Tables(data=data, counts=counts)
+
+
+def run_text(bits: int) -> str:
+    """A bitset as the dotted runs ``tables.json`` and the shards write."""
+    return ".".join(map(str, _runs(bits)))
+
+
+def inline_stack(args: StackArgs) -> str:
+    """The inline text (``toolc.pipeline.shards``) of the stack the build's interner makes of
+    ``stack(*args)``: never-stripping layers folded into the fixed mask, as ``_Interner``."""
+    mention, layers, all_bits, flags, preserve = args
+    fixed = all_bits
+    stripping = []
+    for witness, allow_pass, deny_pass in layers:
+        if witness == NEVER:
+            fixed &= allow_pass
+        else:
+            stripping.append(f"{run_text(witness)},{run_text(allow_pass)},{run_text(deny_pass)}")
+    return "/".join([run_text(mention), run_text(fixed), str(flags), run_text(preserve),
+                     *stripping])
+
+
+def channel_shards(name: str, unit: ChannelUnit) -> tuple[dict[str, Any], dict[str, str]]:
+    """A recorded channel (``units.record_channel``) as ``split_tables`` writes it: its entry
+    in ``tables.json`` and its shard files, with no interning shared with other channels.
+    Stacks the build's interner would make one (their inline text is the same) get one
+    index here too, so the shards compare entries exactly as ``split_tables`` does."""
+    tape, entry, _ = unit
+    texts: list[str] = []
+    first: dict[str, int] = {}
+    ids = []
+    for args in tape:
+        text = inline_stack(args)
+        ids.append(first.setdefault(text, len(texts)))
+        if ids[-1] == len(texts):
+            texts.append(text)
+    shards: dict[str, str] = {}
+    index = _split_channel(name, resolve_refs(entry, ids), texts.__getitem__, shards)
+    return index, shards
 
 
 def _runs(bits: int) -> list[int]:

@@ -83,6 +83,11 @@ def replay_channel(builder: Any, unit: ChannelUnit) -> dict[str, Any]:
     tape, entry, warnings = unit
     ids = [builder.replay(item) for item in tape]
     builder.diags.extend(warnings)
+    return resolve_refs(entry, ids)
+
+
+def resolve_refs(entry: dict[str, Any], ids: list[int]) -> dict[str, Any]:
+    """``entry`` with each ``StackRef`` r replaced by ``ids[r]``."""
     result: dict[str, Any] = _resolve(entry, ids)
     return result
 

@@ -170,13 +170,21 @@ def publish(files: FileMap, out: Path, *, check: Callable[[Path], None] | None =
     so what is checked is exactly what is swapped in. A failure before the swap leaves
     ``out`` untouched, so there is never a half-written build.
     """
+    publish_with(lambda staging: staging.write_all(files), out, check=check)
+
+
+def publish_with(fill: Callable[[Staging], None], out: Path, *,
+                 check: Callable[[Path], None] | None = None) -> None:
+    """``publish`` of whatever ``fill`` writes into the staging directory (``toolc build``
+    writes files as they are compiled, so that no file map of a whole build is ever held);
+    whatever ``fill`` raises leaves ``out`` untouched."""
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     with output_lock(out):
-        _publish_locked(files, out, check)
+        _publish_locked(fill, out, check)
 
 
-def _publish_locked(files: FileMap, out: Path,
+def _publish_locked(fill: Callable[[Staging], None], out: Path,
                     check: Callable[[Path], None] | None = None) -> None:
     remove_leftovers(out)
     _fault("leftovers-removed")
@@ -186,7 +194,7 @@ def _publish_locked(files: FileMap, out: Path,
         identity = _identity(tmp)
         _fault("tmp-created")
         try:
-            _write_tree(tmp, files)
+            fill(Staging(tmp))
         except FileNotFoundError as exc:
             raise _vanished(tmp) from exc
         _fault("written")
@@ -217,22 +225,50 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-def _write_tree(tmp: Path, files: FileMap) -> None:
-    """Every file under ``tmp``, which must exist: directories are made one level at a time
-    with ``os.mkdir`` (never ``parents=True``, which would quietly re-create a removed
-    ``tmp``) and files are created exclusively, so nothing is written anywhere else."""
-    made: set[str] = set()
-    for i, (rel, text) in enumerate(sorted(files.items())):
+class Staging:
+    """The hidden directory a build is written into before the swap. Directories are made
+    one level at a time with ``os.mkdir`` (never ``parents=True``, which would quietly
+    re-create a removed directory) and files are created exclusively, so nothing is written
+    anywhere else."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self._made: set[str] = set()
+        self._written = 0
+
+    def write(self, rel: str, data: str | bytes) -> None:
         parts = rel.split("/")
         for depth in range(1, len(parts)):
             sub = "/".join(parts[:depth])
-            if sub not in made:
-                os.mkdir(tmp / sub)
-                made.add(sub)
-        with open(tmp / rel, "xb") as file:
-            file.write(text if isinstance(text, bytes) else text.encode("utf-8"))
-        if i == 0:
+            if sub not in self._made:
+                os.mkdir(self.tmp / sub)
+                self._made.add(sub)
+        with open(self.tmp / rel, "xb") as file:
+            file.write(data if isinstance(data, bytes) else data.encode("utf-8"))
+        self._written += 1
+        if self._written == 1:
             _fault("writing")
+
+    def write_all(self, files: FileMap) -> None:
+        for rel, data in sorted(files.items()):
+            self.write(rel, data)
+
+    def read(self, rel: str) -> bytes:
+        return (self.tmp / rel).read_bytes()
+
+    def files(self) -> list[str]:
+        """The files written so far (relative paths)."""
+        return sorted(p.relative_to(self.tmp).as_posix() for p in self.tmp.rglob("*")
+                      if p.is_file())
+
+    def clear(self) -> None:
+        """Remove everything written (the directory itself stays)."""
+        for child in list(self.tmp.iterdir()):
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+        self._made.clear()
 
 
 def _swap(new: Path, out: Path) -> None:
