@@ -28,7 +28,7 @@ from .pipeline.cache import BuildCache
 from .pipeline.frontend import load_definitions, load_files
 from .pipeline.model import ChannelDef
 from .pipeline.provenance import ProvenanceBuilder
-from .pipeline.render import DEFAULT_PACKAGE, SOURCES, SOURCES_DIR, render
+from .pipeline.render import DEFAULT_PACKAGE, SOURCES, SOURCES_DIR, base_texts, render
 from .pipeline.shards import SHARD_DIR, join_tables, split_tables
 from .pipeline.stream import (
     Base,
@@ -41,10 +41,11 @@ from .pipeline.stream import (
     UnitResult,
     compile_channel,
     load_base,
+    paused_gc,
     read_inputs,
     units,
 )
-from .pipeline.tables import TableBuilder
+from .pipeline.tables import TableBuilder, Tables
 from .pipeline.units import outside_channels
 from .pipeline.writer import (
     SIGNATURES,
@@ -330,7 +331,7 @@ class _MemoryOutputs:
         self.files: dict[str, bytes] = {}
         self.keep_sources = keep_sources
 
-    def add(self, rel: str, data: bytes) -> None:
+    def add(self, rel: str, data: bytes, digest: str | None = None) -> None:
         if self.keep_sources or not rel.startswith(f"{SOURCES_DIR}/"):
             self.files[rel] = data
 
@@ -350,8 +351,8 @@ class _StagedOutputs:
     def __init__(self, staging: Staging) -> None:
         self.staging = staging
 
-    def add(self, rel: str, data: bytes) -> None:
-        self.staging.write(rel, data)
+    def add(self, rel: str, data: bytes, digest: str | None = None) -> None:
+        self.staging.write(rel, data, digest)
 
     def read(self, rel: str) -> bytes:
         return self.staging.read(rel)
@@ -370,7 +371,8 @@ def _compile(root: Path, outputs: _MemoryOutputs | _StagedOutputs, options: _Opt
     shapes: dict[str, Shape | None] = {}
     for attempt in range(_ATTEMPTS):
         try:
-            return _Compilation(root, outputs, options, shapes).run()
+            with paused_gc():
+                return _Compilation(root, outputs, options, shapes).run()
         except Reclassify as again:
             outputs.reset()
             shapes.update(again.shapes if attempt < _ATTEMPTS - 2 else
@@ -445,8 +447,8 @@ class _Compilation:
         """Write a compiled channel's shards; its result without them."""
         package = self.options.package
         for path, data in sorted(result.shards.items()):
-            self.outputs.add(f"{package}/{path}", data)
-            self.digests[path] = hashlib.sha256(data).hexdigest()
+            digest = self.digests[path] = hashlib.sha256(data).hexdigest()
+            self.outputs.add(f"{package}/{path}", data, digest)
         if result.index is not None:
             self.index[result.name] = result.index
             self.groups += result.groups
@@ -489,19 +491,27 @@ class _BaseWork:
         cache, defs = c.options.cache, base.resolved.defs
         late = Diagnostics()
         builder = ctx.channels.tables
-        builder.diags = late
-        self.tables = builder.build()
+        self.tables = outside_channels(cache, "tables-base", defs,
+                                       functools.partial(_base_tables, builder), late)
         self.memory = [self.in_memory(ch) for ch in defs.channels]
-        self.bundles = outside_channels(cache, "bundles", defs,
-                                        lambda d: build_bundles(self.resolved, d), late)
+        with_models = c.options.with_models
+        self.texts = outside_channels(cache, "texts" if with_models else "texts-tables", defs,
+                                      self.base_texts, late)
         base_checks(self.resolved, self.tables.data, late, cache)
         self.late = late
-        with_models = c.options.with_models
-        self.models = (outside_channels(cache, "models", defs, lambda _: generate_models(
-            {t.name: dict(t.parameters) for t in self.resolved.tools}), Diagnostics())
-                       if with_models else None)
         provenance = ctx.channels.provenance
-        self.prov = provenance.provenance() if provenance is not None else None
+        self.prov = None if provenance is None else outside_channels(
+            cache, "provenance-base", defs, lambda _: provenance.provenance(), Diagnostics())
+
+    def base_texts(self, diags: Diagnostics) -> dict[str, str]:
+        """The catalog, bundles and models files (``render.base_texts``): cached as text."""
+        resolved, cache = self.resolved, self.c.options.cache
+        bundles = outside_channels(cache, "bundles", resolved.defs,
+                                   lambda d: build_bundles(resolved, d), diags)
+        models = (outside_channels(cache, "models", resolved.defs, lambda _: generate_models(
+            {t.name: dict(t.parameters) for t in resolved.tools}), Diagnostics())
+                  if self.c.options.with_models else None)
+        return base_texts(resolved, bundles, models)
 
     def in_memory(self, ch: ChannelDef) -> ChannelResult:
         """A channel of a file holding more than channels (analysed with the base), cached
@@ -539,14 +549,15 @@ class _BaseWork:
         counts = {**self.tables.counts, "groups": c.groups, "bitsets": len(index["bitsets"]),
                   "layers": len(index["layers"]), "stacks": len(index["stacks"]),
                   "shards": sum(1 for path in c.digests if path.startswith(f"{SHARD_DIR}/"))}
-        warnings = [d for d in diags.sorted() if d.severity == "warning"]
-        files = render(self.resolved, index, self.bundles, self.models,
-                       package=options.package, shards=c.digests, sources=sources,
-                       counts=counts, warnings=warnings, access=access, provenance=prov,
-                       inputs=options.inputs)
+        found = diags.sorted()
+        files = render(self.resolved, index, self.texts, package=options.package,
+                       shards=c.digests, sources=sources, counts=counts,
+                       warnings=[d for d in found if d.severity == "warning"], access=access,
+                       provenance=prov, inputs=options.inputs)
         for rel, text in sorted(files.items()):
-            c.outputs.add(rel, text.encode("utf-8"))
-        return diags.sorted(), counts
+            data = text.encode("utf-8")
+            c.outputs.add(rel, data, hashlib.sha256(data).hexdigest())
+        return found, counts
 
     def assertions(self, full: _Lazy, diags: Diagnostics, streamed: bool) -> None:
         """The assertions over every context class (the whole tables, joined from the
@@ -559,6 +570,12 @@ class _BaseWork:
         if streamed and any(d.code == "TC300" for d in found.items):
             raise Reclassify(dict.fromkeys(self.c.streamed, None))
         diags.extend(found.items)
+
+
+def _base_tables(builder: TableBuilder, diags: Diagnostics) -> Tables:
+    """The tables without the channels (each compiled into its shards on its own)."""
+    builder.diags = diags
+    return builder.build()
 
 
 class _Lazy:

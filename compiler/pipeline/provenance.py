@@ -41,14 +41,17 @@ PROVENANCE_DIR = "provenance"
 
 
 def _pos(pos: Pos | None, files: tuple[str, ...]) -> str | None:
-    """``file:line:col`` with the file named as ``sources.json`` names it (relative to the
+    """``file:line:col`` with the file named as ``sources/`` names it (relative to the
     definitions directory, whatever directory the build ran in: builds stay identical)."""
     if pos is None:
         return None
     if pos == BUILTIN:
         return "built-in"
-    name = next((f for f in files if pos.file == f or pos.file.endswith(f"/{f}")), pos.file)
-    return f"{name}:{pos.line}:{pos.col}"
+    return f"{_file_name(pos.file, files)}:{pos.line}:{pos.col}"
+
+
+def _file_name(file: str, files: tuple[str, ...]) -> str:
+    return next((f for f in files if file == f or file.endswith(f"/{f}")), file)
 
 
 class ProvenanceBuilder(TableBuilder):
@@ -60,9 +63,15 @@ class ProvenanceBuilder(TableBuilder):
         self.records: list[dict[str, Any]] = []
         self._record_ids: dict[str, int] = {}
         self._files = tuple(sorted(resolved.defs.files, key=len, reverse=True))
+        self._names: dict[str, str] = {}  # a position's file -> its name in ``files``
 
     def pos(self, pos: Pos | None) -> str | None:
-        return _pos(pos, self._files)
+        if pos is None or pos == BUILTIN:
+            return _pos(pos, self._files)
+        name = self._names.get(pos.file)
+        if name is None:
+            name = self._names[pos.file] = _file_name(pos.file, self._files)
+        return f"{name}:{pos.line}:{pos.col}"
 
     def record(self, policy: LayerPolicy | None, *, strips: bool, label: str,
                lists: Sequence[EntryList | None] = (), profile: bool = False) -> int | None:

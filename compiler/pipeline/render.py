@@ -138,7 +138,22 @@ def render_init(package: str, hashes: list[tuple[str, str]]) -> str:
         lazy_imports=lazy_imports, public=public)
 
 
-def render(resolved: Resolved, index: Mapping[str, Any], bundles: Bundles, models: str | None,
+# The files that depend on nothing but the base (``base_texts``), relative to the package,
+# except schema-notes.json (beside it).
+CATALOG, BUNDLES, MODELS, NOTES = "catalog.json", "bundles.json", "models.py", "schema-notes.json"
+
+
+def base_texts(resolved: Resolved, bundles: Bundles, models: str | None) -> dict[str, str]:
+    """The files that read nothing in the channels but their names: the catalog, the
+    provider bundles and their notes, the parameter models (``models`` None: none)."""
+    texts = {CATALOG: dump_json(catalog_json(resolved)), BUNDLES: dump_bundles(bundles.data),
+             NOTES: dump_json(bundles.notes)}
+    if models is not None:
+        texts[MODELS] = models
+    return texts
+
+
+def render(resolved: Resolved, index: Mapping[str, Any], texts: Mapping[str, str],
            *, package: str = DEFAULT_PACKAGE, shards: Mapping[str, str],
            sources: Mapping[str, str], counts: Mapping[str, int],
            warnings: Sequence[Diagnostic] = (), access: str | None = None,
@@ -149,13 +164,15 @@ def render(resolved: Resolved, index: Mapping[str, Any], bundles: Bundles, model
     compiled: the table and provenance shards, relative to the runtime package, and the
     definitions, by relative path) with their sha256, which the manifest and the runtime's
     ``__init__.py`` list. ``index``: ``tables.json``'s data (``split_tables`` and each
-    channel's entry); ``provenance``: the decision log's layer records
-    (``toolc.pipeline.provenance``); ``inputs``: the inputs digest the manifest records."""
-    data = {"catalog.json": dump_json(catalog_json(resolved)),
+    channel's entry); ``texts``: ``base_texts``; ``provenance``: the decision log's layer
+    records (``toolc.pipeline.provenance``); ``inputs``: the inputs digest the manifest
+    records."""
+    data = {CATALOG: texts[CATALOG],
             "tables.json": dump_compact(index),
-            "bundles.json": dump_bundles(bundles.data),
+            BUNDLES: texts[BUNDLES],
             **({"provenance.json": dump_compact(provenance)} if provenance is not None else {}),
             **static_modules()}
+    models = texts.get(MODELS)
     checked = {**data, **({"models.py": models} if models is not None else {})}
     hashes = sorted([*((name, sha256(text)) for name, text in checked.items()),
                      *shards.items()])
@@ -164,7 +181,7 @@ def render(resolved: Resolved, index: Mapping[str, Any], bundles: Bundles, model
     files[f"{package}/py.typed"] = ""
     if models is not None:
         files[f"{package}/models.py"] = models
-    files["schema-notes.json"] = dump_json(bundles.notes)
+    files[NOTES] = texts[NOTES]
     if access is not None:
         files["ACCESS.md"] = access
     digests = {path: sha256(text) for path, text in files.items()}

@@ -23,6 +23,7 @@ in-memory path: the file is modelled with the base, as every file once was.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import multiprocessing
@@ -60,13 +61,31 @@ from .tables import TableBuilder, channel_shards
 from .units import record_channel, worker_count
 
 CHANNEL_FILE_KEYS = frozenset({"version", "openclaw", "channels"})
-# Units are compiled in worker processes when at least this many bytes of channel files are
-# to be compiled (fewer are not worth forking for); tests lower it.
+# Units are compiled in worker processes (one per core) when at least this many bytes of
+# channel files are to be compiled (fewer are not worth forking for); tests lower it.
 PARALLEL_MIN_BYTES = 8 << 20
+# Fewer bytes than that, but this many, are compiled in one worker process while this one
+# does the rest of the build (an incremental build: the base and the cached units).
+OVERLAP_MIN_BYTES = 256 << 10
 
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused for a build (and its forked workers): a build
+    allocates millions of objects that live until its end (values, positions, the model,
+    the tables) and makes few cycles, and each full collection walked them all, which
+    doubled the time to load a file. What the build drops is freed by reference counts."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 # -- what a channel file says outside its channels ---------------------------------------------
@@ -157,14 +176,13 @@ def scan_shape(raw: bytes) -> Shape | None:
 
 def _channel_keys(raw: bytes, begin: int, end: int) -> tuple[str, ...] | None:
     """The keys of the block mapping between ``begin`` and ``end`` (the lines below
-    ``channels:``), each on a plain line of its own with nothing after its colon."""
+    ``channels:``), each on a plain line of its own with nothing after its colon, at the
+    first such line's indentation. (Lines indented less, or with tabs, make the file invalid
+    or the guess wrong, which the unit finds: not looked for here.)"""
     first = re.compile(rb"\n( +)[^\s#]").search(raw, begin, end)
     if first is None or b"\t" in raw[begin:first.start(1)]:
         return None
     indent = len(first.group(1))
-    if re.compile(rb"\n(?: {0,%d}\t| {1,%d}[^\s#])" % (indent, indent - 1)).search(
-            raw, begin, end) if indent > 1 else re.compile(rb"\n\t").search(raw, begin, end):
-        return None
     keys = []
     for m in re.compile(rb"\n {%d}([^\s#][^\n]*)" % indent).finditer(raw, begin, end):
         parsed = _line(m.group(1))
@@ -188,9 +206,10 @@ class InputFile:
 
 
 class Outputs(Protocol):
-    """Where a build's files go as they are compiled (``toolc.builds``)."""
+    """Where a build's files go as they are compiled (``toolc.builds``), with their sha256
+    when known."""
 
-    def add(self, rel: str, data: bytes) -> None: ...
+    def add(self, rel: str, data: bytes, digest: str | None = None) -> None: ...
 
     def read(self, rel: str) -> bytes: ...
 
@@ -208,9 +227,10 @@ def read_inputs(root: Path, diags: Diagnostics, outputs: Outputs,
     for path in paths:
         rel = path.relative_to(root).as_posix()
         raw = path.read_bytes()
-        outputs.add(f"{SOURCES_DIR}/{rel}", raw)
+        digest = sha256(raw)
+        outputs.add(f"{SOURCES_DIR}/{rel}", raw, digest)
         shape = shapes[rel] if shapes is not None and rel in shapes else scan_shape(raw)
-        out.append(InputFile(rel=rel, digest=sha256(raw), size=len(raw),
+        out.append(InputFile(rel=rel, digest=digest, size=len(raw),
                              raw=None if shape else raw, shape=shape))
     return out
 
@@ -243,7 +263,19 @@ class Base:
 
 
 def load_base(inputs: list[InputFile], display: str, cache: BuildCache | None) -> Base:
-    """The base: the files without a shape, and what the channel files' shapes say."""
+    """The base: the files without a shape, and what the channel files' shapes say; from
+    the cache when none of that changed (key: every base file's bytes, every channel file's
+    shape, every file's name)."""
+    if cache is None:
+        return _load_base(inputs, display, None)
+    parts = [display]
+    for f in inputs:
+        parts += [f.rel, f.digest if f.shape is None else
+                  "\0".join(["shape", f.shape.rest, *f.shape.channels])]
+    return cache.unit("base", parts, lambda: _load_base(inputs, display, cache))
+
+
+def _load_base(inputs: list[InputFile], display: str, cache: BuildCache | None) -> Base:
     files = {f.rel: f.raw for f in inputs if f.shape is None and f.raw is not None}
     loaded = _load_all(files, display, cache)
     base = Base(load=tuple(d for one in loaded for d in one.diagnostics),
@@ -478,6 +510,14 @@ def _unit(ctx: UnitContext, kind: str, file: InputFile
     return result, file_hit, False
 
 
+def _pool_size(size: int, tasks: int) -> int:
+    """Worker processes for ``tasks`` units of ``size`` bytes to compile (0: none, they are
+    compiled in this process)."""
+    if size < OVERLAP_MIN_BYTES or "fork" not in multiprocessing.get_all_start_methods():
+        return 0
+    return worker_count(tasks) if size >= PARALLEL_MIN_BYTES else 1
+
+
 class UnitRun:
     """Units started (cached ones read here, the others in forked workers when there is
     much to compile) while the caller does the base's work; ``results`` yields them."""
@@ -488,11 +528,10 @@ class UnitRun:
         keys = [None if cache is None else unit_key(cache, ctx, f, kind) for f in files]
         stored = [cache is not None and key is not None and cache.has(key) for key in keys]
         todo = [f for f, found in zip(files, stored, strict=True) if not found]
-        self.workers = (worker_count(len(todo))
-                        if sum(f.size for f in todo) >= PARALLEL_MIN_BYTES else 1)
+        self.workers = _pool_size(sum(f.size for f in todo), len(todo))
         self._pool: ProcessPoolExecutor | None = None
         self._futures: dict[str, Future[tuple[UnitResult, bool | None, bool]]] = {}
-        if self.workers > 1:
+        if self.workers:
             _FORKED.append((ctx, kind))
             context = multiprocessing.get_context("fork")
             self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)

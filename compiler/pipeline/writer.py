@@ -23,6 +23,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -194,7 +195,7 @@ def _publish_locked(fill: Callable[[Staging], None], out: Path,
         identity = _identity(tmp)
         _fault("tmp-created")
         try:
-            fill(Staging(tmp))
+            fill(Staging(tmp, previous=out if out.is_dir() else None))
         except FileNotFoundError as exc:
             raise _vanished(tmp) from exc
         _fault("written")
@@ -229,25 +230,51 @@ class Staging:
     """The hidden directory a build is written into before the swap. Directories are made
     one level at a time with ``os.mkdir`` (never ``parents=True``, which would quietly
     re-create a removed directory) and files are created exclusively, so nothing is written
-    anywhere else."""
+    anywhere else.
 
-    def __init__(self, tmp: Path) -> None:
+    A file given with its sha256 that the build being replaced (``previous``) holds with
+    the same bytes is linked to it instead of written (the swap then removes only a name):
+    an incremental build rewrites just what changed. The old file is hashed through the new
+    link, so a file edited in the old build is never carried over."""
+
+    def __init__(self, tmp: Path, previous: Path | None = None) -> None:
         self.tmp = tmp
+        self.previous = previous
         self._made: set[str] = set()
         self._written = 0
 
-    def write(self, rel: str, data: str | bytes) -> None:
+    def write(self, rel: str, data: str | bytes, digest: str | None = None) -> None:
         parts = rel.split("/")
         for depth in range(1, len(parts)):
             sub = "/".join(parts[:depth])
             if sub not in self._made:
                 os.mkdir(self.tmp / sub)
                 self._made.add(sub)
-        with open(self.tmp / rel, "xb") as file:
-            file.write(data if isinstance(data, bytes) else data.encode("utf-8"))
+        raw = data if isinstance(data, bytes) else data.encode("utf-8")
+        if digest is None or not self._linked(rel, len(raw), digest):
+            with open(self.tmp / rel, "xb") as file:
+                file.write(raw)
         self._written += 1
         if self._written == 1:
             _fault("writing")
+
+    def _linked(self, rel: str, size: int, digest: str) -> bool:
+        """Link ``rel`` to the previous build's file when it holds exactly these bytes."""
+        if self.previous is None:
+            return False
+        old, new = self.previous / rel, self.tmp / rel
+        try:
+            st = os.lstat(old)
+            if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+                return False
+            os.link(old, new)
+        except OSError:
+            return False
+        with open(new, "rb") as file:
+            if hashlib.file_digest(file, "sha256").hexdigest() == digest:
+                return True
+        new.unlink()
+        return False
 
     def write_all(self, files: FileMap) -> None:
         for rel, data in sorted(files.items()):
