@@ -407,10 +407,25 @@ class _Compilation:
         self.streamed = [f.rel for f in streamed]
         ctx = self.context(base)
         kind = "unit" if options.with_models else "unit-tables"
+        failures: list[Exception] = []
         with units(ctx, kind, streamed) as run:
-            work = _BaseWork(self, base, ctx) if base.resolved is not None else None
-            results = [self.unit(result, hits) for result, *hits in run.results()]
+            work = None
+            try:
+                work = _BaseWork(self, base, ctx) if base.resolved is not None else None
+            except Exception as exc:  # a base built on a wrong guess may fail: see below
+                failures.append(exc)
+            results = []
+            for found in run.results():
+                if isinstance(found, Exception):
+                    failures.append(found)
+                else:
+                    result, *hits = found
+                    results.append(self.unit(result, hits))
+        # a wrong guess at a channel file's shape is found here, and makes anything built on
+        # it moot (failures included): the build is redone
         self.check_shapes(streamed, results)
+        if failures:
+            raise failures[0]
         self.report(base, results)
         if work is None or diags.has_errors():
             raise DefinitionsError(diags.sorted(strict=options.strict))
@@ -458,8 +473,8 @@ class _Compilation:
         return replace(result, shards={})
 
     def check_shapes(self, streamed: list[InputFile], results: list[UnitResult]) -> None:
-        wrong = {f.rel: r.shape for f, r in zip(streamed, results, strict=True)
-                 if r.sound and r.shape != f.shape}
+        files = {f.rel: f for f in streamed}
+        wrong = {r.rel: r.shape for r in results if r.sound and r.shape != files[r.rel].shape}
         if wrong:
             raise Reclassify(wrong)
 

@@ -25,16 +25,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..diagnostics import BUILTIN, Diagnostics, Pos
 from .analyze import Resolved
 from .cache import BuildCache
-from .model import AgentDef, EntryList, Policy, ProviderPolicy
+from .model import AgentDef, ChannelDef, EntryList, Policy, ProviderPolicy
 from .policy import LayerPolicy, pick_policy, profile_policy, sandbox_policy, subagent_policy
 from .shards import SHARD_DIR, _split_channel
-from .tables import NEVER, TableBuilder, _runs, _texts
-from .units import ChannelUnit, Recorder, resolve_refs
+from .tables import NEVER, Part, TableBuilder, _runs, _texts
+from .units import ChannelUnit, Recorder, StackArgs, resolve_refs
 
 PROVENANCE_FORMAT = 2  # 2: the group layer in shards with inline records
 PROVENANCE_DIR = "provenance"
@@ -78,7 +78,13 @@ class ProvenanceBuilder(TableBuilder):
         """The interned record of one layer (None: the step has no lists). ``lists``: the
         allow lists it was made of, in order (the first one's position is the allow list's,
         as ``toolc explain`` shows it; without them, the first entry's)."""
-        layer, mention, _, _ = self.layer(policy, strips=strips, label=label, profile=profile)
+        part = self.layer(policy, strips=strips, label=label, profile=profile)
+        return self.record_of(part, policy, label=label, lists=lists)
+
+    def record_of(self, part: Part, policy: LayerPolicy | None, *, label: str,
+                  lists: Sequence[EntryList | None] = ()) -> int | None:
+        """``record`` of a layer already compiled (``part``: ``TableBuilder.layer``'s)."""
+        layer, mention, _, _ = part
         if layer is None or policy is None:
             return None
         witness, allow_pass, deny_pass = layer
@@ -121,10 +127,31 @@ class ProvenanceBuilder(TableBuilder):
         return self.intern_record(*item)
 
     def group_stack(self, block: Any, label: str = "group tools.allow", *,
-                    path: str = "") -> int:
+                    path: str = "") -> Any:
         policy = pick_policy(block)
+        if self._both is not None:
+            if policy is None:
+                return -1
+            # one layer, its stack for the tables and its record (its warnings: the tables')
+            part = self.layer(policy, strips=True, label=label)
+            record = self.record_of(part, policy, label=path or label, lists=_lists(block))
+            return _Both(self._both.stack(*_stack_args(self, [part])), record)
         found = self.record(policy, strips=True, label=path or label, lists=_lists(block))
         return -1 if found is None else found
+
+    _both: Recorder | None = None  # a channel's tables and provenance in one pass
+
+    @contextmanager
+    def recording_both(self, stacks: Recorder, records: Recorder) -> Iterator[None]:
+        """Record the stacks into ``stacks`` and the records into ``records``: compiling a
+        channel then gives its tables' entry and its provenance's at once (``record_both``)."""
+        self._both = stacks
+        self.intern_record = records.record  # type: ignore[method-assign]
+        try:
+            yield
+        finally:
+            del self._both
+            del self.intern_record
 
     def agent_entry(self, agent: AgentDef | None) -> dict[str, Any]:
         g = self.r.defs.tools_config
@@ -212,6 +239,53 @@ def _lists(block: Policy | None) -> tuple[EntryList | None, ...]:
 def build_provenance(resolved: Resolved, cache: BuildCache | None = None) -> dict[str, Any]:
     """``provenance.json`` without its channels: see the module docstring."""
     return ProvenanceBuilder(resolved, cache).provenance()
+
+
+class _Both(NamedTuple):
+    """A block compiled in one pass: its stack (tables) and its record (provenance)."""
+
+    stack: int
+    record: int | None
+
+
+def _stack_args(builder: TableBuilder, parts: Sequence[Part]) -> StackArgs:
+    """The arguments ``TableBuilder.stack`` passes its interner for ``parts``."""
+    mention = flags = preserve = 0
+    layers = []
+    for layer, m, f, p in parts:
+        mention |= m
+        flags |= f
+        preserve |= p
+        if layer is not None:
+            layers.append(layer)
+    return mention, tuple(layers), builder.all, flags, preserve
+
+
+def record_both(builder: ProvenanceBuilder, ch: ChannelDef) -> tuple[ChannelUnit, ChannelUnit]:
+    """A channel's tables and provenance recorded in one pass (``units.record_channel`` of
+    a TableBuilder and of a ProvenanceBuilder, each layer compiled once): the tables' unit
+    carries the warnings."""
+    diags, local = builder.diags, Diagnostics()
+    stacks, records = Recorder(), Recorder()
+    builder.diags = local
+    try:
+        with builder.recording_both(stacks, records):
+            entry = builder.channel(ch)
+    finally:
+        builder.diags = diags
+    return ((stacks.tape, _pick(entry, 0), tuple(local.items)),
+            (records.tape, _pick(entry, 1), ()))
+
+
+def _pick(value: Any, which: int) -> Any:
+    if type(value) is _Both:
+        found = value[which]
+        return -1 if found is None else found
+    if isinstance(value, dict):
+        return {k: _pick(v, which) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_pick(v, which) for v in value]
+    return value
 
 
 def channel_provenance(name: str, unit: ChannelUnit) -> tuple[dict[str, Any], dict[str, str]]:

@@ -55,7 +55,7 @@ from .frontend import (
     tree_paths,
 )
 from .model import ChannelDef, Definitions
-from .provenance import ProvenanceBuilder, channel_provenance
+from .provenance import ProvenanceBuilder, channel_provenance, record_both
 from .render import SOURCES_DIR
 from .tables import TableBuilder, channel_shards
 from .units import record_channel, worker_count
@@ -393,17 +393,17 @@ def compile_channel(ctx: ChannelContext, ch: ChannelDef, *, analysed: bool = Fal
         check_channel(ctx.defs, ch, ctx.checks, analysis)
     if ctx.tables is None or analysis.has_errors():
         return ChannelResult(name=ch.name, analysis=tuple(analysis.items))
-    unit = record_channel(ctx.tables, ctx.tables.channel, ch)
-    index, shards = channel_shards(ch.name, unit)
-    files = {path: text.encode("utf-8") for path, text in shards.items()}
-    late = Diagnostics()
-    late.extend(unit[2])
     prov = None
     if ctx.provenance is not None:
-        builder = ctx.provenance
-        prov, prov_shards = channel_provenance(ch.name,
-                                               record_channel(builder, builder.channel, ch))
-        files.update((path, text.encode("utf-8")) for path, text in prov_shards.items())
+        unit, recorded = record_both(ctx.provenance, ch)
+        prov, prov_shards = channel_provenance(ch.name, recorded)
+    else:
+        unit, prov_shards = record_channel(ctx.tables, ctx.tables.channel, ch), {}
+    index, shards = channel_shards(ch.name, unit)
+    files = {path: text.encode("utf-8") for path, text in [*shards.items(),
+                                                           *prov_shards.items()]}
+    late = Diagnostics()
+    late.extend(unit[2])
     if ctx.lint is not None:
         ctx.lint(ch, late)
     return ChannelResult(name=ch.name, analysis=tuple(analysis.items), late=tuple(late.items),
@@ -539,12 +539,20 @@ class UnitRun:
             for f in sorted(todo, key=lambda f: -f.size):
                 self._futures[f.rel] = self._pool.submit(_work, f)
 
-    def results(self) -> Iterator[tuple[UnitResult, bool | None, bool]]:
-        """Every unit's result in file order (a worker's as soon as it is done)."""
+    def results(self) -> Iterator[tuple[UnitResult, bool | None, bool] | Exception]:
+        """Every unit's result in file order (a worker's as soon as it is done), or what it
+        raised (a unit compiled on a base that a wrong guess made may fail: the caller
+        decides once it has every result)."""
         try:
             for f in self.files:
                 future = self._futures.pop(f.rel, None)
-                yield future.result() if future is not None else _unit(self.ctx, self.kind, f)
+                try:
+                    yield (future.result() if future is not None
+                           else _unit(self.ctx, self.kind, f))
+                except DefinitionsChanged:
+                    raise
+                except Exception as exc:
+                    yield exc
         finally:
             self.close()
 
