@@ -414,13 +414,14 @@ class _Compilation:
                 work = _BaseWork(self, base, ctx) if base.resolved is not None else None
             except Exception as exc:  # a base built on a wrong guess may fail: see below
                 failures.append(exc)
-            results = []
+            done: dict[str, UnitResult] = {}
             for found in run.results():
                 if isinstance(found, Exception):
                     failures.append(found)
                 else:
                     result, *hits = found
-                    results.append(self.unit(result, hits))
+                    done[result.rel] = self.unit(result, hits)
+            results = [done[f.rel] for f in streamed if f.rel in done]
         # a wrong guess at a channel file's shape is found here, and makes anything built on
         # it moot (failures included): the build is redone
         self.check_shapes(streamed, results)
@@ -438,8 +439,7 @@ class _Compilation:
         resolved = base.resolved
         tables = provenance = None
         if resolved is not None:
-            tables = TableBuilder(resolved, Diagnostics(), self.options.cache)
-            tables.with_channels = False
+            tables = TableBuilder(resolved, Diagnostics())
             provenance = ProvenanceBuilder(resolved) if self.options.with_models else None
         channels = ChannelContext(
             defs=base.defs, checks=channel_checks(base.defs, base.target), tables=tables,

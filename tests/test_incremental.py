@@ -196,7 +196,6 @@ def test_a_channel_in_two_files_is_refused(tmp_path: Path) -> None:
 def _parallel(m: pytest.MonkeyPatch) -> None:
     """Every file loaded and every channel file compiled in forked workers, more workers
     than cores (any finishing order)."""
-    m.setattr(units, "PARALLEL_MIN_GROUPS", 0)
     m.setattr(frontend, "PARALLEL_MIN_BYTES", 0)
     m.setattr(stream, "PARALLEL_MIN_BYTES", 0)
     m.setattr(stream, "OVERLAP_MIN_BYTES", 0)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from ..diagnostics import Pos
 from ..rules.names import normalize_tool_name
+
+# entries repeat the same few thousand names over millions of groups
+_tool_name = functools.lru_cache(maxsize=1 << 16)(normalize_tool_name)
 
 # "channel": 2026.9's ``channel:<channel>:<id>`` keys (SenderRule.channel names the channel)
 SenderKind = Literal["channel", "id", "e164", "username", "name", "*"]
@@ -22,7 +26,7 @@ class Entry:
 
     @property
     def name(self) -> str:
-        return normalize_tool_name(self.text)
+        return _tool_name(self.text)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -29,7 +29,6 @@ from typing import Any, NamedTuple
 
 from ..diagnostics import BUILTIN, Diagnostics, Pos
 from .analyze import Resolved
-from .cache import BuildCache
 from .model import AgentDef, ChannelDef, EntryList, Policy, ProviderPolicy
 from .policy import LayerPolicy, pick_policy, profile_policy, sandbox_policy, subagent_policy
 from .shards import SHARD_DIR, _split_channel
@@ -38,6 +37,7 @@ from .units import ChannelUnit, Recorder, StackArgs, resolve_refs
 
 PROVENANCE_FORMAT = 2  # 2: the group layer in shards with inline records
 PROVENANCE_DIR = "provenance"
+_RECORD = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _pos(pos: Pos | None, files: tuple[str, ...]) -> str | None:
@@ -57,9 +57,9 @@ def _file_name(file: str, files: tuple[str, ...]) -> str:
 class ProvenanceBuilder(TableBuilder):
     """The tables' structure with a provenance record index wherever a stack index was."""
 
-    def __init__(self, resolved: Resolved, cache: BuildCache | None = None) -> None:
+    def __init__(self, resolved: Resolved) -> None:
         # warnings are the table builder's to report; this pass only repeats the layers
-        super().__init__(resolved, Diagnostics(), cache)
+        super().__init__(resolved, Diagnostics())
         self.records: list[dict[str, Any]] = []
         self._record_ids: dict[str, int] = {}
         self._files = tuple(sorted(resolved.defs.files, key=len, reverse=True))
@@ -103,28 +103,13 @@ class ProvenanceBuilder(TableBuilder):
                "allow": self.pos(allow),
                "deny": deny}
         # the key is the record's inline text in a shard (``channel_provenance``)
-        return self.intern_record(json.dumps(rec, sort_keys=True, separators=(",", ":"),
-                                             ensure_ascii=False), rec)
+        return self.intern_record(_RECORD.encode(rec), rec)
 
     def intern_record(self, key: str, rec: dict[str, Any]) -> int:
         if key not in self._record_ids:
             self._record_ids[key] = len(self.records)
             self.records.append(rec)
         return self._record_ids[key]
-
-    # the incremental cache's channel tape (toolc.pipeline.units) interns records, not stacks
-    unit_kind = "channel-provenance"
-
-    @contextmanager
-    def recording(self, recorder: Recorder) -> Iterator[None]:
-        self.intern_record = recorder.record  # type: ignore[method-assign]
-        try:
-            yield
-        finally:
-            del self.intern_record
-
-    def replay(self, item: tuple[str, dict[str, Any]]) -> int:  # type: ignore[override]
-        return self.intern_record(*item)
 
     def group_stack(self, block: Any, label: str = "group tools.allow", *,
                     path: str = "") -> Any:
@@ -234,11 +219,6 @@ class ProvenanceBuilder(TableBuilder):
 
 def _lists(block: Policy | None) -> tuple[EntryList | None, ...]:
     return () if block is None else (block.allow, block.also_allow)
-
-
-def build_provenance(resolved: Resolved, cache: BuildCache | None = None) -> dict[str, Any]:
-    """``provenance.json`` without its channels: see the module docstring."""
-    return ProvenanceBuilder(resolved, cache).provenance()
 
 
 class _Both(NamedTuple):

@@ -23,13 +23,14 @@ in-memory path: the file is modelled with the base, as every file once was.
 
 from __future__ import annotations
 
+import functools
 import gc
 import hashlib
 import json
 import multiprocessing
 import re
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -393,15 +394,15 @@ def compile_channel(ctx: ChannelContext, ch: ChannelDef, *, analysed: bool = Fal
         check_channel(ctx.defs, ch, ctx.checks, analysis)
     if ctx.tables is None or analysis.has_errors():
         return ChannelResult(name=ch.name, analysis=tuple(analysis.items))
+    files: dict[str, bytes] = {}
     prov = None
     if ctx.provenance is not None:
         unit, recorded = record_both(ctx.provenance, ch)
-        prov, prov_shards = channel_provenance(ch.name, recorded)
+        prov = _shards(channel_provenance(ch.name, recorded), files)
+        del recorded
     else:
-        unit, prov_shards = record_channel(ctx.tables, ctx.tables.channel, ch), {}
-    index, shards = channel_shards(ch.name, unit)
-    files = {path: text.encode("utf-8") for path, text in [*shards.items(),
-                                                           *prov_shards.items()]}
+        unit = record_channel(ctx.tables, ctx.tables.channel, ch)
+    index = _shards(channel_shards(ch.name, unit), files)
     late = Diagnostics()
     late.extend(unit[2])
     if ctx.lint is not None:
@@ -410,6 +411,16 @@ def compile_channel(ctx: ChannelContext, ch: ChannelDef, *, analysed: bool = Fal
                          index=index, provenance=prov, shards=files,
                          groups=sum(len(m) for m in ch.entry_maps()),
                          term=ctx.term(unit[1]) if ctx.term is not None else 0)
+
+
+def _shards(made: tuple[dict[str, Any], dict[str, str]], files: dict[str, bytes]
+            ) -> dict[str, Any]:
+    """An index and its shards: the shards go into ``files`` as bytes (each text dropped as
+    soon as it is encoded), the index is returned."""
+    index, texts = made
+    for path in sorted(texts):
+        files[path] = texts.pop(path).encode("utf-8")
+    return index
 
 
 # -- one channel file ---------------------------------------------------------------------------
@@ -458,10 +469,16 @@ def compile_unit(ctx: UnitContext, file: InputFile) -> tuple[UnitResult, bool | 
     release = Diagnostics()
     check_release_keys([src], ctx.target, release)
     builder = _Builder(src, channel_keys=ctx.target.channel_sender_keys)
-    done = tuple(compile_channel(ctx.channels, builder.channel(name, block, ("channels", name)))
-                 for name, block in src.data["channels"].items())
-    return replace(result, folded=loaded.folded, release=tuple(release.items),
-                   channels=done), hit
+    modelled = [builder.channel(name, block, ("channels", name))
+                for name, block in src.data["channels"].items()]
+    result = replace(result, folded=loaded.folded, release=tuple(release.items))
+    # the file's values and positions die here (the model keeps the positions it uses):
+    # the memory they held serves the tables
+    del loaded, src, builder
+    done = []
+    while modelled:
+        done.append(compile_channel(ctx.channels, modelled.pop(0)))
+    return replace(result, channels=tuple(done)), hit
 
 
 def _loaded(cache: BuildCache | None, raw: bytes, path: str, digest: str
@@ -540,21 +557,33 @@ class UnitRun:
                 self._futures[f.rel] = self._pool.submit(_work, f)
 
     def results(self) -> Iterator[tuple[UnitResult, bool | None, bool] | Exception]:
-        """Every unit's result in file order (a worker's as soon as it is done), or what it
-        raised (a unit compiled on a base that a wrong guess made may fail: the caller
-        decides once it has every result)."""
+        """Every unit's result, the cached ones first, then the workers' as each is done
+        (so that no finished result waits in memory for a slower one), or what it raised (a
+        unit compiled on a base that a wrong guess made may fail: the caller decides once it
+        has every result)."""
         try:
             for f in self.files:
-                future = self._futures.pop(f.rel, None)
-                try:
-                    yield (future.result() if future is not None
-                           else _unit(self.ctx, self.kind, f))
-                except DefinitionsChanged:
-                    raise
-                except Exception as exc:
-                    yield exc
+                if f.rel not in self._futures:
+                    yield self._outcome(functools.partial(_unit, self.ctx, self.kind, f))
+            # a finished future holds its result: none is kept once it is handed on
+            running = as_completed(list(self._futures.values()))
+            self._futures.clear()
+            for future in running:
+                outcome = self._outcome(future.result)
+                del future
+                yield outcome
         finally:
             self.close()
+
+    @staticmethod
+    def _outcome(get: Callable[[], tuple[UnitResult, bool | None, bool]]
+                 ) -> tuple[UnitResult, bool | None, bool] | Exception:
+        try:
+            return get()
+        except DefinitionsChanged:
+            raise
+        except Exception as exc:
+            return exc
 
     def close(self) -> None:
         if self._pool is not None:
