@@ -39,6 +39,8 @@ from .pipeline.stream import (
     Shape,
     UnitContext,
     UnitResult,
+    UnitRun,
+    base_key,
     compile_channel,
     load_base,
     paused_gc,
@@ -395,42 +397,62 @@ class _Compilation:
         self.groups = 0
         self.terms: list[int] = []
         self.streamed: list[str] = []  # the channel files compiled as units
+        self.shaped: dict[str, Shape | None] = {}  # their shapes, as guessed
 
     def run(self) -> tuple[list[Diagnostic], dict[str, int]]:
         options, diags = self.options, self.diags
         files = read_inputs(self.root, diags, self.outputs, self.shapes)
         if files is None:
             raise DefinitionsError(diags.sorted(strict=options.strict))
-        sources = {f.rel: f.digest for f in files}
-        base = load_base(files, self.display, options.cache)
         streamed = [f for f in files if f.shape is not None]
         self.streamed = [f.rel for f in streamed]
-        ctx = self.context(base)
+        self.shaped = {f.rel: f.shape for f in streamed}
+        cache = options.cache
+        key = None if cache is None else base_key(cache, files, self.display)
         kind = "unit" if options.with_models else "unit-tables"
+        # with the base in the cache, the changed units start at once, each worker reading
+        # the base itself, while this process reads it too and does the rest
+        sources = {f.rel: f.digest for f in files}
+        if cache is not None and key is not None and cache.has(key):
+            with units(functools.partial(self.context_from, files), kind, streamed, cache,
+                       key) as run:
+                base = load_base(files, self.display, cache)
+                return self.compile(base, self.context(base), run, sources)
+        base = load_base(files, self.display, cache)
+        ctx = self.context(base)  # forked workers inherit it
+        with units(lambda: ctx, kind, streamed, cache, key) as run:
+            return self.compile(base, ctx, run, sources)
+
+    def compile(self, base: Base, ctx: UnitContext, run: UnitRun, sources: dict[str, str]
+                ) -> tuple[list[Diagnostic], dict[str, int]]:
+        """The base's work while the units compile, then everything over all channels."""
         failures: list[Exception] = []
-        with units(ctx, kind, streamed) as run:
-            work = None
-            try:
-                work = _BaseWork(self, base, ctx) if base.resolved is not None else None
-            except Exception as exc:  # a base built on a wrong guess may fail: see below
-                failures.append(exc)
-            done: dict[str, UnitResult] = {}
-            for found in run.results():
-                if isinstance(found, Exception):
-                    failures.append(found)
-                else:
-                    result, *hits = found
-                    done[result.rel] = self.unit(result, hits)
-            results = [done[f.rel] for f in streamed if f.rel in done]
+        work = None
+        try:
+            work = _BaseWork(self, base, ctx) if base.resolved is not None else None
+        except Exception as exc:  # a base built on a wrong guess may fail: see below
+            failures.append(exc)
+        done: dict[str, UnitResult] = {}
+        for found in run.results(ctx):
+            if isinstance(found, Exception):
+                failures.append(found)
+            else:
+                result, *hits = found
+                done[result.rel] = self.unit(result, hits)
+        results = [done[rel] for rel in self.streamed if rel in done]
         # a wrong guess at a channel file's shape is found here, and makes anything built on
         # it moot (failures included): the build is redone
-        self.check_shapes(streamed, results)
+        self.check_shapes(results)
         if failures:
             raise failures[0]
         self.report(base, results)
-        if work is None or diags.has_errors():
-            raise DefinitionsError(diags.sorted(strict=options.strict))
+        if work is None or self.diags.has_errors():
+            raise DefinitionsError(self.diags.sorted(strict=self.options.strict))
         return work.finish(results, sources)
+
+    def context_from(self, files: list[InputFile]) -> UnitContext:
+        """A worker's context, its base read (from the cache) in the worker."""
+        return self.context(load_base(files, self.display, self.options.cache))
 
     def context(self, base: Base) -> UnitContext:
         if base.defs is None or base.target is None:
@@ -462,7 +484,7 @@ class _Compilation:
         """Write a compiled channel's shards; its result without them."""
         package = self.options.package
         for path, data in sorted(result.shards.items()):
-            digest = self.digests[path] = hashlib.sha256(data).hexdigest()
+            digest = self.digests[path] = result.digests[path]
             self.outputs.add(f"{package}/{path}", data, digest)
         if result.index is not None:
             self.index[result.name] = result.index
@@ -472,9 +494,8 @@ class _Compilation:
             self.provenance[result.name] = result.provenance
         return replace(result, shards={})
 
-    def check_shapes(self, streamed: list[InputFile], results: list[UnitResult]) -> None:
-        files = {f.rel: f for f in streamed}
-        wrong = {r.rel: r.shape for r in results if r.sound and r.shape != files[r.rel].shape}
+    def check_shapes(self, results: list[UnitResult]) -> None:
+        wrong = {r.rel: r.shape for r in results if r.sound and r.shape != self.shaped[r.rel]}
         if wrong:
             raise Reclassify(wrong)
 

@@ -263,17 +263,29 @@ class Base:
     target: Target | None = None
 
 
-def load_base(inputs: list[InputFile], display: str, cache: BuildCache | None) -> Base:
-    """The base: the files without a shape, and what the channel files' shapes say; from
-    the cache when none of that changed (key: every base file's bytes, every channel file's
-    shape, every file's name)."""
-    if cache is None:
-        return _load_base(inputs, display, None)
+def base_key(cache: BuildCache, inputs: list[InputFile], display: str) -> str:
+    """The base's cache key: every base file's bytes, every channel file's shape, every
+    file's name, and the display path positions name."""
     parts = [display]
     for f in inputs:
         parts += [f.rel, f.digest if f.shape is None else
                   "\0".join(["shape", f.shape.rest, *f.shape.channels])]
-    return cache.unit("base", parts, lambda: _load_base(inputs, display, cache))
+    return cache.key("base", parts)
+
+
+def load_base(inputs: list[InputFile], display: str, cache: BuildCache | None) -> Base:
+    """The base: the files without a shape, and what the channel files' shapes say; from
+    the cache when none of that changed (``base_key``)."""
+    if cache is None:
+        return _load_base(inputs, display, None)
+    key = base_key(cache, inputs, display)
+    hit, value = cache.get(key)
+    cache.stats.count("base", hit)
+    if hit:
+        return value  # type: ignore[no-any-return]
+    base = _load_base(inputs, display, cache)
+    cache.put(key, base)
+    return base
 
 
 def _load_base(inputs: list[InputFile], display: str, cache: BuildCache | None) -> Base:
@@ -381,6 +393,7 @@ class ChannelResult:
     index: dict[str, Any] | None = None  # None: not compiled
     provenance: dict[str, Any] | None = None
     shards: dict[str, bytes] = field(default_factory=dict)
+    digests: dict[str, str] = field(default_factory=dict)  # each shard's sha256
     groups: int = 0
     term: int = 0
 
@@ -409,6 +422,7 @@ def compile_channel(ctx: ChannelContext, ch: ChannelDef, *, analysed: bool = Fal
         ctx.lint(ch, late)
     return ChannelResult(name=ch.name, analysis=tuple(analysis.items), late=tuple(late.items),
                          index=index, provenance=prov, shards=files,
+                         digests={path: sha256(data) for path, data in files.items()},
                          groups=sum(len(m) for m in ch.entry_maps()),
                          term=ctx.term(unit[1]) if ctx.term is not None else 0)
 
@@ -449,15 +463,16 @@ class UnitContext:
     cache: BuildCache | None
 
 
-def compile_unit(ctx: UnitContext, file: InputFile) -> tuple[UnitResult, bool | None]:
+def compile_unit(ctx: UnitContext, file: InputFile, *, defer: bool = False
+                 ) -> tuple[UnitResult, bool | None]:
     """One channel file (see the module docstring) and whether its load came from the cache
-    (None: no cache)."""
+    (None: no cache); ``defer``: its load's cache entry waits in ``_PENDING``."""
     raw = (ctx.root / file.rel).read_bytes()
     if sha256(raw) != file.digest:
         raise DefinitionsChanged(f"{ctx.display}/{file.rel} changed while toolc was building; "
                                  "build again")
     path = f"{ctx.display}/{file.rel}"
-    loaded, hit = _loaded(ctx.cache, raw, path, file.digest)
+    loaded, hit = _loaded(ctx.cache, raw, path, file.digest, defer)
     del raw
     src = loaded.source
     sound = loaded.complete and loaded.structural_ok and src is not None
@@ -481,7 +496,7 @@ def compile_unit(ctx: UnitContext, file: InputFile) -> tuple[UnitResult, bool | 
     return replace(result, channels=tuple(done)), hit
 
 
-def _loaded(cache: BuildCache | None, raw: bytes, path: str, digest: str
+def _loaded(cache: BuildCache | None, raw: bytes, path: str, digest: str, defer: bool
             ) -> tuple[LoadedFile, bool | None]:
     """``load_one`` through the cache's ``file`` entries (``frontend._load_all``'s key)."""
     if cache is None:
@@ -491,39 +506,58 @@ def _loaded(cache: BuildCache | None, raw: bytes, path: str, digest: str
     if hit:
         return value, True
     value = load_one(raw, path)
-    cache.put(key, value)
+    if defer:
+        _PENDING.append((key, value))
+    else:
+        cache.put(key, value)
     return value, False
 
 
-def unit_key(cache: BuildCache, ctx: UnitContext, file: InputFile, kind: str) -> str | None:
-    """A unit's cache key (None: nothing to key on, the base did not compile)."""
-    if ctx.channels is None or ctx.channels.tables is None:
-        return None
-    return cache.key(kind, [ctx.channels.defs.unit_base, f"{ctx.display}/{file.rel}",
-                            file.digest])
+def unit_key(cache: BuildCache, base: str, file: InputFile, kind: str) -> str:
+    """A unit's cache key: the base's key (``base_key``: the base's inputs, and the display
+    path its positions name) and the file's bytes."""
+    return cache.key(kind, [base, file.rel, file.digest])
 
 
 # -- running units ----------------------------------------------------------------------------
-_FORKED: list[tuple[UnitContext, str]] = []
+ContextOf = Callable[[], UnitContext]
+# What a forked worker compiles with: the context (made once per worker), the kind, the
+# base's key of its units' cache entries, and whether to defer writing its loads' entries.
+_FORKED: list[tuple[ContextOf, str, str | None, bool]] = []
+_CONTEXT: list[UnitContext] = []  # a worker's context, once made
+# A worker's cache writes that wait until its result is sent (``_flush``).
+_PENDING: list[tuple[str, Any]] = []
 
 
 def _work(file: InputFile) -> tuple[UnitResult, bool | None, bool]:
     """A worker's unit: from the cache, else compiled and stored (the cache is shared)."""
-    ctx, kind = _FORKED[0]
-    return _unit(ctx, kind, file)
+    context_of, kind, base, defer = _FORKED[0]
+    if not _CONTEXT:
+        _CONTEXT.append(context_of())
+    return _unit(_CONTEXT[0], kind, base, file, defer=defer)
 
 
-def _unit(ctx: UnitContext, kind: str, file: InputFile
-          ) -> tuple[UnitResult, bool | None, bool]:
-    """(result, whether its load came from the cache, whether the unit did)."""
-    key = None if ctx.cache is None else unit_key(ctx.cache, ctx, file, kind)
-    if ctx.cache is not None and key is not None:
-        hit, value = ctx.cache.get(key)
+def _flush() -> None:
+    """Write the cache entries a worker kept back (``UnitRun``: after its result is sent)."""
+    ctx = _CONTEXT[0] if _CONTEXT else None
+    while _PENDING and ctx is not None and ctx.cache is not None:
+        ctx.cache.put(*_PENDING.pop())
+
+
+def _unit(ctx: UnitContext, kind: str, base: str | None, file: InputFile, *,
+          defer: bool = False) -> tuple[UnitResult, bool | None, bool]:
+    """(result, whether its load came from the cache, whether the unit did). Stored only
+    when its base compiled (the same base always does) and its shape was what was guessed."""
+    cache = ctx.cache
+    key = None if cache is None or base is None else unit_key(cache, base, file, kind)
+    if cache is not None and key is not None:
+        hit, value = cache.get(key)
         if hit:
             return value, None, True
-    result, file_hit = compile_unit(ctx, file)
-    if ctx.cache is not None and key is not None and result.shape == file.shape:
-        ctx.cache.put(key, result)
+    result, file_hit = compile_unit(ctx, file, defer=defer)
+    compiled = ctx.channels is not None and ctx.channels.tables is not None
+    if cache is not None and key is not None and compiled and result.shape == file.shape:
+        cache.put(key, result)
     return result, file_hit, False
 
 
@@ -536,44 +570,51 @@ def _pool_size(size: int, tasks: int) -> int:
 
 
 class UnitRun:
-    """Units started (cached ones read here, the others in forked workers when there is
-    much to compile) while the caller does the base's work; ``results`` yields them."""
+    """Units started: the ones the cache holds are read here (``results``), the others are
+    compiled in forked workers when there is much to compile, while the caller does the
+    base's work. ``context_of`` makes a worker's context; it may be called before the caller
+    has the base (an incremental build whose base is cached: the worker reads it from the
+    cache too, and its unit starts at once)."""
 
-    def __init__(self, ctx: UnitContext, kind: str, files: list[InputFile]) -> None:
-        self.ctx, self.kind, self.files = ctx, kind, files
-        cache = ctx.cache
-        keys = [None if cache is None else unit_key(cache, ctx, f, kind) for f in files]
-        stored = [cache is not None and key is not None and cache.has(key) for key in keys]
-        todo = [f for f, found in zip(files, stored, strict=True) if not found]
+    def __init__(self, context_of: ContextOf, kind: str, files: list[InputFile],
+                 cache: BuildCache | None, base: str | None) -> None:
+        self.kind, self.files, self.cache, self.base = kind, files, cache, base
+        keys = [None if cache is None or base is None else unit_key(cache, base, f, kind)
+                for f in files]
+        todo = [f for f, key in zip(files, keys, strict=True)
+                if cache is None or key is None or not cache.has(key)]
         self.workers = _pool_size(sum(f.size for f in todo), len(todo))
         self._pool: ProcessPoolExecutor | None = None
         self._futures: dict[str, Future[tuple[UnitResult, bool | None, bool]]] = {}
         if self.workers:
-            _FORKED.append((ctx, kind))
+            # one worker beside this process (an incremental build): the loads' cache entries
+            # are written after the results are sent, while this process finishes the build
+            defer = self.workers == 1
+            _FORKED.append((context_of, kind, base, defer))
             context = multiprocessing.get_context("fork")
             self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
             # largest first, so that one big file does not run alone at the end
             for f in sorted(todo, key=lambda f: -f.size):
                 self._futures[f.rel] = self._pool.submit(_work, f)
+            if defer:
+                self._pool.submit(_flush)
 
-    def results(self) -> Iterator[tuple[UnitResult, bool | None, bool] | Exception]:
-        """Every unit's result, the cached ones first, then the workers' as each is done
-        (so that no finished result waits in memory for a slower one), or what it raised (a
-        unit compiled on a base that a wrong guess made may fail: the caller decides once it
-        has every result)."""
-        try:
-            for f in self.files:
-                if f.rel not in self._futures:
-                    yield self._outcome(functools.partial(_unit, self.ctx, self.kind, f))
-            # a finished future holds its result: none is kept once it is handed on
-            running = as_completed(list(self._futures.values()))
-            self._futures.clear()
-            for future in running:
-                outcome = self._outcome(future.result)
-                del future
-                yield outcome
-        finally:
-            self.close()
+    def results(self, ctx: UnitContext
+                ) -> Iterator[tuple[UnitResult, bool | None, bool] | Exception]:
+        """Every unit's result (``ctx``: this process's context), the cached ones first,
+        then the workers' as each is done (so that no finished result waits in memory for a
+        slower one), or what it raised (a unit compiled on a base that a wrong guess made
+        may fail: the caller decides once it has every result)."""
+        for f in self.files:
+            if f.rel not in self._futures:
+                yield self._outcome(functools.partial(_unit, ctx, self.kind, self.base, f))
+        # a finished future holds its result: none is kept once it is handed on
+        running = as_completed(list(self._futures.values()))
+        self._futures.clear()
+        for future in running:
+            outcome = self._outcome(future.result)
+            del future
+            yield outcome
 
     @staticmethod
     def _outcome(get: Callable[[], tuple[UnitResult, bool | None, bool]]
@@ -593,8 +634,10 @@ class UnitRun:
 
 
 @contextmanager
-def units(ctx: UnitContext, kind: str, files: list[InputFile]) -> Iterator[UnitRun]:
-    run = UnitRun(ctx, kind, files)
+def units(context_of: ContextOf, kind: str, files: list[InputFile],
+          cache: BuildCache | None, base: str | None) -> Iterator[UnitRun]:
+    """``UnitRun``, its workers stopped when the block ends (whatever it raised)."""
+    run = UnitRun(context_of, kind, files, cache, base)
     try:
         yield run
     finally:
