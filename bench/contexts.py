@@ -3,6 +3,7 @@ names a definitions directory uses (agents, provider keys, channels, groups, acc
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,43 @@ def universe(defs: Path) -> Universe:
         accounts=accounts,
         senders=sorted(senders),
     )
+
+def universe_of_build(out: Path, package: str = "toolc_runtime") -> Universe:
+    """The same names as ``universe``, read from a build instead of its definitions: agents
+    and provider keys from ``tables.json``, group ids and sender keys from the table shards.
+    For the sizes whose YAML is too large to load whole just to draw contexts (bench-huge);
+    sender values are the normalized ones the tables hold."""
+    root = out / package
+    tables = json.loads((root / "tables.json").read_text(encoding="utf-8"))
+    keys: set[str] = set(tables.get("global_bp") or {})
+    for record in tables.get("agent_records") or []:
+        keys |= set(record.get("bp") or {})
+    senders: set[tuple[str, str]] = set()
+
+    def collect(shard: str | None) -> list[str]:
+        if shard is None:
+            return []
+        lines = (root / shard).read_text(encoding="utf-8").split("\n")
+        head = json.loads(lines[0])
+        groups = []
+        for line in lines[1 : 1 + int(head["exact"])]:
+            key, _, entry = line.partition("\t")
+            group = json.loads(key)
+            if group != "*":
+                groups.append(group)
+            buckets = json.loads(entry)[1:5]
+            for kind, bucket in zip(("id", "e164", "username", "name"), buckets, strict=False):
+                senders.update((kind, str(value)) for value in bucket)
+        return sorted(groups)
+
+    channels: dict[str, list[str]] = {}
+    accounts: dict[str, dict[str, list[str]]] = {}
+    for name, ch in sorted((tables.get("channels") or {}).items()):
+        channels[name] = collect(ch.get("groups"))
+        for acc, shard in sorted((ch.get("accounts") or {}).items()):
+            accounts.setdefault(name, {})[acc] = collect(shard)
+    return Universe(agents=sorted(tables.get("agents") or {}), provider_keys=sorted(keys),
+                    channels=channels, accounts=accounts, senders=sorted(senders))
 
 CONTEXT_KEYS = (
     "agent_id",

@@ -19,6 +19,7 @@ builds that must be the same are not.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import tempfile
@@ -27,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.compiling import compile_once, definitions_size, incremental, tree_digest
+from bench.contexts import draw_contexts, universe_of_build
 from bench.diffing import measure_diff
 from bench.generate import SIZES, generate
-from bench.harness import DEFAULT_OUT, GIB, log
+from bench.harness import DEFAULT_OUT, GIB, last_json_line, log, run_measured, tail, worker
 from bench.importing import import_time
 from bench.report import machine, write_json
 
@@ -39,6 +41,12 @@ HUGE_COMPILE_S_MAX = 300.0
 HUGE_PEAK_RSS_MAX = 4 * GIB
 INCREMENTAL_RATIO_MAX = 0.05
 DIFF_XLARGE_S_MAX = 10.0
+IMPORT_MS_MAX = 50.0
+FIRST_SHARD_MS_MAX = 5.0
+RESOLVE_P99_NS_MAX = 2000.0
+# resolve contexts per size, and back-to-back calls per context (as bench.run's full mode)
+CONTEXTS = 1000
+REPS = 20
 
 
 def _generate(name: str, dims: dict[str, int], work: Path, seed: int) -> tuple[Path, float]:
@@ -47,6 +55,22 @@ def _generate(name: str, dims: dict[str, int], work: Path, seed: int) -> tuple[P
     t0 = time.perf_counter()
     generate(defs, seed=seed, **dims)
     return defs, round(time.perf_counter() - t0, 1)
+
+
+def runtime_figures(name: str, out: Path, work: Path, seed: int) -> dict[str, Any]:
+    """``resolve`` cached and uncached over contexts drawn from the build itself (the
+    reference interpreter is not loaded at these sizes: its whole model is what the compiler
+    no longer holds), in a fresh interpreter."""
+    log(f"[{name}] resolve latency ({CONTEXTS} contexts drawn from the build)")
+    contexts = draw_contexts(universe_of_build(out), CONTEXTS, f"{seed}:contexts:{name}")
+    contexts_file = work / f"contexts-{name}.json"
+    contexts_file.write_text(json.dumps(contexts))
+    proc = run_measured(worker("runtime-latency", str(out), str(contexts_file), str(REPS)),
+                        timeout=1800)
+    try:
+        return last_json_line(proc.stdout)
+    except ValueError:
+        return {"error": f"latency worker exited {proc.returncode}: {tail(proc.stderr)}"}
 
 
 def measure_xlarge(work: Path, seed: int) -> dict[str, Any]:
@@ -60,6 +84,7 @@ def measure_xlarge(work: Path, seed: int) -> dict[str, Any]:
         return result
     log("[xlarge] runtime import")
     result["import"] = import_time(out, 3)
+    result["resolve"] = runtime_figures("xlarge", out, work, seed)
     log("[xlarge] toolc diff")
     result["diff"] = measure_diff("xlarge", defs, out, work)
     log("[xlarge] incremental rebuild (one group changed) beside a clean build")
@@ -87,6 +112,7 @@ def measure_huge(work: Path, seed: int) -> dict[str, Any]:
     result["identical"] = runs[0]["digest"] == runs[1]["digest"]
     log("[huge] runtime import")
     result["import"] = import_time(work / "build-huge-1", 3)
+    result["resolve"] = runtime_figures("huge", work / "build-huge-1", work, seed)
     shutil.rmtree(work / "build-huge-2", ignore_errors=True)
     return result
 
@@ -94,6 +120,27 @@ def measure_huge(work: Path, seed: int) -> dict[str, Any]:
 def _row(label: str, value: Any, unit: str = "", limit: str = "") -> str:
     text = "-" if value is None else (f"{value:,.3g}" if isinstance(value, float) else str(value))
     return f"  {label:<40} {text + unit:>14}  {limit}"
+
+
+def _runtime_rows(size: dict[str, Any]) -> list[str]:
+    imp, res = size.get("import") or {}, size.get("resolve") or {}
+    cached, uncached = res.get("runtime") or {}, res.get("runtime_uncached") or {}
+
+    def us(stats: dict[str, Any], key: str) -> Any:
+        return None if key not in stats else stats[key] / 1000
+
+    return [
+        _row("runtime import (median)", imp.get("median_ms"), " ms",
+             f"target <= {IMPORT_MS_MAX:g} ms"),
+        _row("first resolve reaching a shard", imp.get("first_shard_resolve_ms"), " ms",
+             f"target <= {FIRST_SHARD_MS_MAX:g} ms ({imp.get('shard_groups', '-')} groups, "
+             f"{imp.get('shard_bytes', 0) / 2**20:.2f} MiB)"),
+        _row("resolve cached median", us(cached, "median_ns"), " us"),
+        _row("resolve cached p99", us(cached, "p99_ns"), " us",
+             f"target <= {RESOLVE_P99_NS_MAX / 1000:g} us"),
+        _row("resolve uncached median", us(uncached, "median_ns"), " us"),
+        _row("resolve uncached p99", us(uncached, "p99_ns"), " us"),
+    ]
 
 
 def report(results: dict[str, Any]) -> str:
@@ -105,7 +152,7 @@ def report(results: dict[str, Any]) -> str:
             "xlarge (100,000 groups, 2,000 agents): the baselines",
             _row("compile (toolc.build, clean)", c.get("api_s"), " s"),
             _row("compile peak RSS", (c.get("peak_rss_bytes") or 0) / 2**20, " MiB"),
-            _row("runtime import (median)", (x.get("import") or {}).get("median_ms"), " ms"),
+            *_runtime_rows(x),
             _row("toolc diff", (x.get("diff") or {}).get("wall_s"), " s",
                  f"target <= {DIFF_XLARGE_S_MAX:g} s"),
             _row("incremental (1 group changed)", inc.get("incremental_api_s"), " s"),
@@ -124,7 +171,7 @@ def report(results: dict[str, Any]) -> str:
             _row("compile peak RSS", (c.get("peak_rss_bytes") or 0) / 2**30, " GiB",
                  f"target <= {HUGE_PEAK_RSS_MAX / GIB:g} GiB"),
             _row("two builds byte-identical", h.get("identical")),
-            _row("runtime import (median)", (h.get("import") or {}).get("median_ms"), " ms"),
+            *_runtime_rows(h),
         ]
     return "\n".join(lines)
 

@@ -59,7 +59,7 @@ from bench.harness import (
     worker,
 )
 from bench.importing import import_time
-from bench.latency import latency_worker
+from bench.latency import latency_worker, runtime_latency_worker
 from bench.report import machine, scaling_table, table, targets, targets_table, write_json
 from bench.scaling import measure_scaling
 
@@ -216,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
             compile_worker(Path(rest[0]), Path(rest[1]), Path(rest[2]) if rest[2:] else None)
         elif kind == "latency":
             latency_worker(Path(rest[0]), Path(rest[1]), Path(rest[2]), int(rest[3]), int(rest[4]))
+        elif kind == "runtime-latency":
+            runtime_latency_worker(Path(rest[0]), Path(rest[1]), int(rest[2]))
         elif kind == "wrapping":
             wrapping.worker(Path(rest[0]), int(rest[1]), int(rest[2]))
         elif kind == "integrations":

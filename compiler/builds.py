@@ -195,6 +195,55 @@ def verify_build(out: Path) -> VerifiedBuild:
     return VerifiedBuild(out=out, manifest=manifest, files=files)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpenedBuild:
+    """A build directory whose manifest, layout and runtime digests were checked
+    (``open_build``); each file is read, and checked against the manifest's sha256, only
+    when a reader asks for it."""
+
+    out: Path
+    manifest: dict[str, Any]
+
+    def digest(self, rel: str) -> str | None:
+        """The sha256 the manifest lists for ``rel`` (None: not a file of this build)."""
+        value = self.manifest["files"].get(rel)
+        return value if isinstance(value, str) else None
+
+    def read(self, rel: str) -> bytes:
+        """``rel``'s bytes, checked against the manifest (BuildError when they differ)."""
+        return read_build_file(self.out, rel, self.manifest)
+
+    def json(self, rel: str) -> Any:
+        return json.loads(self.read(rel))
+
+
+def open_build(out: Path) -> OpenedBuild:
+    """Check a build as ``verify_build`` does, except that no file beyond the runtime's
+    ``__init__.py`` is read yet: the manifest names only plain relative paths, every file it
+    lists is there, no executable file is there that it does not list, and the runtime's own
+    digests agree with the manifest. The files a reader then asks for are checked as they are
+    read (``OpenedBuild.read``), so a reader that needs a few files of a large build (``toolc
+    diff``: the tables, catalog, bundles and the shards it compares) hashes only those, and
+    still never reads bytes that differ from what the runtime would load. BuildError says
+    what is wrong."""
+    manifest = read_manifest(out)
+    names = manifest["files"]
+    bad = [rel for rel in names if not plain_relative(rel)]
+    if bad or not all(isinstance(v, str) for v in names.values()):
+        raise BuildError(f"{out.as_posix()}/manifest.json: not written by toolc (file "
+                         f"names {', '.join(map(repr, bad[:3]))})")
+    digests = _manifest_digests(out, manifest)
+    problems = tree_problems(digests, ("manifest.json",))
+    if problems:
+        raise BuildError(f"{out.as_posix()}: {'; '.join(problems[:5])}"
+                         f"{f' (and {len(problems) - 5} more)' if len(problems) > 5 else ''}; "
+                         f"{digests.advice}")
+    init = f"{manifest['package']}/__init__.py"
+    files = {init: read_build_file(out, init, manifest)} if init in names else {}
+    _check_runtime_digests(out, manifest, files)
+    return OpenedBuild(out=out, manifest=manifest)
+
+
 def plain_relative(rel: str) -> bool:
     parts = rel.split("/")
     return bool(rel) and "\\" not in rel and not rel.startswith("/") and all(

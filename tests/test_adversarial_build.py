@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from toolc.api import build
+from toolc.builds import BuildError, verify_build
 from toolc.cli import main
 from toolc.pipeline import writer
 
@@ -379,7 +380,6 @@ TAMPERS: dict[str, tuple[Callable[[Path], None], str, bool]] = {
     "extra-pycache-entry": (_extra_pth, "evil.cpython-312.pyc: an executable file", True),
     "missing-file": (_missing_file, "toolc_runtime/catalog.json: missing", True),
     "manifest-names-a-file-outside": (_manifest_escapes, "not written by toolc", False),
-    "sources-edited": (_sources_only, "sources/d.yaml does not match the sha256 in", False),
 }
 
 
@@ -392,6 +392,20 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
         {"name": "write", "description": "Write.", "parameters": {"type": "object"}}],
         "agents": {"list": [{"id": "viewer", "tools": {"deny": ["write"]}}]}}}), out)
     return out
+
+
+def test_diff_reads_only_what_it_compares(tmp_path: Path, pristine: Path) -> None:
+    """An edited file under ``sources/`` (which neither diff nor the runtime reads) is no reason to
+    refuse a comparison; a reader of it (``toolc.builds.verify_build``, ``explain --build``)
+    still refuses it."""
+    out = tmp_path / "build"
+    shutil.copytree(pristine, out)
+    _sources_only(out)
+    for args in ([str(pristine), str(out)], [str(out), str(pristine)]):
+        result = CliRunner().invoke(main, ["diff", *args])
+        assert result.exit_code == 0, result.output
+    with pytest.raises(BuildError, match=r"sources/d\.yaml does not match the sha256 in"):
+        verify_build(out)
 
 
 RUNTIME_CHECK = """

@@ -24,7 +24,7 @@ from toolc.audit.explain import explain
 from toolc.diagnostics import BUILTIN, Pos
 from toolc.pipeline.writer import publish
 
-from tests.helpers import ROOT, import_runtime
+from tests.helpers import ROOT, import_runtime, write_definitions
 
 KEY = b"test-key-0123456789"
 
@@ -260,3 +260,30 @@ def test_hostile_values_cannot_forge_a_line(shipped: ModuleType, tmp_path: Path)
     assert lines[1]["sender"] == forged and lines[1]["arguments"] == {"path": forged}
     assert lines[2]["verdict"] == "refuse" and lines[2]["tool"] == forged
     assert oct(path.stat().st_mode & 0o777) == "0o600"
+
+
+@pytest.mark.parametrize(("target", "removed"), [("2026.9", "exec"), ("2026.3", "read")])
+def test_a_slash_model_ids_deciding_layer_follows_the_release(
+        tmp_path: Path, target: str, removed: str) -> None:
+    """2026.9 prefixes a model id that holds "/" with the provider (2026.3 reads it as the
+    whole key): the decision log names the byProvider entry the request path applied."""
+    catalog = [{"name": n, "description": f"The {n} tool.", "parameters": {"type": "object"}}
+               for n in ("read", "exec", "message")]
+    tools = {"byProvider": {"openrouter/anthropic/claude": {"deny": ["exec"]},
+                            "anthropic/claude": {"deny": ["read"]}}}
+    defs = write_definitions(tmp_path / "defs", {"d.yaml": {
+        "openclaw": target, "catalog": catalog, "tools": tools}})
+    package = f"toolc_dec_slash_{target.replace('.', '_')}"
+    files, _, _ = compile_files(defs, package=package)
+    publish(files, tmp_path / "out")
+    rt = import_runtime(tmp_path / "out", package)
+    decisions = rt._load_through("_decisions")
+    ctx = {"model_provider": "openrouter", "model_id": "anthropic/claude"}
+    names = set(rt.resolve(**ctx).names)
+    assert removed not in names
+    for tool in ("read", "exec", "message"):
+        found = decisions.deciding_layer(tool, **ctx)
+        assert (found is None) == (tool in names), (tool, found)
+    layer, rule, _ = decisions.deciding_layer(removed, **ctx)
+    key = "openrouter/anthropic/claude" if target == "2026.9" else "anthropic/claude"
+    assert layer == f'tools.byProvider."{key}"', (layer, rule)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import shutil
 import signal
 import subprocess
@@ -55,7 +56,8 @@ def test_formats_and_exit_code_for_a_narrowing(tmp_path: Path) -> None:
     assert "| `read` | 0 | 3,942 |" in md and "<details>" in md
     code, raw = _diff(str(DEFS), str(head), "--format", "json")
     data = json.loads(raw)
-    assert code == 2 and data["format"] == 1 and data["access_changed"]
+    assert code == 2 and data["format"] == 2 and data["access_changed"]
+    assert data["classes"] == math.prod(data["dimensions"].values())
     assert not data["widened"]
     lost = {a["tool"]: a["lost"]["count"] for a in data["access"]}
     assert lost == {"read": 3942, "memory_search": 3402, "memory_get": 3402}

@@ -9,14 +9,16 @@ Standard library only; validating arguments needs pydantic v2.
 from __future__ import annotations
 
 import hashlib
+import hmac
+import marshal
 import os
+import stat
 import sys
 import threading
 import types
 from collections.abc import Mapping
-from dataclasses import dataclass
 from importlib.machinery import ModuleSpec
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 PACKAGE_NAME: Final = "toolc_runtime"
 TOOLC_VERSION: Final = "0.1.0"
@@ -27,12 +29,12 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_approvals.py": "24ed7ad1ce2a17fc5f03dd1e27519bba86578cc6f9428b10e882ebba571472d5",
     "_bundles.py": "7a8da495f83f3f969db2a291b34c101ad90db3fc59e6b37c501fa3b416a80ecd",
     "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
-    "_decisions.py": "d664c74f50b1f4bcd2b234bfce16091c171c6bd711e6847786f72404a377eeae",
+    "_decisions.py": "daae1e5f157d4e9c7ea0008301fa170701773ccb0ac46d50810ca64fe68bc8d7",
     "_errors.py": "cc40d3036e004e02051143844bc64cd78759e031f46014e905bf7e444328d865",
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "7e753e3492998e3b0a9a61001fe297df7b1054b6d40267e0b20e462a3019ff9c",
+    "_policy.py": "ca45e381091390e34765d40baa5100f65e292f1f41f268782358397ec72b4106",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
@@ -160,9 +162,9 @@ EXECUTABLE_SUFFIXES: Final = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Digests:
-    """The sha256 of the files under ``root``, as one reader was given them."""
+class Digests(NamedTuple):
+    """The sha256 of the files under ``root``, as one reader was given them (a NamedTuple:
+    ``dataclasses`` would cost the import its own import of ``inspect``)."""
 
     root: str
     files: Mapping[str, str]  # "/"-separated name relative to root -> sha256
@@ -246,10 +248,165 @@ def check_layout() -> None:
         raise DataMismatchError(f"{PACKAGE_NAME}: {_HERE}: {'; '.join(problems)}; {_OWN.advice}")
 
 
+# -- the code cache ------------------------------------------------------------------------
+# compile() of the static modules is most of an import (13 of 35 ms at the bench's large
+# size), so their code objects are kept per user: $XDG_CACHE_HOME/toolc (else
+# ~/.cache/toolc) holds ``runtime-code/<key>`` entries, each the HMAC-SHA256 of its key and
+# payload under ``runtime-secret`` (32 random bytes, mode 0600, made on first use) followed
+# by the payload, the marshalled code. The key is the sha256 of the verified source's digest,
+# the interpreter (version, cache tag, marshal format) and its -O level. A code object runs
+# only after its source was read and checked as before, and only when its entry verifies
+# under this user's secret: a missing, planted, damaged or foreign entry, or a secret that
+# is not this user's own (their file, no access for others), means compile() as before; a
+# cache that cannot be written (a read-only home) only costs the compile.
+# TOOLC_CODE_CACHE=off turns it off (PYTHONDONTWRITEBYTECODE, Python's switch for .pyc files
+# beside modules, does not: it is often set in images whose home is the place for caches).
+_CODE_LAYOUT: Final = "toolc-runtime-code-1"
+_CODE_SECRET_BYTES: Final = 32
+_CODE_MAX_BYTES: Final = 64 << 20  # larger is not an entry this cache wrote
+_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)  # a planted FIFO cannot block the import
+_CODE_CACHE: Final[list[tuple[str, bytes] | None]] = []  # (entries' directory, secret)
+
+
+def _code(file: str, path: str) -> types.CodeType:
+    """The code of ``file`` (a file of this build, run as ``path``): its bytes read and
+    checked, then compiled, or the code this user's cache holds for those very bytes."""
+    source = read_verified(file)
+    cache = _code_cache()
+    if cache is None:
+        return compile(source, path, "exec", dont_inherit=True)
+    folder, secret = cache
+    key = _code_key(FILE_SHA256[file])
+    code = _load_code(folder, secret, key)
+    if code is not None:
+        return _at_path(code, path)
+    code = compile(source, path, "exec", dont_inherit=True)
+    _store_code(folder, secret, key, code)
+    return code
+
+
+def _code_key(digest: str) -> str:
+    """What a code object depends on: the source and the interpreter that compiled it (its
+    full version string names a development build's commit too; bytecode changes only
+    from one to another)."""
+    parts = (
+        _CODE_LAYOUT,
+        digest,
+        sys.version,
+        str(sys.implementation.cache_tag),
+        str(marshal.version),
+        str(sys.flags.optimize),
+    )
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def _code_tag(secret: bytes, key: str, payload: bytes) -> bytes:
+    return hmac.digest(secret, key.encode() + b"\0" + payload, "sha256")
+
+
+def _code_cache() -> tuple[str, bytes] | None:
+    """This user's code cache (found once per import of the runtime), None when off."""
+    if not _CODE_CACHE:
+        _CODE_CACHE.append(_find_code_cache())
+    return _CODE_CACHE[0]
+
+
+def _find_code_cache() -> tuple[str, bytes] | None:
+    if os.environ.get("TOOLC_CODE_CACHE", "").strip().lower() in ("0", "off", "no", "false"):
+        return None
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    root = os.path.join(home, "toolc")
+    try:
+        os.makedirs(root, mode=0o700, exist_ok=True)
+        if not _own(os.stat(root), 0):
+            return None  # another user's directory (HOME left unchanged by sudo, say)
+    except OSError:
+        return None
+    secret = _code_secret(os.path.join(root, "runtime-secret"))
+    return (os.path.join(root, "runtime-code"), secret) if secret else None
+
+
+def _own(st: os.stat_result, others: int) -> bool:
+    """This user's own, and none of the ``others`` mode bits set (POSIX; elsewhere a user's
+    profile directory is their own)."""
+    euid = getattr(os, "geteuid", None)
+    return euid is None or (st.st_uid == euid() and not st.st_mode & others)
+
+
+def _code_secret(path: str) -> bytes:
+    """The secret at ``path``, made once; empty when it is not this user's private file
+    (another user's file, or one others can read, or a link) or cannot be read."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as file:
+            file.write(os.urandom(_CODE_SECRET_BYTES))
+    except OSError:
+        pass  # there already (or a read-only home): read it
+    secret = _read_own(path, 0o077, _CODE_SECRET_BYTES + 1)
+    return secret if secret is not None and len(secret) == _CODE_SECRET_BYTES else b""
+
+
+def _read_own(path: str, others: int, limit: int) -> bytes | None:
+    """The bytes of a regular file of this user's (``others``: see _own), at most ``limit``
+    of them; None for anything else. Links are not followed, a FIFO does not block."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+        with os.fdopen(fd, "rb") as file:
+            st = os.fstat(file.fileno())
+            if not stat.S_ISREG(st.st_mode) or not _own(st, others) or st.st_size > limit:
+                return None
+            return file.read(limit)
+    except OSError:
+        return None
+
+
+def _load_code(folder: str, secret: bytes, key: str) -> types.CodeType | None:
+    """The entry's code if it verifies under ``secret``, else None."""
+    raw = _read_own(os.path.join(folder, key), 0, _CODE_MAX_BYTES)
+    if raw is None:
+        return None
+    tag, payload = raw[:32], raw[32:]
+    if not hmac.compare_digest(tag, _code_tag(secret, key, payload)):
+        return None
+    try:
+        code = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return code if isinstance(code, types.CodeType) else None
+
+
+def _store_code(folder: str, secret: bytes, key: str, code: types.CodeType) -> None:
+    """Write an entry (a temporary file renamed into place); failing only costs speed."""
+    payload = marshal.dumps(code)
+    tmp = os.path.join(folder, f".{key}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as file:
+            file.write(_code_tag(secret, key, payload) + payload)
+        os.replace(tmp, os.path.join(folder, key))
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _at_path(code: types.CodeType, path: str) -> types.CodeType:
+    """``code`` as compiled at ``path`` (an entry may come from a build elsewhere)."""
+    if code.co_filename == path:
+        return code
+    consts = tuple(
+        _at_path(c, path) if isinstance(c, types.CodeType) else c for c in code.co_consts
+    )
+    return code.replace(co_filename=path, co_consts=consts)
+
+
 def _exec_static(name: str) -> types.ModuleType:
     """Run the static module ``name`` from its verified bytes, as ``<package>.<name>``."""
     path = os.path.join(_HERE, f"{name}.py")
-    code = compile(read_verified(f"{name}.py"), path, "exec", dont_inherit=True)
+    code = _code(f"{name}.py", path)
     module = types.ModuleType(f"{__name__}.{name}")
     module.__file__ = path
     module.__package__ = __name__
@@ -291,7 +448,7 @@ class _VerifiedLoader:
         if self.static is not None:
             return  # ran once in _load_through
         path = os.path.join(_HERE, *self.file.split("/"))
-        code = compile(read_verified(self.file), path, "exec", dont_inherit=True)
+        code = _code(self.file, path)
         module.__file__ = path
         exec(code, module.__dict__)
 

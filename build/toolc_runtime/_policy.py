@@ -12,7 +12,8 @@ import json
 import re
 import threading
 from bisect import bisect_left
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from itertools import compress
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
@@ -143,6 +144,7 @@ class AgentRecord(NamedTuple):
     exec_policy: int  # index into _EXEC_VARIANTS
     senders: list[Any] | None  # 2026.9 tools.toolsBySender (an ENTRY), None: no rules
     lean: bool = False  # experimental.localModelLean (2026.9)
+    row: int = 0  # its place in tables.json's agent_records (0: no declared agent)
 
 
 _T: Final = json.loads(read_verified("tables.json"))
@@ -248,6 +250,7 @@ def _agent_at(index: int) -> AgentRecord:
             int(raw["ex"]),
             raw.get("sd"),
             bool(raw.get("lean", False)),
+            index,
         )
         _AGENT_RECORDS[index] = record
     return record
@@ -261,6 +264,10 @@ _CRON_DROP: Final = _bits(_T["masks"]["cron_drop"]) if "cron_drop" in _T["masks"
 _HOST_ONLY: Final = _bits(_T["masks"]["host_only"]) if "host_only" in _T["masks"] else 0
 # createOpenClawTools (2026.9): built only for a gateway message channel and a sender id
 _CALLER_ONLY: Final = _bits(_T["masks"]["caller_only"]) if "caller_only" in _T["masks"] else 0
+# the complements the request path masks with (computed once, not per request)
+_NOT_HOST_ONLY: Final = ~_HOST_ONLY
+_NOT_CALLER_ONLY: Final = ~_CALLER_ONLY
+_NOT_CRON_DROP: Final = ~_CRON_DROP
 _GATEWAY_CHANNELS: Final = frozenset((_T.get("target") or {}).get("gateway_channels") or ())
 _NON_OPTIONAL: Final = _bits(_T["masks"]["non_optional"])
 _NON_OWNER: Final = _bits(_T["masks"]["non_owner"])
@@ -644,6 +651,33 @@ def _request_agent(agent_id: str | None, session_key: str | None, session: _Sess
     return None
 
 
+# (agent_id, session key) -> the request's agent record and whether the definitions' sandbox
+# modes sandbox its session (bounded; an agent selection that raises is not kept)
+_PICKED: dict[tuple[str | None, str | None], tuple[AgentRecord, bool]] = {}
+
+
+def _pick_agent(
+    agent_id: str | None, session_key: str | None, session: _Session
+) -> tuple[AgentRecord, bool]:
+    """The request's agent record (2026.9: AgentSelectionRequiredError where OpenClaw
+    refuses to build tools) and whether its session is sandboxed by mode, cached;
+    ``session_key`` is None or not blank, ``session`` its parse."""
+    key = (agent_id, session_key)
+    if agent_id is not None and not agent_id.strip():
+        agent_id = None
+    if _AGENT_SELECTION:
+        raw: str | None = _select_agent(agent_id, session_key)
+        by_mode = _sandboxed_by_mode(session_key, raw)
+    else:
+        raw = _request_agent(agent_id, session_key, session)
+        by_mode = _sandboxed_by_mode(session_key)
+    picked = (_NO_AGENT if raw is None else _agent_record(raw), by_mode)
+    if len(_PICKED) >= _CACHE_LIMIT:
+        _PICKED.clear()
+    _PICKED[key] = picked
+    return picked
+
+
 class _Session9(NamedTuple):
     """What OpenClaw 2026.9.6 reads from a session key (toolc.rules.context)."""
 
@@ -940,9 +974,9 @@ def _sender_stack(
     first; then id, e164, username, name, then ``*``), else False. ``leaf`` turns an entry's
     stack index into the result (``_decisions`` passes another, over provenance.json)."""
     sender_id, e164, username, name = sender
-    ids: dict[str, int] = entry[1]
-    if sender_id is not None and sender_id.strip():
-        sid = sender_id.strip().lower()
+    # a value counts when it is not blank: trimmed, lowercased, it is then not empty
+    sid = sender_id.strip().lower() if sender_id else None
+    if sid:
         by_channel: dict[str, int] | None = entry[6] if len(entry) > 6 else None
         if channel and by_channel:
             hit = by_channel.get(f"{channel}:{sid}")
@@ -950,21 +984,23 @@ def _sender_stack(
                 hit = by_channel.get(f"{channel}:{sid[1:]}")
             if hit is not None:
                 return leaf(hit)  # type: ignore[no-any-return]
+        ids: dict[str, int] = entry[1]
         hit = ids.get(sid)
         if hit is None and sid.startswith("@"):
             hit = ids.get(sid[1:])
         if hit is not None:
             return leaf(hit)  # type: ignore[no-any-return]
-    for value, bucket, strip_at in (
-        (e164, entry[2], False),
-        (username, entry[3], True),
-        (name, entry[4], False),
-    ):
-        if value is not None and value.strip():
-            norm = value.strip().lower()
-            hit = bucket.get(norm.removeprefix("@") if strip_at else norm)
-            if hit is not None:
-                return leaf(hit)  # type: ignore[no-any-return]
+    if e164 or username or name:
+        for value, bucket, strip_at in (
+            (e164, entry[2], False),
+            (username, entry[3], True),
+            (name, entry[4], False),
+        ):
+            norm = value.strip().lower() if value else None
+            if norm:
+                hit = bucket.get(norm.removeprefix("@") if strip_at else norm)
+                if hit is not None:
+                    return leaf(hit)  # type: ignore[no-any-return]
     return False if entry[5] is None else leaf(entry[5])
 
 
@@ -1000,6 +1036,17 @@ def _account_id(raw: str | None) -> str:
     return value
 
 
+# A group layer is two halves: the entries its resolver tries, in order (a function of the
+# tables and the group's channel, ids, account and names: cached for the request path), and
+# the walk over them that the sender decides.
+Found = tuple[list[Any], bool]  # an ENTRY, and whether e164 sender keys apply to it
+# A step of the walk: an entry's sender rules (None: it has none), whether e164 sender keys
+# apply to them, and its own tools decoded by the leaf (None: it has none)
+GroupStep = tuple[list[Any] | None, bool, Any]
+_GroupKey = tuple[str, str, tuple[str, ...] | None, str | None, tuple[str | None, str | None]]
+_STEPS: dict[_GroupKey, tuple[GroupStep, ...]] = {}
+
+
 def _group_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it reads
     channel: str,
     group: str,
@@ -1013,19 +1060,75 @@ def _group_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it 
 ) -> Stack | None:
     """The group layer's stack; ``more`` (2026.9: not None) holds the further ids tried
     after ``group`` by the generic resolver, ``senders`` False ignores toolsBySender.
-    ``channels`` and ``leaf``: see _sender_stack."""
-    ch = channels(channel)
-    if ch is None:
-        return None
+    ``channels`` and ``leaf``: see _sender_stack (the steps are cached for the defaults)."""
+    if _GENERIC_GROUPS and channel in _PLUGIN_RESOLVERS:  # 2026.9: the plugin resolver first
+        ch = channels(channel)
+        if ch is None:
+            return None
+        ids = (group, *(more or ()))
+        found = _plugin_stack(ch, ids, account_id, sender, senders, channel)
+        if found is not None:
+            return leaf(found)  # type: ignore[no-any-return, arg-type]
+    if channels is _channel and leaf is _maybe_stack:
+        key = (channel, group, more, account_id, where)
+        steps = _STEPS.get(key)
+        if steps is None:
+            steps = _cached_steps(key)
+    else:
+        ch = channels(channel)
+        entries = () if ch is None else _group_entries(ch, group, more, account_id, where)
+        steps = _steps(entries, leaf)
+    keyed = channel if _CHANNEL_KEYS and _GENERIC_GROUPS else None
+    for rules, e164, tools in steps:
+        if rules is not None and senders:
+            who = sender if e164 else (sender[0], None, sender[2], sender[3])
+            hit = _sender_stack(rules, who, keyed, leaf)
+            if hit is not False:
+                return hit  # type: ignore[return-value]
+        if tools is not None:
+            return tools  # type: ignore[no-any-return]
+    return None
+
+
+def _steps(found: Iterable[Found], leaf: Callable[[int | None], Any]) -> tuple[GroupStep, ...]:
+    """The walk's steps over the entries found, up to the first with tools (the walk never
+    goes further); its tools decoded once here."""
+    steps: list[GroupStep] = []
+    for entry, e164 in found:
+        tools = None if entry[0] is None else leaf(entry[0])
+        steps.append((entry if len(entry) > 1 else None, e164, tools))
+        if tools is not None:
+            break
+    return tuple(steps)
+
+
+def _cached_steps(key: _GroupKey) -> tuple[GroupStep, ...]:
+    channel, group, more, account_id, where = key
+    ch = _channel(channel)
+    entries = () if ch is None else _group_entries(ch, group, more, account_id, where)
+    steps = _steps(entries, _maybe_stack)
+    if len(_STEPS) >= _CACHE_LIMIT:
+        _STEPS.clear()
+    _STEPS[key] = steps
+    return steps
+
+
+def _group_entries(
+    ch: dict[str, Any],
+    group: str,
+    more: tuple[str, ...] | None,
+    account_id: str | None,
+    where: tuple[str | None, str | None],
+) -> tuple[Found, ...]:
+    """The entries the channel's resolver tries for this group, in order: the walk takes
+    the first sender rule that matches, else the first entry with tools (a sender rule of
+    an entry before it wins over its tools)."""
     rule: dict[str, Any] = ch["rule"]
     if _GENERIC_GROUPS:  # 2026.9: channels.<ch>.groups alone (no Slack/Discord maps)
-        ids = (group, *(more or ()))
-        return _generic_stack(ch, ids, account_id, sender, senders, channel, leaf)
-    full = sender
-    if not rule["e164"]:
-        sender = (sender[0], None, sender[2], sender[3])
+        return _generic_entries(ch, (group, *(more or ())), account_id)
+    e164: bool = rule["e164"]
     if rule["kind"] == "nested":
-        return _nested_stack(ch, rule, group, sender, where, leaf)
+        return tuple((entry, e164) for entry in _nested_entries(ch, rule, group, where))
     gmap = ch["groups"]
     account = _account_id(account_id)
     acc = ch["accounts"].get(account, _MISSING)
@@ -1034,19 +1137,19 @@ def _group_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it 
     if acc is not _MISSING and acc is not None:
         gmap = acc
     if gmap is None:
-        return None
-    exact: dict[str, list[Any]] = gmap["exact"]
+        return ()
+    exact: Mapping[str, list[Any]] = gmap["exact"]
     if rule["kind"] == "pick":
         keys = _keys(rule["keys"], group, where)
         entry = next((exact[k] for k in keys if k in exact), exact.get("*"))
-        return _entry_stack(entry, sender, leaf)
-    found = _groups_stack(gmap, ch["topics"], group, sender, leaf)
-    if found is None and full is not sender:
+        return () if entry is None else ((entry, e164),)
+    steps = _groups_entries(gmap, ch["topics"], group, e164)
+    if not e164:
         # 2026.3.2 resolveGroupToolPolicy: `dock(...) ?? resolveChannelGroupToolsPolicy(...)`;
         # when IRC's dock (case folded, no e164) answers nothing, the generic resolver asks
         # again with the exact id and the sender's e164 too
-        found = _groups_stack({"exact": exact, "folded": {}}, False, group, full, leaf)
-    return found
+        steps += _groups_entries({"exact": exact, "folded": {}}, False, group, True)
+    return steps
 
 
 def _generic_map(ch: dict[str, Any], account_id: str | None) -> dict[str, Any] | None:
@@ -1112,91 +1215,44 @@ def _plugin_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it
     return None
 
 
-def _generic_stack(  # noqa: PLR0913, PLR0917 - one argument per request input it reads
-    ch: dict[str, Any],
-    ids: tuple[str, ...],
-    account_id: str | None,
-    sender: Sender,
-    senders: bool,
-    channel: str,
-    leaf: Callable[[int | None], Any] = _maybe_stack,
-) -> Stack | None:
+def _generic_entries(
+    ch: dict[str, Any], ids: tuple[str, ...], account_id: str | None
+) -> tuple[Found, ...]:
     """2026.9.6 ``resolveChannelGroupToolsPolicy`` on ``resolveChannelGroups`` (after a
     channel plugin's own resolver, _plugin_stack): the first id with an entry (exact) is the
     selected group; its sender rule > its tools > the ``*`` sender rule > ``*`` tools."""
-    if channel in _PLUGIN_RESOLVERS:  # the channel plugin's resolver first
-        found = _plugin_stack(ch, ids, account_id, sender, senders, channel)
-        if found is not None:
-            return leaf(found)  # type: ignore[no-any-return, arg-type]
     gmap = _generic_map(ch, account_id)
     if gmap is None:
-        return None
-    exact: dict[str, list[Any]] = gmap["exact"]
+        return ()
+    exact: Mapping[str, list[Any]] = gmap["exact"]
     specific = next((exact[gid] for gid in ids if gid in exact), None)
-    keyed = channel if _CHANNEL_KEYS else None
-    for entry in (specific, exact.get("*")):
-        if entry is not None:
-            found = _answer(entry, sender, senders, keyed)
-            if found is not None:
-                return leaf(found)  # type: ignore[no-any-return, arg-type]
-    return None
+    return tuple((entry, True) for entry in (specific, exact.get("*")) if entry is not None)
 
 
-def _groups_stack(
-    gmap: dict[str, Any],
-    topics: bool,
-    group: str,
-    sender: Sender,
-    leaf: Callable[[int | None], Any] = _maybe_stack,
-) -> Stack | None:
+def _groups_entries(
+    gmap: Mapping[str, Any], topics: bool, group: str, e164: bool
+) -> tuple[Found, ...]:
     """OpenClaw's generic resolver: the group, then ``*``; sender rule > tools at each."""
-    exact: dict[str, list[Any]] = gmap["exact"]
+    exact: Mapping[str, list[Any]] = gmap["exact"]
     default = exact.get("*")
+    steps: list[Found] = []
     for gid in _group_ids(group, topics):
         specific = exact.get(gid)
         if specific is None and gmap["folded"]:
             specific = gmap["folded"].get(gid.lower())
-        for entry in (specific, default):
-            if entry is None:
-                continue
-            if len(entry) > 1:
-                hit = _sender_stack(entry, sender, None, leaf)
-                if hit is not False:
-                    return hit  # type: ignore[return-value]
-            if entry[0] is not None:
-                return leaf(entry[0])  # type: ignore[no-any-return]
-    return None
+        steps.extend((entry, e164) for entry in (specific, default) if entry is not None)
+    return tuple(steps)
 
 
-def _entry_stack(
-    entry: list[Any] | None,
-    sender: tuple[str | None, str | None, str | None, str | None],
-    leaf: Callable[[int | None], Any] = _maybe_stack,
-) -> Stack | None:
-    """One chosen entry: its sender rule, else its tools (None: neither)."""
-    if entry is None:
-        return None
-    if len(entry) > 1:
-        hit = _sender_stack(entry, sender, None, leaf)
-        if hit is not False:
-            return hit  # type: ignore[return-value]
-    return leaf(entry[0])  # type: ignore[no-any-return]
-
-
-def _nested_stack(  # noqa: PLR0913, PLR0917 - _group_stack's fields and the leaf
-    ch: dict[str, Any],
-    rule: dict[str, Any],
-    group: str,
-    sender: Sender,
-    where: tuple[str | None, str | None],
-    leaf: Callable[[int | None], Any] = _maybe_stack,
-) -> Stack | None:
+def _nested_entries(
+    ch: dict[str, Any], rule: dict[str, Any], group: str, where: tuple[str | None, str | None]
+) -> list[list[Any]]:
     """Discord: the guild (id, slug key, slug field, ``*``), then a channel in it; channel
     sender rule > channel tools > guild sender rule > guild tools."""
     spaces = ch["spaces"]
     if not spaces:
-        return None
-    entries: dict[str, list[Any]] = spaces["entries"]
+        return []
+    entries: Mapping[str, list[Any]] = spaces["entries"]
     keys = _keys(rule["keys"], group, where)
     guild = next((entries[k] for k in keys if k in entries), None)
     slug = _athash(where[0])
@@ -1205,14 +1261,17 @@ def _nested_stack(  # noqa: PLR0913, PLR0917 - _group_stack's fields and the lea
     if guild is None:
         guild = entries.get("*")
     if guild is None:
-        return None
+        return []
+    found: list[list[Any]] = []
     inner = guild[2]["exact"] if guild[2] else None
     if inner:
         keys = _keys(rule["inner_keys"], group, where)
-        found = _entry_stack(next((inner[k] for k in keys if k in inner), None), sender, leaf)
-        if found is not None:
-            return found
-    return _entry_stack(guild[0], sender, leaf)
+        channel_entry = next((inner[k] for k in keys if k in inner), None)
+        if channel_entry is not None:
+            found.append(channel_entry)
+    if guild[0] is not None:
+        found.append(guild[0])
+    return found
 
 
 _WS: Final = re.compile(r"\s+")
@@ -1273,6 +1332,7 @@ def _keys(names: list[str], group: str, where: tuple[str | None, str | None]) ->
 
 
 _RESULTS: dict[int, ToolSet] = {}
+_NO_WHERE: Final[tuple[str | None, str | None]] = (None, None)
 _INDEX: Final = {name: i for i, name in enumerate(TOOL_NAMES)}
 
 
@@ -1295,16 +1355,16 @@ def subset(toolset: ToolSet, names: Collection[str]) -> ToolSet:
     return _toolset(bits)
 
 
+_BINARY: Final = bytes.maketrans(b"01", b"\x00\x01")
+
+
 def _toolset(bits: int) -> ToolSet:
     result = _RESULTS.get(bits)
     if result is None:
-        names = []
-        digits = bin(bits)[:1:-1]  # bit i is character i
-        i = digits.find("1")
-        while i >= 0:
-            names.append(TOOL_NAMES[i])
-            i = digits.find("1", i + 1)
-        result = ToolSet(bits, tuple(names))
+        # bit i is byte i, 1 or 0: compress picks the names in C (a set of hundreds of
+        # tools is a new result in microseconds, not a Python loop over its bits)
+        selectors = bin(bits)[:1:-1].encode("ascii").translate(_BINARY)
+        result = ToolSet(bits, tuple(compress(TOOL_NAMES, selectors)))
         if len(_RESULTS) >= _CACHE_LIMIT:
             _RESULTS.clear()
         _RESULTS[bits] = result
@@ -1328,6 +1388,76 @@ def _present(variant: int, provider: str | None, model: str | None, channel: str
             _PRESENT.clear()
         _PRESENT[key] = present
     return present
+
+
+class _Base(NamedTuple):
+    """What a request's agent, provider, model, message channel and flags decide before its
+    other layers (group, sender, sandbox, subagent): every step of the tables is an AND,
+    so the agent's and provider stacks are applied once here for all such requests."""
+
+    present: int  # the tools present, masked by the flags
+    kept: int  # of those, what the base stacks' fixed parts and layers keep
+    admitted: int  # kept, admitted by the base stacks' allow lists alone (no more stacks)
+    mention: int  # the base stacks' admission inputs (_admission)
+    flags: int
+    preserve: int
+
+
+# (agent record index, provider, model, message channel, flags) -> _Base (bounded). Flags:
+# 1 host-only tools removed (a sandboxed run), 2 caller-only tools removed (not a channel
+# caller), 4 owner-only tools removed (not the owner).
+_BASES: dict[tuple[int, str | None, str | None, str | None, int], _Base] = {}
+
+
+def _base(
+    record: AgentRecord, provider: str | None, model: str | None, channel: str | None, flags: int
+) -> _Base:
+    present = _present(record.apply_patch, provider, model, channel)
+    if flags & 1:
+        present &= _NOT_HOST_ONLY
+    if flags & 2:
+        present &= _NOT_CALLER_ONLY
+    if flags & 4:
+        present &= _NON_OWNER
+    stacks = [record.stack]
+    if provider is not None:
+        stacks.extend(_provider_stacks(record, provider, model))
+    kept, mention, stack_flags, preserve = present, 0, 0, 0
+    for stack in stacks:
+        mention |= stack.mention
+        stack_flags |= stack.flags
+        preserve |= stack.preserve
+        kept = _kept(kept, stack, present)
+    admitted = kept & _admission(mention, stack_flags)
+    if record.lean:
+        admitted &= _lean_keep(preserve)
+    base = _Base(present, kept, admitted, mention, stack_flags, preserve)
+    if len(_BASES) >= _CACHE_LIMIT:
+        _BASES.clear()
+    _BASES[(record.row, provider, model, channel, flags)] = base
+    return base
+
+
+def _widened(base: _Base, stacks: list[Stack], lean: bool) -> int:
+    """The tools of a request whose own stacks change what the allow lists admit: the
+    base's kept tools through those stacks, then the admission of all stacks."""
+    bits, mention, flags, preserve = base.kept, base.mention, base.flags, base.preserve
+    for stack in stacks:
+        mention |= stack.mention
+        flags |= stack.flags
+        preserve |= stack.preserve
+        bits = _kept(bits, stack, base.present)
+    bits &= _admission(mention, flags)
+    return bits & _lean_keep(preserve) if lean else bits
+
+
+def _kept(bits: int, stack: Stack, present: int) -> int:
+    """``bits`` less what one stack strips: its fixed part, and each layer's allow or deny
+    pass (a layer's witness present: its allow list applies)."""
+    bits &= stack.fixed
+    for witness, allow_pass, deny_pass in stack.layers:
+        bits &= allow_pass if witness & present else deny_pass
+    return bits
 
 
 def _apply_patch_ok(variant: int, provider: str | None, model: str | None) -> bool:
@@ -1357,16 +1487,21 @@ def _gates(provider: str | None, model: str | None, channel: str | None) -> int:
     return present
 
 
-def _provider_stacks(
-    record: AgentRecord, provider: str, model: str | None, stacks: list[Stack]
-) -> None:
+def _full_model_key(provider: str, model: str | None) -> str | None:
+    """The byProvider key a model names: ``provider/model``; a model id that holds "/" is the
+    whole key in 2026.3.2 and is prefixed like any other in 2026.9.6."""
+    if not model:
+        return None
+    return f"{provider}/{model}" if _SLASH_PREFIXED or "/" not in model else model
+
+
+def _provider_stacks(record: AgentRecord, provider: str, model: str | None) -> tuple[Stack, ...]:
     """Global and agent byProvider layers plus the provider-profile step."""
-    full = None
-    if model:
-        full = f"{provider}/{model}" if _SLASH_PREFIXED or "/" not in model else model
+    full = _full_model_key(provider, model)
     ge = (_GLOBAL_BP.get(full) if full else None) or _GLOBAL_BP.get(provider)
     bp = record.by_provider
     ae = ((bp.get(full) if full else None) or bp.get(provider)) if bp else None
+    stacks: list[Stack] = []
     profile = also = -1
     if ae is not None:
         stacks.append(ae.stack)
@@ -1379,40 +1514,51 @@ def _provider_stacks(
         chosen = _PROVIDER_PROFILES[profile][also + 1]
         if chosen >= 0:
             stacks.append(_stack(chosen))
+    return tuple(stacks)
 
 
 def _admitted(present: int, stacks: list[Stack], lean: bool) -> int:
     """The present tools the request's allow lists let exist before any layer filters:
     optional plugin tools only when mentioned (2026.9: plugin tools as
     createPluginToolAllowlist admits them), minus the localModelLean drops."""
-    mention = flags = 0
+    mention = flags = preserve = 0
     for stack in stacks:
         mention |= stack.mention
         flags |= stack.flags
+        preserve |= stack.preserve
+    bits = present & _admission(mention, flags)
+    return bits & _lean_keep(preserve) if lean else bits
+
+
+def _admission(mention: int, flags: int) -> int:
+    """The tools the allow lists let exist (``mention``, ``flags``: the OR of the stacks')."""
     if _PLUGIN_ADMISSION:
         # createPluginToolAllowlist: the plugin tools some allow list admits; the other
         # non-optional ones too while no list has entries or one is alsoAllow-only
         defaults = not flags & 1 or bool(flags & 2)
-        bits = present & (mention | (_NON_OPTIONAL if defaults else _CORE))
-    else:
-        bits = present & (_NON_OPTIONAL | mention)
-    if lean:
-        # filterLocalModelLeanTools: the lean tools no allow list outside the profiles keeps
-        preserve = 0
-        for stack in stacks:
-            preserve |= stack.preserve
-        bits &= ~(_LEAN & ~preserve)
-    return bits
+        return mention | (_NON_OPTIONAL if defaults else _CORE)
+    return _NON_OPTIONAL | mention
+
+
+def _lean_keep(preserve: int) -> int:
+    """filterLocalModelLeanTools: all but the lean tools no allow list outside the profiles
+    keeps (``preserve``: the OR of the stacks')."""
+    return ~(_LEAN & ~preserve)
 
 
 def _built(present: int, sandboxed: bool, sender_id: str | None, message: str | None) -> int:
     """createOpenClawTools (2026.9): terminal and portal only outside the sandbox, transcripts
-    only for a channel caller (a gateway message channel and a sender id)."""
+    only for a channel caller."""
     if sandboxed:
-        present &= ~_HOST_ONLY
-    if _CALLER_ONLY and not (_text(sender_id) and channel_of(message) in _GATEWAY_CHANNELS):
-        present &= ~_CALLER_ONLY
+        present &= _NOT_HOST_ONLY
+    if _CALLER_ONLY and not _channel_caller(sender_id, message):
+        present &= _NOT_CALLER_ONLY
     return present
+
+
+def _channel_caller(sender_id: str | None, message: str | None) -> bool:
+    """A gateway message channel and a sender id (2026.9's caller-only tools)."""
+    return bool(sender_id and sender_id.strip() and channel_of(message) in _GATEWAY_CHANNELS)
 
 
 def resolve_uncached(  # noqa: PLR0913, PLR0915 - the same keywords as resolve()
@@ -1466,59 +1612,43 @@ def resolve_uncached(  # noqa: PLR0913, PLR0915 - the same keywords as resolve()
         session = _NO_SESSION
     else:
         session = _SESSIONS.get(session_key) or _session(session_key)
-    if agent_id is not None and not agent_id.strip():
-        agent_id = None
-    if _AGENT_SELECTION:
-        raw_agent: str | None = _select_agent(agent_id, session_key)
-        # An explicit True stays; False or None never lifts a sandbox the definitions impose.
-        sandboxed = sandboxed is True or (
-            _SB_ANY and session_key is not None and _sandboxed_by_mode(session_key, raw_agent)
-        )
-    else:
-        raw_agent = (
-            agent_id
-            if agent_id is not None
-            else (session.agent or "main")
-            if session_key is not None
-            else None
-        )
-        sandboxed = sandboxed is True or (
-            _SB_ANY and session_key is not None and _sandboxed_by_mode(session_key)
-        )
-    if raw_agent is None:
-        record = _NO_AGENT
-    else:
-        record = _AGENT_CACHE.get(raw_agent) or _agent_record(raw_agent)
+    picked = _PICKED.get((agent_id, session_key))
+    if picked is None:
+        picked = _pick_agent(agent_id, session_key, session)
+    record, by_mode = picked
+    # An explicit True stays; False or None never lifts a sandbox the definitions impose.
+    sandboxed = sandboxed is True or by_mode
     provider = model_provider.strip().lower() or None if model_provider else None
     model = model_id.strip().lower() or None if model_id else None
     if message_provider is not None and message_provider.strip():
         message: str | None = message_provider.strip().lower()
     else:
         message_provider = message = None
-    present = _PRESENT.get((record.apply_patch, provider, model, message))
-    if present is None:
-        present = _present(record.apply_patch, provider, model, message)
-    if _HOST_ONLY and sandboxed:
-        present &= ~_HOST_ONLY
-    if _CALLER_ONLY:
-        present = _built(present, False, sender_id, message)
-    # 2026.3.2: only an explicit True keeps owner-only tools; 2026.9.6: only an explicit
-    # False removes them (unknown keeps them)
+    # host-only tools (2026.9) are not built for a sandboxed run, caller-only ones only for
+    # a channel caller (a gateway message channel and a sender id); owner-only tools: only
+    # an explicit True keeps them (2026.3.2), only an explicit False removes them (2026.9.6)
+    flags = 1 if sandboxed and _HOST_ONLY else 0
+    if _CALLER_ONLY and not _channel_caller(sender_id, message):
+        flags |= 2
     if sender_is_owner is False if _OWNER_UNKNOWN_KEEPS else sender_is_owner is not True:
-        present &= _NON_OWNER
+        flags |= 4
+    base = _BASES.get((record.row, provider, model, message, flags))
+    if base is None:
+        base = _base(record, provider, model, message, flags)
+    present = base.present
 
-    stacks = [record.stack]
-    if provider is not None:
-        _provider_stacks(record, provider, model, stacks)
     if spawned_by is not None and not spawned_by.strip():
         spawned_by = None
     sender = (sender_id, sender_e164, sender_username, sender_name)
-    if _TRUSTED_GROUP:
-        owner = sender_is_owner is True
-        where = (_text(group_space), _text(group_channel))
-        request = (session_key, spawned_by, group_id, message, account_id)
-        stacks.extend(_requester_stacks(request, where, sender, owner, record))
+    if group_space is None and group_channel is None:
+        where: tuple[str | None, str | None] = _NO_WHERE
     else:
+        where = (_text(group_space), _text(group_channel))
+    if _TRUSTED_GROUP:
+        request = (session_key, spawned_by, group_id, message, account_id)
+        stacks = _requester_stacks(request, where, sender, sender_is_owner is True, record)
+    else:
+        stacks = []
         group = group_id if group_id is not None and group_id.strip() else None
         channel = message if message_provider is not None else session.channel
         if spawned_by is not None and not (group and channel):
@@ -1529,14 +1659,13 @@ def resolve_uncached(  # noqa: PLR0913, PLR0915 - the same keywords as resolve()
             group = group or session.group
         if channel and group:
             channel = _CHANNEL_ALIASES.get(channel, channel)
-            where = (_text(group_space), _text(group_channel))
             found = _group_stack(channel, group, account_id, sender, where)
             if found is not None:
                 stacks.append(found)
     if sandboxed:
         stacks.append(record.sandbox)
     if _SUBAGENT_KEYS9:
-        keyed_subagent = _session9(session_key).is_subagent
+        keyed_subagent = session_key is not None and _session9(session_key).is_subagent
     else:
         keyed_subagent = session.is_subagent
     if keyed_subagent or (spawn_depth or 0) >= 1:
@@ -1544,13 +1673,22 @@ def resolve_uncached(  # noqa: PLR0913, PLR0915 - the same keywords as resolve()
         if subagent is not None:
             stacks.append(subagent)
 
-    bits = _admitted(present, stacks, record.lean)
+    bits = base.admitted
+    if stacks:
+        # the same ANDs as _admitted and _kept, in another order: while these stacks admit
+        # nothing the base's do not (no mention, preserve or new flag), its admitted set
+        # needs only their fixed parts and layers
+        wider = False
+        for stack in stacks:
+            bits &= stack.fixed
+            for witness, allow_pass, deny_pass in stack.layers:
+                bits &= allow_pass if witness & present else deny_pass
+            if stack.mention or stack.preserve or (stack.flags | base.flags) != base.flags:
+                wider = True
+        if wider:
+            bits = _widened(base, stacks, record.lean)
     if session.cron:
-        bits &= ~_CRON_DROP  # filterRequesterYieldTools (2026.9; empty mask elsewhere)
-    for stack in stacks:
-        bits &= stack.fixed
-        for witness, allow_pass, deny_pass in stack.layers:
-            bits &= allow_pass if witness & present else deny_pass
+        bits &= _NOT_CRON_DROP  # filterRequesterYieldTools (2026.9; empty mask elsewhere)
     result = _RESULTS.get(bits)
     return result if result is not None else _toolset(bits)
 
@@ -1590,15 +1728,16 @@ def _requester_stacks(  # noqa: PLR0913, PLR0917 - the request's parts, provenan
     else the global one."""
     session_key, spawned_key, group_id, message, account_id = request
     out: list[Any] = []
-    own = _session9(session_key)
-    parent = _session9(spawned_key) if spawned_key is not None else _NO_SESSION9
+    own = _NO_SESSION9 if session_key is None else _session9(session_key)
+    parent = _NO_SESSION9 if spawned_key is None else _session9(spawned_key)
     # a session's ids are already unique and trimmed (_scoped_ids): joined only with others
     trusted = _unique([*own.group_ids, *parent.group_ids]) if parent.group_ids else own.group_ids
     caller = _js_trim(group_id) if group_id else ""
     dropped = bool(caller) and caller not in trusted
     ids = _unique([*trusted, *_scoped_ids(caller)]) if caller and not dropped else trusted
-    channel = channel_of(own.channel or parent.channel or message)
-    senders = not (owner and channel_of(message) == "webchat")
+    named = channel_of(message)
+    channel = channel_of(own.channel or parent.channel) if own.channel or parent.channel else named
+    senders = not (owner and named == "webchat")
     # hooks (``_decisions``): (channel lookup, leaf, the agent's and the global sender
     # entries), so the same path yields provenance records instead of stacks
     lookup, leaf, mine, every = hooks or (_channel, _maybe_stack, record.senders, _GLOBAL_SENDERS)
@@ -1610,7 +1749,7 @@ def _requester_stacks(  # noqa: PLR0913, PLR0917 - the request's parts, provenan
         if found is not None:
             out.append(found)
     if _SENDER_LAYER and senders:
-        keyed = channel_of(own.delivery or message) if _CHANNEL_KEYS else None
+        keyed = (channel_of(own.delivery) if own.delivery else named) if _CHANNEL_KEYS else None
         hit = _sender_stack(mine, sender, keyed, leaf) if mine else False
         if hit is False and every:
             hit = _sender_stack(every, sender, keyed, leaf)

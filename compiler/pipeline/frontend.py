@@ -44,8 +44,9 @@ from .model import (
     ToolDef,
     ToolsConfig,
 )
+from .schemagate import Check, compile_gate
 from .units import map_in_workers, worker_count
-from .yamlsrc import JsonPath, SourceFile, discover, load_yaml
+from .yamlsrc import JsonPath, SourceFile, discover, load_yaml, paused_gc
 
 SUPPORTED_VERSION = 1
 SENDER_PREFIXES: tuple[SenderKind, ...] = ("id", "e164", "username", "name")
@@ -271,8 +272,21 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
     return node
 
 
+@cache
+def _gate() -> Check:
+    schema = definitions_schema()
+    return compile_gate(_inline(schema, schema["$defs"]), _ecma)
+
+
 def check_structure(src: SourceFile, diags: Diagnostics) -> bool:
     """Validate one file against the shipped JSON Schema; every error gets its position."""
+    if _gate()(src.data):
+        return True  # valid (the gate is exact): nothing for jsonschema to report
+    return _schema_errors(src, diags)
+
+
+def _schema_errors(src: SourceFile, diags: Diagnostics) -> bool:
+    """``check_structure`` by ``jsonschema``, whose errors say what is wrong and where."""
     validator = _validator()
     ok = True
     for err in validator.iter_errors(src.data):
@@ -576,6 +590,10 @@ class _Builder:
     def channel(self, name: str, value: dict[str, Any], path: JsonPath) -> ChannelDef:
         """A channel in OpenClaw's own shape: its rule names the map (``groups``, Slack's
         ``channels``, Discord's ``guilds``)."""
+        with paused_gc():  # a large channel is a million small objects, no cycles
+            return self._channel(name, value, path)
+
+    def _channel(self, name: str, value: dict[str, Any], path: JsonPath) -> ChannelDef:
         channel = normalize_key(name)
         rule = rule_for(channel)
         key = rule.map_key
@@ -613,6 +631,8 @@ def js_key_order(mapping: dict[str, Any]) -> list[tuple[str, Any]]:
             return number if number < 2**32 - 1 else None
         return None
 
+    if not any(k[:1].isdigit() for k in mapping):
+        return list(mapping.items())  # no key is an index (most maps): source order
     numbered = sorted((index(k), k) for k in mapping if index(k) is not None)
     ordered = [k for _, k in numbered] + [k for k in mapping if index(k) is None]
     return [(k, mapping[k]) for k in ordered]

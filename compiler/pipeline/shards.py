@@ -33,6 +33,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from . import groups
+
 SHARD_FORMAT = 1
 SHARD_DIR = "tables"
 SHARD_SUFFIX = ".shard"
@@ -83,9 +85,22 @@ class _Read:
         self.flags: list[int] = data.get("stack_flags") or []
         self.preserve: list[int] = data.get("stack_preserve") or []
         self._texts: dict[int, str] = {}
+        self._witnesses: dict[int, int] = {}
 
     def runs(self, index: int) -> str:
         return self.bitsets[index]
+
+    def witnesses(self, index: int) -> int:
+        """The tools stack ``index``'s stripping layers test (a bitset over the tools)."""
+        out = self._witnesses.get(index)
+        if out is None:
+            out = 0
+            for i in self.stacks[index].split(".")[2:]:
+                w = int(self.layers[int(i)].split(".", 1)[0])
+                if w >= 0:
+                    out |= _bits(self.runs(w))
+            self._witnesses[index] = out
+        return out
 
     def text(self, index: int) -> str:
         text = self._texts.get(index)
@@ -249,12 +264,42 @@ def split_tables(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str
     out["senders"] = map_entry(data.get("senders"), glob)
     shards: dict[str, str] = {}
     channels: dict[str, Any] = {}
+    # 2026.9's channel classes are formed across every channel at once: none is summarized
+    summarize = not (data.get("target") or {}).get("group_id_needs_session")
     for name, raw in data["channels"].items():
-        channels[name] = _split_channel(name, json.loads(raw), read.text, shards)
+        ch = json.loads(raw)
+        channels[name] = _split_channel(name, ch, read.text, shards)
+        if summarize and ch["rule"]["kind"] == "groups":
+            channels[name]["summary"] = _summary(name, ch, read)
     out["channels"] = channels
     out["sharded"] = SHARD_FORMAT
     intern.into(out)
     return out, shards
+
+
+def _summary(name: str, ch: dict[str, Any], read: _Read) -> dict[str, Any]:
+    """What ``toolc diff`` needs of a channel whose shards are the same on both sides, so
+    that it can leave them unread: how many classes the channel tells apart (per
+    availability mode, ``pipeline.groups.channel_rows``), the tools that the stripping layers
+    of the stacks those classes reach test, and those of every stack its shards hold."""
+    found = groups.channel_summary(name, ch, read.witnesses)
+    stacks: set[int] = set()
+    for gmap in groups.channel_maps(ch):
+        for entry in gmap["exact"].values():
+            stacks.update(_entry_stacks(entry))
+    every = 0
+    for stack in stacks:
+        every |= read.witnesses(stack)
+    return {"classes": found["classes"], "witnesses": _runs(found["witnesses"]),
+            "all_witnesses": _runs(every)}
+
+
+def _entry_stacks(entry: list[Any]) -> Iterator[int]:
+    """The stacks an entry names: its tools, its sender rules (typed ones too), its ``*``
+    rule."""
+    leaves = [entry[0]] if len(entry) == 1 else [
+        entry[0], entry[5], *(s for bucket in (*entry[1:5], *entry[6:]) for s in bucket.values())]
+    return (leaf for leaf in leaves if leaf is not None and leaf >= 0)
 
 
 def _split_channel(name: str, ch: dict[str, Any], text: Callable[[int], str],
@@ -299,6 +344,32 @@ def parse_shard(text: str) -> tuple[dict[str, Any] | None, Any]:
     return gmap, head["spaces"]
 
 
+def map_shard(gmap: Mapping[str, Any] | None, spaces: Mapping[str, Any] | None,
+              to: Callable[[Any], Any]) -> tuple[dict[str, Any] | None, Any]:
+    """A parsed shard (``parse_shard``) with every inline stack passed through ``to``."""
+    return _map_gmap(gmap, to), _map_spaces(spaces, to)
+
+
+def assemble_channel(index: Mapping[str, Any],
+                     shard: Callable[[str], tuple[dict[str, Any] | None, Any]]
+                     ) -> dict[str, Any]:
+    """One channel of ``tables.json``'s index with its shards' maps in place, the form a
+    joined channel parses to (``shard``: a shard's (group map, spaces) by file name)."""
+    def part(name: str | None) -> tuple[dict[str, Any] | None, Any]:
+        return (None, None) if name is None else shard(name)
+
+    return {"rule": index["rule"], "topics": index["topics"], "e164": index["e164"],
+            "groups": part(index["groups"])[0], "spaces": part(index["spaces"])[1],
+            "accounts": {a: part(s)[0] for a, s in index["accounts"].items()},
+            "accounts_folded": {k: part(s)[0] for k, s in index["accounts_folded"].items()}}
+
+
+def channel_shards(index: Mapping[str, Any]) -> list[str]:
+    """The shard files one channel of ``tables.json``'s index names, each once, in order."""
+    names = [index["groups"], index["spaces"], *index["accounts"].values()]
+    return list(dict.fromkeys(n for n in names if n is not None))
+
+
 def join_tables(data: Mapping[str, Any], read: Callable[[str], bytes]) -> dict[str, Any]:
     """The one-dictionary tables from ``tables.json``'s data and its shards (``read``: a
     shard's bytes by path relative to the runtime package, checked by the caller). Data
@@ -315,23 +386,14 @@ def join_tables(data: Mapping[str, Any], read: Callable[[str], bytes]) -> dict[s
     out["gates"] = [{**g, "bits": intern.bitset(own.runs(g["bits"]))} for g in data["gates"]]
     cache: dict[str, tuple[dict[str, Any] | None, Any]] = {}
 
-    def shard(name: str | None) -> tuple[dict[str, Any] | None, Any]:
-        if name is None:
-            return None, None
+    def shard(name: str) -> tuple[dict[str, Any] | None, Any]:
         if name not in cache:
             gmap, spaces = parse_shard(read(name).decode("utf-8"))
             cache[name] = (_map_gmap(gmap, intern.stack), _map_spaces(spaces, intern.stack))
         return cache[name]
 
-    channels = {}
-    for name, ch in data["channels"].items():
-        accounts = {a: shard(s)[0] for a, s in ch["accounts"].items()}
-        channels[name] = _compact({
-            "rule": ch["rule"], "topics": ch["topics"], "e164": ch["e164"],
-            "groups": shard(ch["groups"])[0], "spaces": shard(ch["spaces"])[1],
-            "accounts": accounts,
-            "accounts_folded": {k: shard(s)[0] for k, s in ch["accounts_folded"].items()}})
-    out["channels"] = channels
+    out["channels"] = {name: _compact(assemble_channel(ch, shard))
+                       for name, ch in data["channels"].items()}
     del out["sharded"]
     intern.into(out)
     return out
@@ -341,7 +403,7 @@ def shard_files(data: Mapping[str, Any]) -> Iterator[str]:
     """The shard files ``tables.json``'s data names (relative to the runtime package)."""
     seen: set[str] = set()
     for ch in (data.get("channels") or {}).values() if data.get("sharded") else ():
-        for name in (ch["groups"], ch["spaces"], *ch["accounts"].values()):
-            if name is not None and name not in seen:
+        for name in channel_shards(ch):
+            if name not in seen:
                 seen.add(name)
                 yield name

@@ -21,12 +21,14 @@ contradicts it.
 
 from __future__ import annotations
 
+import sys
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..semantics.access import NO_LAYER, ClassSpace, Stack, TablesView
+from ..semantics.access import DIMS, NO_LAYER, ClassSpace, Stack, TablesView
 from ..semantics.factored import (
     Content,
     Cube,
@@ -38,9 +40,11 @@ from ..semantics.factored import (
     eval_content,
     full_cube,
     gate_channels,
+    index_bits,
     merge_cubes,
     result,
     widen,
+    widen_exact,
 )
 
 
@@ -100,11 +104,29 @@ class BitCounter:
 
     def counts(self) -> dict[int, int]:
         """Every nonzero count, by bit."""
-        out: dict[int, int] = defaultdict(int)
+        if len(self.planes) > _LANE_BITS:  # counts past a lane: one bit at a time
+            out: dict[int, int] = defaultdict(int)
+            for j, plane in enumerate(self.planes):
+                for i in bit_indices(plane):
+                    out[i] += 1 << j
+            return dict(out)
+        # every plane spread to one 64-bit lane per bit (a byte at a time, by table), the
+        # lanes summed as one integer and read back as an array: C loops, not one per bit
+        size = max((p.bit_length() + 7) // 8 for p in self.planes) if self.planes else 0
+        total = 0
         for j, plane in enumerate(self.planes):
-            for i in bit_indices(plane):
-                out[i] += 1 << j
-        return out
+            if plane:
+                lanes = b"".join([_SPREAD[b] for b in plane.to_bytes(size, "little")])
+                total += int.from_bytes(lanes, "little") << j
+        values = array("Q", total.to_bytes(size * 8 * 8, "little"))
+        if sys.byteorder != "little":
+            values.byteswap()
+        return {i: n for i, n in enumerate(values) if n}
+
+
+_LANE_BITS = 64
+# byte -> its eight bits as eight little-endian 64-bit lanes
+_SPREAD = [b"".join((b >> i & 1).to_bytes(8, "little") for i in range(8)) for b in range(256)]
 
 
 # -- what can differ -------------------------------------------------------------------------
@@ -119,11 +141,14 @@ class Changes:
                     _own(vh).bit_length(), 1)
         self.everything = (1 << width) - 1
         self._stack_diffs: dict[tuple[int | None, int | None], int] = {}
+        self.same_inline = vb.same_inline(vh)
         self.present = self._presence()
         self.profiles_differ = self._profiles_differ()
 
     def stack_diff(self, ib: int | None, ih: int | None) -> int:
         """Tools on which stack ``ib`` (base) and ``ih`` (head) can decide differently."""
+        if ib == ih and self.same_inline and ib is not None and self.vb.is_inline(ib):
+            return 0  # one shard stack both sides hold
         key = (ib, ih)
         d = self._stack_diffs.get(key)
         if d is None:
@@ -186,7 +211,7 @@ class Changes:
         if self.present:
             # a changed present set can flip any stripping layer whose witness it touches
             for v in (vb, vh):
-                for i in range(v.stack_count):
+                for i in v.stack_ids():
                     for w, a, d in v.stack(i).layers:
                         if w & self.present:
                             diff |= (a ^ d) & self.everything
@@ -257,19 +282,24 @@ class ChannelSide:
     the tool by the group layer), and how many classes pass each tool. Contents without
     stripping layers do not depend on the present set and are counted once."""
 
-    def __init__(self, groups: Sequence[tuple[tuple[Content, ...], int]], r: int) -> None:
+    def __init__(self, groups: Sequence[tuple[tuple[Content, ...], list[int]]], r: int) -> None:
         self.r = r
-        self.groups = [(contents[0], bits, bits.bit_count()) for contents, bits in groups]
-        self.cbits = 0
-        for _, bits, _ in self.groups:
-            self.cbits |= bits
+        self.groups = [(contents[0], members, len(members)) for contents, members in groups]
+        self.cbits = index_bits([ci for _, members, _ in self.groups for ci in members])
         self.varying = [g for g in self.groups if g[0][2]]
+        # the varying contents read the present set only through their layers' witnesses:
+        # present sets alike on those are evaluated (and counted) once
+        self._witnesses = sorted({w for c, _, _ in self.varying for w, _, _ in c[2]})
         self._fixed_masks: tuple[int, int, int] | None = None
         self._fixed_counts: tuple[dict[int, int], dict[int, int]] | None = None
-        self._masks: dict[int, tuple[int, int, int]] = {}
-        self._counts: dict[int, tuple[dict[int, int], dict[int, int]]] = {}
+        self._masks: dict[tuple[bool, ...], tuple[int, int, int]] = {}
+        self._counts: dict[tuple[bool, ...], tuple[dict[int, int], dict[int, int]]] = {}
 
-    def _evaluate(self, groups: Iterable[tuple[Content, int, int]], present: int
+    def key(self, present: int) -> tuple[bool, ...]:
+        """What of ``present`` the contents see: present sets with one key are alike here."""
+        return tuple(bool(w & present) for w in self._witnesses)
+
+    def _evaluate(self, groups: Iterable[tuple[Content, list[int], int]], present: int
                   ) -> tuple[tuple[int, int, int], tuple[dict[int, int], dict[int, int]]]:
         e = m = n = 0
         ce, cm = BitCounter(), BitCounter()
@@ -279,7 +309,8 @@ class ChannelSide:
             m |= bits & c[0]
             n |= bits & ~c[0]
             ce.add(bits, count)
-            cm.add(bits & c[0], count)
+            if bits & c[0]:
+                cm.add(bits & c[0], count)
         return (e, m, n), (ce.counts(), cm.counts())
 
     def _fixed(self) -> None:
@@ -289,13 +320,14 @@ class ChannelSide:
 
     def masks(self, present: int) -> tuple[int, int, int]:
         """(tools some class passes, ... passes and mentions, ... passes without a mention)."""
-        hit = self._masks.get(present)
+        key = self.key(present)
+        hit = self._masks.get(key)
         if hit is None:
             self._fixed()
             assert self._fixed_masks is not None
             (e, m, n), _ = self._evaluate(self.varying, present)
             fe, fm, fn = self._fixed_masks
-            hit = self._masks[present] = (e | fe, m | fm, n | fn)
+            hit = self._masks[key] = (e | fe, m | fm, n | fn)
         return hit
 
     def fixed_counts(self) -> tuple[dict[int, int], dict[int, int]]:
@@ -306,10 +338,11 @@ class ChannelSide:
 
     def varying_counts(self, present: int) -> tuple[dict[int, int], dict[int, int]]:
         """The same for the contents whose stripping layers test the present set."""
-        hit = self._counts.get(present)
+        key = self.key(present)
+        hit = self._counts.get(key)
         if hit is None:
             _, hit = self._evaluate(self.varying, present)
-            self._counts[present] = hit
+            self._counts[key] = hit
         return hit
 
     def counts(self, present: int) -> tuple[dict[int, int], dict[int, int]]:
@@ -321,11 +354,11 @@ class ChannelSide:
 
     def mentioning(self, present: int, t: int) -> int:
         """The classes that pass and mention ``t``."""
-        out = 0
-        for c, bits, _ in self.groups:
+        out: list[int] = []
+        for c, members, _ in self.groups:
             if c[0] >> t & 1 and eval_content(c, present) >> t & 1:
-                out |= bits
-        return out
+                out += members
+        return index_bits(out)
 
 
 # -- per-agent accumulation ------------------------------------------------------------------
@@ -353,11 +386,14 @@ class _AgentAcc:
     bad_lost: int = 0
     direct_gained: BitCounter = field(default_factory=BitCounter)
     direct_lost: BitCounter = field(default_factory=BitCounter)
-    # (gate side, present) -> six counters, weighted by agent-side classes, one per kind
-    marginal: dict[tuple[int, int], list[BitCounter]] = field(default_factory=dict)
+    # (gate side, what its contents see of the present set) -> a present set with that key
+    # and six counters, weighted by agent-side classes, one per kind
+    marginal: dict[tuple[int, tuple[bool, ...]], tuple[int, list[BitCounter]]] = field(
+        default_factory=dict)
     units: list[_Unit] = field(default_factory=list)
     tables: list[Any] | None = None  # the counters extracted (see _Delta._counter_tables)
     direct: tuple[dict[int, int], dict[int, int]] | None = None
+    totals: tuple[dict[int, int], dict[int, int]] | None = None  # gained, lost per tool
 
 
 def _kinds(values: tuple[Any, ...], r: int) -> tuple[int, ...]:
@@ -378,6 +414,7 @@ class _Delta:
         self.full = full_cube(space)
         self.acc: dict[int, _AgentAcc] = {}
         self.channel_units: list[tuple[list[Cube], int, int, int]] = []  # cubes, g, l, absent
+        self._units_by_tool: dict[tuple[int, int], list[list[Cube]]] | None = None
 
     # accumulation ---------------------------------------------------------------------------
     def _agent_weights(self, xs: XState) -> dict[int, int]:
@@ -422,9 +459,11 @@ class _Delta:
             acc.bad_gained |= lost | both
             acc.bad_lost |= gained | both
             if gained | lost:
-                counters = acc.marginal.get((gi, present))
-                if counters is None:
-                    counters = acc.marginal[(gi, present)] = [BitCounter() for _ in range(6)]
+                key = (gi, side.key(present))
+                found = acc.marginal.get(key)
+                if found is None:
+                    found = acc.marginal[key] = (present, [BitCounter() for _ in range(6)])
+                counters = found[1]
                 for counter, bits in zip(counters, live, strict=True):
                     if bits:
                         counter.add(bits, w)
@@ -461,7 +500,7 @@ class _Delta:
         if acc.tables is None:
             per_gate: dict[int, list[BitCounter]] = {}
             varying = []
-            for (gi, present), counters in acc.marginal.items():
+            for (gi, _), (present, counters) in acc.marginal.items():
                 total = per_gate.setdefault(gi, [BitCounter() for _ in range(6)])
                 for into, counter in zip(total, counters, strict=True):
                     into.merge(counter)
@@ -476,16 +515,26 @@ class _Delta:
     def _count(self, acc: _AgentAcc, t: int, gained: bool, gates: dict[int, ChannelSide]
                ) -> int:
         """How many of an agent's classes gain (or lose) ``t``."""
+        if acc.totals is None:
+            acc.totals = self._totals(acc, gates)
+        return acc.totals[0 if gained else 1].get(t, 0)
+
+    def _totals(self, acc: _AgentAcc, gates: dict[int, ChannelSide]
+                ) -> tuple[dict[int, int], dict[int, int]]:
+        """Per tool, how many of an agent's classes gain it and lose it: every table at
+        once, so each counter entry is read once, not once per tool."""
         tables = self._counter_tables(acc, gates)
         assert acc.direct is not None
-        total = acc.direct[0 if gained else 1].get(t, 0)
-        offset = 0 if gained else 3
+        out = (dict(acc.direct[0]), dict(acc.direct[1]))
         for kinds, e, m in tables:
-            ce, cm = e.get(t, 0), m.get(t, 0)
-            for kind, per in enumerate((ce, cm, ce - cm)):
-                if per:
-                    total += kinds[offset + kind].get(t, 0) * per
-        return total
+            for offset, into in ((0, out[0]), (3, out[1])):
+                for kind in range(3):
+                    for t, w in kinds[offset + kind].items():
+                        ce = e.get(t, 0)
+                        per = ce if kind == 0 else m.get(t, 0) if kind == 1 else ce - m.get(t, 0)
+                        if per:
+                            into[t] = into.get(t, 0) + w * per
+        return out
 
     # lines ----------------------------------------------------------------------------------
     def changes_for(self, tools: Sequence[str], gates: dict[int, ChannelSide]) -> list[ToolChange]:
@@ -520,25 +569,45 @@ class _Delta:
                 pieces += p
                 pool += f
         channel_led = False
-        for cubes, g, lo, absent in self.channel_units:
-            if (g if gained else lo) >> t & 1:
-                channel_led = True
-                pieces += ((c, cube_size(c)) for c in cubes)
-            elif absent >> t & 1:
-                pool += cubes
+        changing, absent = self._channel_units_of(t, gained)
+        for cubes in changing:
+            channel_led = True
+            pieces += ((c, cube_size(c)) for c in cubes)
+        for cubes in absent:
+            pool += cubes
         if channel_led:  # touched agents' classes there can let the lines cover every agent
             pool += self._touched_filler(t)
         lines: list[Piece] = []
         if whole:
-            merged = merge_cubes(c for c, _ in whole)
+            merged = merge_cubes(c for c, _ in whole) if len(whole) > 1 else [whole[0][0]]
             lines += zip(merged, assign(merged, whole), strict=True)
         if pieces:
             pcubes = [c for c, _ in pieces]
             # merging keeps the (disjoint) pool disjoint and makes coverage checks cheap
-            pool = merge_cubes([*pcubes, *pool, *(c for c, _ in whole)])
-            wide = widen(pcubes, pool, self.full)
+            wide = widen_exact(pcubes, [*pcubes, *pool, *(c for c, _ in whole)], self.full,
+                               DIMS.index("channel"))
             lines += [(c, n) for c, n in zip(wide, assign(wide, pieces), strict=True) if n]
         return lines
+
+    def _channel_units_of(self, t: int, gained: bool
+                          ) -> tuple[list[list[Cube]], list[list[Cube]]]:
+        """The cubes of the channel units where ``t`` is gained (or lost), and of those where
+        it is absent on both sides and not so (indexed by tool once: the units are many)."""
+        if self._units_by_tool is None:
+            index: dict[tuple[int, int], list[list[Cube]]] = defaultdict(list)
+            for cubes, g, lo, absent in self.channel_units:
+                for tool in bit_indices(g):
+                    index[(tool, 0)].append(cubes)
+                for tool in bit_indices(lo):
+                    index[(tool, 1)].append(cubes)
+                for tool in bit_indices(absent & ~g):
+                    index[(tool, 2)].append(cubes)
+                for tool in bit_indices(absent & ~lo):
+                    index[(tool, 3)].append(cubes)
+            self._units_by_tool = dict(index)
+        kind = 0 if gained else 1
+        return (self._units_by_tool.get((t, kind), []),
+                self._units_by_tool.get((t, kind + 2), []))
 
     def _touched_filler(self, t: int) -> list[Cube]:
         """Touched agents' classes at differing channel classes where ``t`` is absent on
@@ -611,7 +680,7 @@ def compute_delta(space: ClassSpace) -> list[ToolChange]:
     changes = Changes(space)
     shared = changes.shared_diff()
     per_agent = [changes.agent_diff(k.key[0]) for k in space.agents]
-    channel_diffs = [_channel_diff(changes, space, ci) for ci in range(len(space.channels))]
+    channel_diffs = _channel_diffs(changes, space)
     # 2026.9: where a channel side depends on the agent or the owner (selectors), every
     # channel class is evaluated pairwise, with the selector of each agent-side state
     coupled = space.coupled
@@ -640,7 +709,7 @@ def compute_delta(space: ClassSpace) -> list[ToolChange]:
         alike = [ci for ci in alike if space.selector_free(ci)] if coupled else alike
         if ev is None:
             continue
-        side = sides[gi] = ChannelSide(ev.channel_groups(alike, side=0), r)
+        side = sides[gi] = ChannelSide(ev.channel_members(alike, side=0), r)
         by_sel: dict[int, tuple[list[tuple[tuple[Content, ...], int]], ...]] = {}
         for xs in ev.x_states(gi, ap_states):
             cached = by_sel.get(xs.sel)
@@ -682,12 +751,25 @@ def compute_delta(space: ClassSpace) -> list[ToolChange]:
     return delta.changes_for(space.tool_names, sides)
 
 
-def _channel_diff(changes: Changes, space: ClassSpace, ci: int) -> int:
-    """Tools a channel class's sides can see differently: its channel side's stacks (group
-    layer, 2026.9's sender layer) compared in place, under every selector."""
+def _channel_diffs(changes: Changes, space: ClassSpace) -> list[int]:
+    """Per channel class, the tools its sides can see differently: its channel side's stacks
+    (group layer, 2026.9's sender layer) compared in place, under every selector (classes
+    with the same stacks are compared once)."""
+    selectors = range(len(space.selectors))
+    seen: dict[Any, int] = {}
+    out = [0] * len(space.channels)  # channels left unread are alike by construction
+    for ci in space.read_classes():
+        key = tuple(space.channel_stacks(ci, sel) for sel in selectors)
+        found = seen.get(key)
+        if found is None:
+            found = seen[key] = _stacks_diff(changes, key)
+        out[ci] = found
+    return out
+
+
+def _stacks_diff(changes: Changes, per_selector: Iterable[tuple[tuple[int, ...], ...]]) -> int:
     out = 0
-    for sel in range(len(space.selectors)):
-        sb, sh = space.channel_stacks(ci, sel)
+    for sb, sh in per_selector:
         for i in range(max(len(sb), len(sh), 1)):
             out |= changes.stack_diff(sb[i] if i < len(sb) else None,
                                       sh[i] if i < len(sh) else None)

@@ -8,60 +8,150 @@ sides' context classes (``access.ClassSpace``), never by enumerating the product
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import hashlib
 import json
 import os
 import secrets
 import shutil
 import subprocess
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..audit.markdown import code, codes
 from ..audit.words import Words, plural
-from ..builds import BuildError, compile_files, tables_of_files, verify_build
+from ..builds import BuildError, OpenedBuild, compile_files, open_build
 from ..locks import LockTimeoutError, lock_path, locked
 from ..pipeline.render import dump_json
-from ..semantics.access import DIMS, ClassSpace, TablesView
+from ..pipeline.shards import (
+    assemble_channel,
+    channel_shards,
+    join_tables,
+    map_shard,
+    parse_shard,
+)
+from ..semantics.access import DIMS, ClassSpace, InlineStacks, TablesView, Unread, runs_bits
 from ..semantics.factored import Cube, bit_indices
 from .delta import ToolChange, compute_delta
+from .folding import CountedWords
 
-DIFF_FORMAT = 1
+# 2: "dimensions" gives each dimension's number of classes (format 1 listed every label: at
+# 100,000 groups, hundreds of thousands of channel labels, and labels of channels whose
+# shards are the same on both sides are never read)
+DIFF_FORMAT = 2
 
 
 class DiffInputError(Exception):
     """A side that is neither a build, a definitions directory nor a git revision."""
 
 
+class ShardSource(Protocol):
+    """Where a side's shards come from: a build directory (each read checked against its
+    manifest) or a compiled file map."""
+
+    def digest(self, name: str) -> str:
+        """The sha256 of shard ``name`` (a path relative to the runtime package)."""
+
+    def read(self, name: str) -> bytes:
+        """Shard ``name``'s bytes."""
+
+
+@dataclass(frozen=True, slots=True)
+class _BuildShards:
+    build: OpenedBuild
+    package: str
+
+    def digest(self, name: str) -> str:
+        found = self.build.digest(f"{self.package}/{name}")
+        if found is None:
+            raise DiffInputError(f"{self.build.out.as_posix()}: refusing to compare this "
+                                 f"build: tables.json names a shard {name} that "
+                                 "manifest.json does not list")
+        return found
+
+    def read(self, name: str) -> bytes:
+        try:
+            return self.build.read(f"{self.package}/{name}")
+        except BuildError as exc:
+            raise DiffInputError(f"{self.build.out.as_posix()}: refusing to compare this "
+                                 f"build: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class _FileShards:
+    files: dict[str, str]
+    package: str
+
+    def digest(self, name: str) -> str:
+        return hashlib.sha256(self.read(name)).hexdigest()
+
+    def read(self, name: str) -> bytes:
+        return self.files[f"{self.package}/{name}"].encode("utf-8")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Side:
+    """One side of a diff: ``tables.json``'s data (``index``) and its shards, read only when
+    a comparison needs them (``side_views``)."""
+
     label: str
-    tables: dict[str, Any]
+    index: dict[str, Any]
+    shards: ShardSource
     catalog: dict[str, Any]
     bundles: dict[str, Any]
     warnings: tuple[tuple[str, str], ...]  # (code, message), positions left out
+    _joined: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def tables(self) -> dict[str, Any]:
+        """The one-dictionary tables (``join_tables``: every shard read), for readers that
+        want them whole (``toolc report``, ACCESS.md, tests)."""
+        if not self._joined:
+            self._joined.update(join_tables(self.index, self.shards.read))
+        return self._joined
+
+
+@contextlib.contextmanager
+def no_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused: reading and comparing two builds allocates
+    millions of small objects that live until the end, and each collection would walk all of
+    them again for nothing (a third of the time at 100,000 groups)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 # -- loading ---------------------------------------------------------------------------------
 def side_from_build(out: Path, label: str | None = None) -> Side:
-    """A build directory, verified as a whole exactly as its runtime verifies its files
-    (``builds.verify_build``): a build whose files differ from its manifest, or whose manifest
-    differs from its runtime, is refused, never compared."""
+    """A build directory, checked as its runtime checks its files (``builds.open_build``: the
+    manifest, the layout, the runtime's own digests), reading only what a diff compares:
+    ``tables.json``, ``catalog.json``, ``bundles.json`` and, later, the shards it needs, each
+    checked against its sha256 as it is read. A build whose files differ from its manifest,
+    or whose manifest differs from its runtime, is refused, never compared."""
     try:
-        build = verify_build(out)
+        build = open_build(out)
+        package = build.manifest["package"]
+        with no_gc():
+            index = build.json(f"{package}/tables.json")
+            catalog = build.json(f"{package}/catalog.json")
+            bundles = build.json(f"{package}/bundles.json")
     except BuildError as exc:
         raise DiffInputError(f"{out.as_posix()}: refusing to compare this build: {exc}") from exc
-    package = build.manifest["package"]
-    try:
-        tables = build.tables()
-        catalog = build.json(f"{package}/catalog.json")
-        bundles = build.json(f"{package}/bundles.json")
-        warnings = _warnings(build.manifest.get("warnings", []))
     except (ValueError, KeyError, TypeError) as exc:
         raise DiffInputError(f"{out.as_posix()}: not a readable toolc build ({exc})") from exc
-    return Side(label=label or out.as_posix(), tables=tables, catalog=catalog, bundles=bundles,
-                warnings=warnings)
+    try:
+        warnings = _warnings(build.manifest.get("warnings", []))
+    except (KeyError, TypeError) as exc:
+        raise DiffInputError(f"{out.as_posix()}: not a readable toolc build ({exc})") from exc
+    return Side(label=label or out.as_posix(), index=index, shards=_BuildShards(build, package),
+                catalog=catalog, bundles=bundles, warnings=warnings)
 
 
 def side_from_definitions(defs: Path, label: str | None = None) -> Side:
@@ -70,10 +160,120 @@ def side_from_definitions(defs: Path, label: str | None = None) -> Side:
     manifest = json.loads(files["manifest.json"])
     package = manifest["package"]
     return Side(label=label or defs.as_posix(),
-                tables=tables_of_files(files, package),
+                index=json.loads(files[f"{package}/tables.json"]),
+                shards=_FileShards(files, package),
                 catalog=json.loads(files[f"{package}/catalog.json"]),
                 bundles=json.loads(files[f"{package}/bundles.json"]),
                 warnings=_warnings(manifest.get("warnings", [])))
+
+
+def side_views(sides: Sequence[Side], tools: Sequence[str], *, skip: bool = True
+               ) -> list[TablesView]:
+    """The sides' tables over one tool index. Shards are read here, each content once
+    (``_Channels``). With ``skip``, the shards of channels that cannot change the result are
+    not read at all (``unread_channels``)."""
+    if not all(side.index.get("sharded") for side in sides):  # builds from before shards
+        return [TablesView(side.tables, tools) for side in sides]
+    unread = unread_channels(sides) if skip else {}
+    reader = _Channels(InlineStacks(max(len(side.index["stacks"]) for side in sides)))
+    views = []
+    for side in sides:
+        channels, used = reader.side(side, unread)
+        views.append(TablesView(side.index, tools, channels=channels, inline=reader.inline,
+                                inline_ids=used, unread=unread))
+    return views
+
+
+class _Channels:
+    """The channels of a diff's sides, read from their shards: a shard whose sha256 both
+    sides list is parsed once and shared, its inline stacks numbered in one pool, so both
+    sides' entries name the same stacks; and a channel whose index entry and shards are the
+    same on both sides is one object, which tells ``ClassSpace`` that one side's answers
+    stand for both."""
+
+    def __init__(self, inline: InlineStacks) -> None:
+        self.inline = inline
+        self._parsed: dict[str, tuple[dict[str, Any] | None, Any, frozenset[int]]] = {}
+        self._assembled: dict[tuple[str, ...], tuple[dict[str, Any], set[int]]] = {}
+
+    def side(self, side: Side, unread: Mapping[str, Unread]
+             ) -> tuple[dict[str, dict[str, Any]], set[int]]:
+        """One side's channels (of an unread one, its index entry only: ``ClassSpace``
+        counts it from its summary) and the stack numbers they name."""
+        channels: dict[str, dict[str, Any]] = {}
+        used: set[int] = set()
+        for name, ch in side.index["channels"].items():
+            if name in unread:
+                channels[name] = ch
+                continue
+            digests = [side.shards.digest(n) for n in channel_shards(ch)]
+            key = (name, json.dumps(ch, sort_keys=True), *digests)
+            found = self._assembled.get(key)
+            if found is None:
+                found = self._assembled[key] = self._assemble(side, ch)
+            channels[name] = found[0]
+            used |= found[1]
+        return channels, used
+
+    def _assemble(self, side: Side, ch: dict[str, Any]) -> tuple[dict[str, Any], set[int]]:
+        ids: set[int] = set()
+        return assemble_channel(ch, lambda name: self._shard(side, name, ids)), ids
+
+    def _shard(self, side: Side, name: str, ids: set[int]) -> tuple[dict[str, Any] | None, Any]:
+        key = side.shards.digest(name)
+        hit = self._parsed.get(key)
+        if hit is None:
+            hit = self._parsed[key] = _parse_shard(side.shards.read(name), name, self.inline)
+        ids |= hit[2]
+        return hit[0], hit[1]
+
+
+def unread_channels(sides: Sequence[Side]) -> dict[str, Unread]:
+    """The channels of two builds whose shards cannot change the diff, so are not read.
+
+    When everything outside the channels in ``tables.json`` is the same on both sides (tools
+    and their order, which the shards' bitsets are written in; masks, gates, agents,
+    providers, the global, subagent and sender layers, the release's rules), no agent side
+    differs, so the diff evaluates only channel classes whose group layer differs; and a
+    channel whose index entry and shards (their sha256) are the same on both sides has the
+    same classes and answers on both, none of which differs. Of such a channel the diff
+    needs only what ``split_tables`` recorded (``summary``): how many classes it has and
+    which tools the stripping layers they reach test. Not under OpenClaw 2026.9's channel
+    semantics, whose classes are formed across every channel at once, and not for Slack's
+    and Discord's keyed channels (no summary is recorded)."""
+    if len(sides) != 2:
+        return {}
+    base, head = sides
+    rest = [{k: v for k, v in side.index.items() if k != "channels"} for side in sides]
+    if rest[0] != rest[1] or (rest[0].get("target") or {}).get("group_id_needs_session"):
+        return {}
+    out = {}
+    for name, ch in base.index["channels"].items():
+        summary = ch.get("summary")
+        if summary is None or head.index["channels"].get(name) != ch:
+            continue
+        if all(base.shards.digest(n) == head.shards.digest(n) for n in channel_shards(ch)):
+            out[name] = Unread(classes=int(summary["classes"]),
+                               witnesses=runs_bits(summary["witnesses"]),
+                               all_witnesses=runs_bits(summary["all_witnesses"]))
+    return out
+
+
+def _parse_shard(raw: bytes, name: str, inline: InlineStacks
+                 ) -> tuple[dict[str, Any] | None, Any, frozenset[int]]:
+    """A shard's (group map, spaces) with its stacks numbered in ``inline``, and those numbers."""
+    ids: set[int] = set()
+
+    def number(text: str) -> int:
+        found = inline.id(text)
+        ids.add(found)
+        return found
+
+    try:
+        gmap, spaces = parse_shard(raw.decode("utf-8"))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise DiffInputError(f"{name}: not a readable shard ({exc})") from exc
+    return (*map_shard(gmap, spaces, number), frozenset(ids))
 
 
 def side_from_revision(rev: str, defs: Path, label: str | None = None) -> Side:
@@ -225,11 +425,24 @@ class DiffResult:
         return any(c.gained for c in self.changes)
 
 
-def compute_diff(base: Side, head: Side) -> DiffResult:
-    head_tools = list(head.tables["tools"])
-    tools = head_tools + [t for t in base.tables["tools"] if t not in set(head_tools)]
-    space = ClassSpace([TablesView(base.tables, tools), TablesView(head.tables, tools)], tools)
+def compute_diff(base: Side, head: Side, *, skip: bool | None = None) -> DiffResult:
+    """The exact access delta from ``base`` to ``head``. ``skip``: leave unread the shards
+    of channels that cannot change it (``unread_channels``); by default when both sides are
+    build directories (the others are in memory already)."""
+    if skip is None:
+        skip = all(isinstance(side.shards, _BuildShards) for side in (base, head))
+    with no_gc():
+        return _compute_diff(base, head, skip)
+
+
+def _compute_diff(base: Side, head: Side, skip: bool) -> DiffResult:
+    head_tools = list(head.index["tools"])
+    tools = head_tools + [t for t in base.index["tools"] if t not in set(head_tools)]
+    space = ClassSpace(side_views([base, head], tools, skip=skip), tools)
     changes = compute_delta(space)
+    if _names_unread(space, changes):  # pragma: no cover - a change lies in changed channels
+        space = ClassSpace(side_views([base, head], tools, skip=False), tools)
+        changes = compute_delta(space)
     base_names = {t["name"] for t in base.catalog["tools"]}
     head_names = {t["name"] for t in head.catalog["tools"]}
     schema_changed: dict[str, list[str]] = {}
@@ -244,12 +457,25 @@ def compute_diff(base: Side, head: Side) -> DiffResult:
         schema_changed=schema_changed,
         warnings_added=sorted(set(head.warnings) - set(base.warnings)),
         warnings_removed=sorted(set(base.warnings) - set(head.warnings)),
-        words=Words(space), targets=(side_target(base), side_target(head)))
+        words=CountedWords(space), targets=(side_target(base), side_target(head)))
+
+
+def _names_unread(space: ClassSpace, changes: Iterable[ToolChange]) -> bool:
+    """Whether a line names a class of a channel left unread, which the diff could not
+    describe: by construction it never does (such classes are alike on both sides, and a
+    line widens over the whole dimension or not at all), so this is a guard, and the diff
+    is then computed again with every shard read."""
+    unread = space.unread_classes()
+    if not unread:
+        return False
+    full = (1 << len(space.channels)) - 1
+    return any(c[2] != full and c[2] & unread
+               for change in changes for c, _ in (*change.gained, *change.lost))
 
 
 def side_target(side: Side) -> str:
     """The release a side's tables follow (builds from before targets follow 2026.3)."""
-    rules = side.tables.get("target") or {}
+    rules = side.index.get("target") or {}
     return str(rules.get("openclaw", "2026.3"))
 
 
@@ -263,16 +489,17 @@ def _n(count: int) -> str:
 
 # -- output formats --------------------------------------------------------------------------
 def to_json(result: DiffResult) -> dict[str, Any]:
-    """The stable JSON form (``format`` 1), documented in docs/reference/review.md."""
+    """The stable JSON form (``format`` 2), documented in docs/reference/review.md."""
     space = result.space
     words = result.words
-    names = [[k.label for k in dim] for dim in space.dims()]
+    dims = space.dims()
 
     def cube(cw: tuple[Cube, int]) -> dict[str, Any]:
         c, n = cw
         out: dict[str, Any] = {"count": n, "words": words.cube(c)}
-        for d, (dim, labels) in enumerate(zip(DIMS, names, strict=True)):
-            out[dim] = None if c[d] == words.full[d] else [labels[i] for i in bit_indices(c[d])]
+        for d, (dim, values) in enumerate(zip(DIMS, dims, strict=True)):
+            out[dim] = (None if c[d] == words.full[d]
+                        else [values[i].label for i in bit_indices(c[d])])
         return out
 
     return {
@@ -280,7 +507,7 @@ def to_json(result: DiffResult) -> dict[str, Any]:
         "classes": space.size(), "access_changed": result.access_changed,
         "target": {"base": result.targets[0], "head": result.targets[1]},
         "widened": result.widened,
-        "dimensions": dict(zip(DIMS, names, strict=True)),
+        "dimensions": {dim: len(values) for dim, values in zip(DIMS, dims, strict=True)},
         "access": [{"tool": c.tool,
                     "gained": {"count": c.gained_count, "classes": [cube(x) for x in c.gained]},
                     "lost": {"count": c.lost_count, "classes": [cube(x) for x in c.lost]}}
@@ -378,6 +605,11 @@ def _md_cube(words: Words, cube: Cube) -> str:
 
 
 def render_diff(result: DiffResult, fmt: str, *, color: bool = False) -> str:
+    with no_gc():
+        return _render_diff(result, fmt, color=color)
+
+
+def _render_diff(result: DiffResult, fmt: str, *, color: bool = False) -> str:
     if fmt == "json":
         return dump_json(to_json(result))
     if fmt == "markdown":

@@ -73,6 +73,7 @@ from ._policy import (
     _admitted,
     _agent_record,
     _built,
+    _full_model_key,
     _group_stack,
     _lazy,
     _normalize_id,
@@ -512,7 +513,7 @@ def _provider_path(  # noqa: PLR0913, PLR0917 - _provider_stacks inputs and both
 ) -> None:
     """``_provider_stacks``, and the records of its layers in ``named``: [agent provider,
     global provider, provider profile]."""
-    full = (model if "/" in model else f"{provider}/{model}") if model else None
+    full = _full_model_key(provider, model)
     bp = record.by_provider
     ae_key = next((k for k in (full, provider) if k and bp and k in bp), None)
     ge_key = next((k for k in (full, provider) if k and k in _GLOBAL_BP), None)

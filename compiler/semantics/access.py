@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..pipeline import groups
 from ..pipeline.policy import apply_patch_model_ok, choose_agent
 from ..rules.channels import athash_slug, key_candidates
 from ..rules.context import (
@@ -46,7 +47,6 @@ from ..rules.context import (
 )
 from ..rules.names import (
     group_candidates,
-    normalize_account_id,
     normalize_agent_id,
     normalize_channel,
     normalize_key,
@@ -55,7 +55,7 @@ from ..rules.sandbox import SandboxModes, derive_sandboxed
 from . import channels9 as c9
 
 DIMS = ("agent", "provider", "channel", "owner", "sandbox", "subagent")
-OTHER = "toolc-other"  # the stem of fresh values that no definition declares
+OTHER = groups.OTHER  # the stem of fresh values that no definition declares
 
 
 class Stack(NamedTuple):
@@ -76,10 +76,54 @@ class Record(NamedTuple):
     senders: list[Any] | None = None  # the agent's tools.toolsBySender entry (2026.9)
 
 
-class TablesView:
-    """One build's tables with every bitset mapped into a shared tool index."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Unread:
+    """A channel whose shards a diff left unread (the same on both sides, with the same
+    tables around them): what ``split_tables`` recorded of it, its bitsets in the shared
+    tool index."""
 
-    def __init__(self, data: Mapping[str, Any], tools: Sequence[str]) -> None:
+    classes: int  # per availability mode
+    witnesses: int  # what the stripping layers of the stacks its classes reach test
+    all_witnesses: int  # ... of every stack its shards hold
+
+
+class InlineStacks:
+    """Stacks written inline in shards (``toolc.pipeline.shards``), numbered from ``offset``
+    (past every global stack of the views that share it) in the order first met. A diff's
+    two sides share one pool, so a shard both sides hold is parsed once and its entries name
+    the same stack numbers on both sides."""
+
+    def __init__(self, offset: int) -> None:
+        self.offset = offset
+        self.texts: list[str] = []
+        self._ids: dict[str, int] = {}
+        # decoded once for every view whose tools come first in the shared tool index
+        self.plain: dict[int, Stack] = {}
+
+    def id(self, text: str) -> int:
+        found = self._ids.get(text)
+        if found is None:
+            found = self._ids[text] = self.offset + len(self.texts)
+            self.texts.append(text)
+        return found
+
+    def text(self, index: int) -> str:
+        return self.texts[index - self.offset]
+
+
+class TablesView:
+    """One build's tables with every bitset mapped into a shared tool index.
+
+    ``data`` is the one-dictionary form (``toolc.pipeline.shards.join_tables``: channels as
+    compact JSON), or ``tables.json``'s own with ``channels`` given already parsed, their
+    entries naming stacks of ``inline`` (and ``inline_ids``: the numbers this side's
+    channels use); ``unread``: channels left unread, known by their summary alone."""
+
+    def __init__(self, data: Mapping[str, Any], tools: Sequence[str], *,
+                 channels: dict[str, dict[str, Any]] | None = None,
+                 inline: InlineStacks | None = None,
+                 inline_ids: Iterable[int] = (),
+                 unread: Mapping[str, Unread] | None = None) -> None:
         self.data = data
         own = list(data["tools"])
         self.tools = own
@@ -88,6 +132,10 @@ class TablesView:
         self._raw_bits: list[str] = data["bitsets"]
         self._raw_layers: list[str] = data["layers"]
         self._raw_stacks: list[str] = data["stacks"]
+        self._inline = inline
+        self._inline_ids = sorted(set(inline_ids))
+        # channels whose maps were not read: ``channels`` holds their index entry only
+        self.unread: Mapping[str, Unread] = unread or {}
         self._bits: dict[int, int] = {}
         self._stacks: dict[int, Stack] = {}
         masks = data["masks"]
@@ -119,7 +167,7 @@ class TablesView:
         self.ap_bit = 0 if ap["bit"] < 0 else self.map_bits(1 << int(ap["bit"]))
         self.ap_variants = [(bool(e), None if m is None else tuple(m))
                             for e, m in ap["variants"]]
-        self.channels: dict[str, dict[str, Any]] = {
+        self.channels: dict[str, dict[str, Any]] = channels if channels is not None else {
             name: json.loads(raw) for name, raw in data["channels"].items()}
         self.sandbox_modes = SandboxModes.from_json(data.get("sandbox"))
         sub = data["subagent"]
@@ -165,12 +213,7 @@ class TablesView:
     def bits(self, index: int) -> int:
         bits = self._bits.get(index)
         if bits is None:
-            raw = self._raw_bits[index]
-            runs = [int(x) for x in raw.split(".")] if raw else []
-            bits = 0
-            for k in range(0, len(runs), 2):
-                bits |= ((1 << runs[k + 1]) - 1) << runs[k]
-            bits = self._bits[index] = self.map_bits(bits)
+            bits = self._bits[index] = self.map_bits(runs_bits(self._raw_bits[index]))
         return bits
 
     def stack(self, index: int) -> Stack:
@@ -178,6 +221,16 @@ class TablesView:
         if index < 0:
             return NO_LAYER
         stack = self._stacks.get(index)
+        if stack is None and index >= len(self._raw_stacks):
+            assert self._inline is not None, f"stack {index} of no table"
+            if self._pos is None:
+                stack = self._inline.plain.get(index)
+                if stack is None:
+                    stack = self._inline.plain[index] = self._inline_stack(
+                        self._inline.text(index))
+            else:
+                stack = self._inline_stack(self._inline.text(index))
+            self._stacks[index] = stack
         if stack is None:
             raw = [int(x) for x in self._raw_stacks[index].split(".")]
             layers = []
@@ -189,6 +242,47 @@ class TablesView:
                 mention |= self.bits(self._raw_preserve[index])
             stack = self._stacks[index] = Stack(mention, self.bits(raw[1]), tuple(layers))
         return stack
+
+    def _inline_stack(self, text: str) -> Stack:
+        """A shard's inline stack: ``mention/fixed/flags/preserve/layer...``, bitsets as
+        runs, a layer ``witness,allow,deny`` (``-``: a witness that never strips)."""
+        mention, fixed, _, preserve, *layers = text.split("/")
+        decoded = []
+        for layer in layers:
+            w, a, d = layer.split(",")
+            decoded.append((-1 if w == "-" else self._runs(w), self._runs(a), self._runs(d)))
+        return Stack(self._runs(mention) | self._runs(preserve), self._runs(fixed),
+                     tuple(decoded))
+
+    def _runs(self, raw: str) -> int:
+        return self.map_bits(runs_bits(raw))
+
+    def witnesses(self, index: int) -> int:
+        """The tools stack ``index``'s stripping layers test the present set on."""
+        if self.is_inline(index) and index not in self._stacks:
+            assert self._inline is not None
+            layers = self._inline.text(index).split("/")[4:]  # most shard stacks have none
+            if not layers:
+                return 0
+        out = 0
+        for w, _, _ in self.stack(index).layers:
+            if w > 0:
+                out |= w
+        return out
+
+    def same_inline(self, other: TablesView) -> bool:
+        """Whether a shard's stack number means the same stack here and in ``other`` (one
+        pool, the same tool order)."""
+        return (self._inline is not None and self._inline is other._inline
+                and self._pos == other._pos)
+
+    def is_inline(self, index: int) -> bool:
+        return index >= len(self._raw_stacks)
+
+    def stack_ids(self) -> Iterator[int]:
+        """Every stack of this side: the global ones, then those its shards hold."""
+        yield from range(len(self._raw_stacks))
+        yield from self._inline_ids
 
     def bp_index(self) -> dict[str, frozenset[int]]:
         """byProvider key -> the agent records that have an entry for it."""
@@ -207,11 +301,11 @@ class TablesView:
             for w in {raw.split(".", 1)[0] for raw in self._raw_layers}:
                 if int(w) >= 0:
                     self._witnesses |= self.bits(int(w))
+            for i in self._inline_ids:
+                self._witnesses |= self.witnesses(i)
+            for skipped in self.unread.values():
+                self._witnesses |= skipped.all_witnesses
         return self._witnesses
-
-    @property
-    def stack_count(self) -> int:
-        return len(self._raw_stacks)
 
     # -- the runtime's lookups (same rules as the generated runtime) -------------------------
     def record(self, agent: str | None) -> tuple[int, Record]:
@@ -326,60 +420,11 @@ class TablesView:
 
     def group_map(self, channel: str, account: str | None) -> tuple[str, Any] | None:
         """The group map an account uses on a channel (the account's, else the channel's)."""
-        ch = self.channels.get(channel)
-        if ch is None:
-            return None
-        gmap, where = ch["groups"], "channel"
-        acc_id = normalize_account_id(account)
-        acc = ch["accounts"].get(acc_id, _MISSING)
-        if acc is _MISSING:
-            acc = ch["accounts_folded"].get(acc_id, _MISSING)
-            key = next((k for k in ch["accounts"] if k.lower() == acc_id), None)
-        else:
-            key = acc_id
-        if acc is not _MISSING and acc is not None:
-            gmap, where = acc, f"account:{key}"
-        return None if gmap is None else (where, gmap)
+        return groups.group_map(self.channels.get(channel), account)
 
     def decide(self, channel: str, found: tuple[str, Any] | None, group: str,
                senders: Sequence[tuple[str, str]]) -> tuple[Any, int | None]:
-        if found is None:
-            return None, None
-        where, gmap = found
-        passes: list[tuple[tuple[str, ...], bool, Sequence[tuple[str, str]]]] = [
-            (group_candidates(channel, group), True, senders)]
-        if not self.channels[channel]["e164"]:
-            # 2026.3.2 resolveGroupToolPolicy: IRC's dock (case folded, no e164), and when it
-            # answers nothing, the generic resolver (exact id, e164 too)
-            passes = [(passes[0][0], True, [s for s in senders if s[0] != "e164"]),
-                      ((group.strip(),), False, senders)]
-        exact = gmap["exact"]
-        for gids, fold, keys in passes:
-            found_pass = self._decide_pass(where, exact, gmap["folded"] if fold else {},
-                                           gids, keys)
-            if found_pass is not None:
-                return found_pass
-        return None, None
-
-    @staticmethod
-    def _decide_pass(where: str, exact: dict[str, Any], folded: dict[str, Any],
-                     gids: Sequence[str], senders: Sequence[tuple[str, str]]
-                     ) -> tuple[Any, int | None] | None:
-        for gid in gids:
-            specific, sid = exact.get(gid), gid
-            if specific is None and folded:
-                specific = folded.get(gid.lower())
-                sid = next((k for k in exact if k != "*" and k.lower() == gid.lower()), gid)
-            for entry, eid in ((specific, sid), (exact.get("*"), "*")):
-                if entry is None:
-                    continue
-                if len(entry) > 1:
-                    hit = _sender_hit(entry, senders)
-                    if hit is not None:
-                        return (where, eid, hit[0]), hit[1]
-                if entry[0] is not None:
-                    return (where, eid, None), entry[0]
-        return None
+        return groups.decide(channel, self.channels[channel], found, group, senders)
 
     def subagent_stack(self, depth: int) -> int | None:
         if depth <= 0:
@@ -387,17 +432,9 @@ class TablesView:
         return self.subagent[1] if depth >= self.leaf_depth else self.subagent[0]
 
 
-_MISSING: Any = object()
-_BUCKETS = {"id": 1, "e164": 2, "username": 3, "name": 4}
-
-
-def _sender_hit(entry: list[Any], senders: Sequence[tuple[str, str]]
-                ) -> tuple[tuple[str, str] | str, int] | None:
-    for kind, value in senders:
-        hit = entry[_BUCKETS[kind]].get(value)
-        if hit is not None:
-            return (kind, value), hit
-    return None if entry[5] is None else ("*", entry[5])
+_MISSING: Any = groups.MISSING
+_BUCKETS = groups.BUCKETS
+_sender_hit = groups.sender_hit
 
 
 def _guild_key(ch: dict[str, Any], rule: dict[str, Any], group: str, space: str | None
@@ -443,6 +480,16 @@ def sender_keys(sender_id: str | None = None, sender_e164: str | None = None,
             norm = value.strip().lower()
             out.append((kind, norm.removeprefix("@") if kind == "username" else norm))
     return out
+
+
+def runs_bits(raw: str) -> int:
+    """A bitset written as runs, ``start.length.start.length`` (empty: no bit)."""
+    bits = 0
+    if raw:
+        runs = map(int, raw.split("."))
+        for start, length in zip(runs, runs, strict=True):
+            bits |= ((1 << length) - 1) << start
+    return bits
 
 
 def _keyset(values: list[str] | None) -> frozenset[str] | None:
@@ -500,13 +547,7 @@ def owner_removes(view: TablesView, value: bool | None) -> bool:
     return value is False if view.owner_unknown_keeps else value is not True
 
 
-def _fresh(taken: Iterable[str], stem: str = OTHER) -> str:
-    taken = set(taken)
-    value, n = stem, 1
-    while value in taken:
-        n += 1
-        value = f"{stem}-{n}"
-    return value
+_fresh = groups.fresh
 
 
 class ClassSpace:
@@ -525,6 +566,8 @@ class ClassSpace:
         self.selectors: list[tuple[bool, tuple[int, ...]]] = [(False, (0,) * len(self.views))]
         self._selector_index = {self.selectors[0]: 0}
         self._chan_stacks: list[list[tuple[tuple[int, ...], ...]]] = []
+        self._unread: dict[str, list[range]] = {}  # channel -> its classes, per gate mode
+        self._witnesses: int | None = None
         self._sender_maps: list[list[Any]] = []
         self._owner_matters = False
         self._index9: dict[Any, int] | None = None
@@ -532,8 +575,12 @@ class ClassSpace:
             self.channels = self._channels9()
         else:
             self.channels = self._channels()
-            self._chan_stacks = [[tuple(() if st is None else (st,) for st in k.stacks)]
-                                 for k in self.channels]
+            # classes with the same stacks share one (never mutated) list
+            shared: dict[tuple[int | None, ...], list[tuple[tuple[int, ...], ...]]] = {}
+            self._chan_stacks = [
+                shared.get(k.stacks) or shared.setdefault(
+                    k.stacks, [tuple(() if st is None else (st,) for st in k.stacks)])
+                for k in self.channels]
         self.sandbox = self._sandboxes()
         self.subagent = self._subagents()
 
@@ -550,6 +597,8 @@ class ClassSpace:
     def flags(self, point: Sequence[int]) -> dict[str, Any]:
         """The representative request of a class (``resolve`` keywords)."""
         out: dict[str, Any] = {}
+        if any(point[2] in span for spans in self._unread.values() for span in spans):
+            raise LookupError(f"channel class {point[2]} is one of a channel not read")
         for dim, i in zip(self.dims(), point, strict=True):
             out.update(dim[i].flags)
         if "agent_id" not in out and ("session_key" in out or any(
@@ -604,10 +653,30 @@ class ClassSpace:
         """Whether a channel class's side depends on the agent or the owner (2026.9)."""
         return len(self.selectors) > 1
 
+    def selector_stacks(self, sel: int = 0) -> list[tuple[tuple[int, ...], ...]]:
+        """``channel_stacks(ci, sel)`` of every channel class, by class."""
+        return [per_sel[sel] for per_sel in self._chan_stacks]
+
     def channel_stacks(self, ci: int, sel: int = 0) -> tuple[tuple[int, ...], ...]:
         """Per side, the stacks of channel class ``ci``'s channel side (group layer, and
         2026.9's sender layer) under selector ``sel``."""
         return self._chan_stacks[ci][sel]
+
+    def group_witnesses(self) -> int:
+        """Every tool a channel class's stripping layers test, on any side (computed once)."""
+        if self._witnesses is None:
+            out = 0
+            for side, view in enumerate(self.views):
+                for stack in self.side_stacks(side):
+                    if stack >= 0:
+                        out |= view.witnesses(stack)
+                out |= self.unread_witnesses(side)
+            self._witnesses = out
+        return self._witnesses
+
+    def side_stacks(self, side: int) -> set[int]:
+        """Every stack some channel class reads on side ``side`` (under any selector)."""
+        return {st for per_sel in self._chan_stacks for sides in per_sel for st in sides[side]}
 
     def selector_free(self, ci: int) -> bool:
         """Whether channel class ``ci``'s side is the same under every selector."""
@@ -672,6 +741,8 @@ class ClassSpace:
         channel = normalize_channel(ctx.message_provider if ctx.message_provider is not None
                                     else session.channel or spawned_channel)
         group = ctx.group_id if ctx.group_id is not None else session.group or spawned_group
+        if channel in self._unread and group is not None:
+            raise LookupError(f"channel {channel} was not read: its classes are unknown")
         gi = self.gate(normalize_key(ctx.message_provider) or None)
         if channel is None or channel not in self._chan_index:
             return self._nogroup[("undeclared", gi)]
@@ -932,13 +1003,20 @@ class ClassSpace:
                              group=(f"channel {name}",),
                              stacks=tuple(None for _ in self.views)))
         for name in declared:
-            self._channel(name, out)
+            if all(name in v.unread for v in self.views):
+                self._unread_channel(name, out)
+            else:
+                self._channel(name, out)
         return out
 
     def _channel(self, name: str, out: list[Klass]) -> None:
         chans = [v.channels.get(name) for v in self.views]
         if any(ch is not None and ch["rule"]["kind"] != "groups" for ch in chans):
             self._keyed_channel(name, chans, out)
+            return
+        gate_modes = self._gate_modes(name)
+        if chans[0] is not None and all(ch is chans[0] for ch in chans[1:]):
+            self._shared_channel(name, chans[0], gate_modes, out)
             return
         per_view_maps = _maps_per_view(self, name)
         maps = [m for view_maps in per_view_maps for m in view_maps]
@@ -952,11 +1030,6 @@ class ClassSpace:
         for acc in accounts:
             acc_sigs.setdefault(tuple(self._map_key(v, name, acc) for v in self.views), acc)
         acc_classes = list(acc_sigs.values())
-        gate_explicit = self.gate(name)
-        gate_session = self.gate(None)
-        gate_modes = [(gate_explicit, False)]
-        if gate_session != gate_explicit:
-            gate_modes.append((gate_session, True))
         rows_index: dict[Any, dict[Any, int]] = {}
         self._chan_index[name] = {"accounts": acc_sigs, "gids": set(gids), "other": other_group,
                                   "rows": rows_index}
@@ -965,14 +1038,14 @@ class ClassSpace:
         def rows_of(gid: str, found: list[Any]) -> list[tuple[tuple[tuple[str, str], ...], Any]]:
             keys = candidates.get(gid)
             if keys is None:
-                keys = candidates[gid] = [self._sender_candidates(m, name, gid)
+                keys = candidates[gid] = [groups.sender_candidates(m, name, gid)
                                           for m in per_view_maps]
             return self._sender_rows(keys, found, name, gid)
 
         for acc in acc_classes:
             acc_label = self._account_label(acc, acc_classes)
             found = [v.group_map(name, acc) for v in self.views]
-            here = _declared_ids(found)
+            here = groups.declared_ids(found)
             other_rows = rows_of(other_group, found)
             other_sigs = {sig for _, sig in other_rows}
             for gid in [*gids, other_group]:
@@ -983,14 +1056,83 @@ class ClassSpace:
                     # a group the account's own map does not declare: "any other group"
                     # of this account holds it (classify falls back to it)
                     continue
-                group_label = "any other group" if gid == other_group else f"group {gid}"
-                for gi, session_only in gate_modes:
-                    index = rows_index.setdefault((gi, acc, gid), {})
-                    for senders, sig in rows:
-                        index[sig] = len(out)
-                        out.append(self._group_class(name, gi, session_only, acc, acc_label,
-                                                     gid, group_label, senders, sig,
-                                                     len(rows) > 1))
+                self._add_group(name, gate_modes, acc, acc_label, gid, gid == other_group,
+                                rows, rows_index, out)
+
+    def _unread_channel(self, name: str, out: list[Klass]) -> None:
+        """A channel a diff left unread: as many classes as it has, each standing for one
+        it cannot name; they are alike on both sides, so no change can be found in them."""
+        unread = self.views[0].unread[name]
+        for gi, session_only in self._gate_modes(name):
+            head = f"channel {name}" + (" (from the session key only)" if session_only else "")
+            k = Klass(label=f"{head}, one of its {unread.classes:,} classes (not read)",
+                      key=(gi, None), stacks=tuple(None for _ in self.views))
+            self._unread.setdefault(name, []).append(range(len(out), len(out) + unread.classes))
+            out += [k] * unread.classes
+
+    def read_classes(self) -> Iterator[int]:
+        """The channel classes of channels that were read, ascending."""
+        spans = sorted((span for spans in self._unread.values() for span in spans),
+                       key=lambda span: span.start)
+        at = 0
+        for span in spans:
+            yield from range(at, span.start)
+            at = span.stop
+        yield from range(at, len(self.channels))
+
+    def unread_classes(self) -> int:
+        """The channel classes of unread channels, as bits."""
+        out = 0
+        for spans in self._unread.values():
+            for span in spans:
+                out |= ((1 << len(span)) - 1) << span.start
+        return out
+
+    def unread_witnesses(self, side: int) -> int:
+        """What the stripping layers of the stacks the unread channels' classes reach test."""
+        out = 0
+        for name in self._unread:
+            out |= self.views[side].unread[name].witnesses
+        return out
+
+    def _gate_modes(self, name: str) -> list[tuple[int, bool]]:
+        """A channel's availability modes: given explicitly, and (where availability tells
+        them apart) reached only through the session key or ``spawned_by``."""
+        modes = [(self.gate(name), False)]
+        if self.gate(None) != self.gate(name):
+            modes.append((self.gate(None), True))
+        return modes
+
+    def _shared_channel(self, name: str, ch: dict[str, Any], gate_modes: list[tuple[int, bool]],
+                        out: list[Klass]) -> None:
+        """A channel every side holds as one object (a diff's channel whose shards are the
+        same on both sides): one side's classes (``pipeline.groups.channel_rows``), each
+        answer standing for every side."""
+        rows = groups.channel_rows(name, ch)
+        n = len(self.views)
+        acc_sigs = {(key,) * n: acc for key, acc in rows.account_keys.items()}
+        acc_classes = list(acc_sigs.values())
+        rows_index: dict[Any, dict[Any, int]] = {}
+        self._chan_index[name] = {"accounts": acc_sigs, "gids": set(rows.gids),
+                                  "other": rows.other, "rows": rows_index}
+        for acc, per_gid in rows.groups:
+            acc_label = self._account_label(acc, acc_classes)
+            for gid, single in per_gid:
+                every = [(senders, (answer,) * n) for senders, answer in single]
+                self._add_group(name, gate_modes, acc, acc_label, gid, gid == rows.other,
+                                every, rows_index, out)
+
+    def _add_group(self, name: str, gate_modes: list[tuple[int, bool]], acc: str | None,
+                   acc_label: str, gid: str, other: bool,
+                   rows: list[tuple[tuple[tuple[str, str], ...], Any]],
+                   rows_index: dict[Any, dict[Any, int]], out: list[Klass]) -> None:
+        group_label = "any other group" if other else f"group {gid}"
+        for gi, session_only in gate_modes:
+            index = rows_index.setdefault((gi, acc, gid), {})
+            for i, (_, sig) in enumerate(rows):
+                index[sig] = len(out) + i
+            out += self._group_classes(name, gi, session_only, acc, acc_label, gid,
+                                       group_label, rows)
 
     def _keyed_channel(self, name: str, chans: list[dict[str, Any] | None],
                        out: list[Klass]) -> None:
@@ -1083,37 +1225,39 @@ class ClassSpace:
                      group=(head, acc_label, group_label),
                      stacks=tuple(stack for _, stack in sig))
 
-    def _group_class(self, name: str, gi: int, session_only: bool, acc: str | None,
-                     acc_label: str, gid: str, group_label: str,
-                     senders: tuple[tuple[str, str], ...], sig: Any, several: bool) -> Klass:
-        parts = [f"channel {name}"]
-        if session_only:
-            parts[0] += " (from the session key only)"
-        if acc_label:
-            parts.append(acc_label)
-        parts.append(group_label)
-        sender_label = ""
-        if several:
-            sender_label = ("any other sender" if not senders else
-                            " and ".join(f"sender {k}:{v}" for k, v in senders))
-            parts.append(sender_label)
-        flags: list[tuple[str, Any]] = []
-        if session_only:
-            flags.append(("spawned_by", f"{name}:group:{gid}"))
-        else:
-            flags.append(("message_provider", name))
+    def _group_classes(self, name: str, gi: int, session_only: bool, acc: str | None,
+                       acc_label: str, gid: str, group_label: str,
+                       rows: list[tuple[tuple[tuple[str, str], ...], Any]]) -> list[Klass]:
+        """The classes of one group of one account in one gate mode, one per row."""
+        head = f"channel {name}" + (" (from the session key only)" if session_only else "")
+        parts = [head, acc_label, group_label] if acc_label else [head, group_label]
+        flags: list[tuple[str, Any]] = [
+            ("spawned_by", f"{name}:group:{gid}") if session_only else ("message_provider", name)]
         if acc is not None:
             flags.append(("account_id", acc))
         flags.append(("group_id", gid))
-        flags += [(SENDER_FLAGS[k], v) for k, v in senders]
-        # classes that reach the "*" entry on every side fold into one phrase
-        fallback = None
-        if all(d is not None and d[1] == "*" for d, _ in sig):
-            fallback = (parts[0], acc_label, sender_label)
-        return Klass(label=", ".join(parts), flags=tuple(flags),
-                     key=(gi, (name, gid, acc, senders)),
-                     group=(parts[0], acc_label, group_label), fallback=fallback,
-                     stacks=tuple(stack for _, stack in sig))
+        group = (head, acc_label, group_label)
+        several = len(rows) > 1
+        base, base_flags = ", ".join(parts), tuple(flags)
+        out = []
+        for senders, sig in rows:
+            sender_label = ""
+            label = base
+            if several:
+                sender_label = ("any other sender" if not senders else
+                                " and ".join([f"sender {k}:{v}" for k, v in senders]))
+                label = f"{label}, {sender_label}"
+            # classes that reach the "*" entry on every side fold into one phrase
+            fallback = None
+            if all(d is not None and d[1] == "*" for d, _ in sig):
+                fallback = (head, acc_label, sender_label)
+            out.append(Klass(
+                label=label,
+                flags=(*base_flags, *[(SENDER_FLAGS[k], v) for k, v in senders]) if senders
+                else base_flags,
+                key=(gi, (name, gid, acc, senders)), group=group, fallback=fallback,
+                stacks=tuple([stack for _, stack in sig])))
+        return out
 
     def _sender_rows(self, per_view: list[list[tuple[str, str]]], found: list[Any], name: str,
                      gid: str) -> list[tuple[tuple[tuple[str, str], ...], Any]]:
@@ -1140,16 +1284,7 @@ class ClassSpace:
 
     @staticmethod
     def _map_key(v: TablesView, name: str, acc: str | None) -> Any:
-        ch = v.channels.get(name)
-        if ch is None:
-            return None
-        acc_id = normalize_account_id(acc)
-        if acc_id in ch["accounts"]:
-            return None if ch["accounts"][acc_id] is None else acc_id
-        folded = next((k for k in ch["accounts"] if k.lower() == acc_id), None)
-        if folded is not None and ch["accounts"][folded] is not None:
-            return folded
-        return None
+        return groups.map_key(v.channels.get(name), acc)
 
     @staticmethod
     def _account_label(acc: str | None, classes: list[str | None]) -> str:
@@ -1158,20 +1293,6 @@ class ClassSpace:
         if acc is None:
             return "any other account"
         return f"account {acc}"
-
-    @staticmethod
-    def _sender_candidates(maps: list[dict[str, Any]], channel: str, gid: str
-                           ) -> list[tuple[str, str]]:
-        ids = set(group_candidates(channel, gid)) | {"*"}
-        found: set[tuple[str, str]] = set()
-        for m in maps:
-            entries = [m["exact"].get(i) for i in ids]
-            entries += [m["folded"].get(i.lower()) for i in ids]
-            for entry in entries:
-                if entry is not None and len(entry) > 1:
-                    for kind, bucket in _BUCKETS.items():
-                        found.update((kind, value) for value in entry[bucket])
-        return sorted(found)
 
     # subagents ------------------------------------------------------------------------------
     def _subagents(self) -> list[Klass]:
@@ -1209,16 +1330,6 @@ class ClassSpace:
         return labelled
 
 
-def _declared_ids(found: Sequence[tuple[str, Any] | None]) -> set[str]:
-    """Group ids (and their lowercase forms) that the maps in use declare."""
-    out: set[str] = set()
-    for f in found:
-        if f is not None:
-            out.update(f[1]["exact"])
-            out.update(k.lower() for k in f[1]["exact"])
-    return out
-
-
 def _keyed_values(chans: list[dict[str, Any]]) -> dict[str, Any]:
     """Representative group ids, spaces, channel names and senders of keyed channels: every
     declared key, the names and slugs that reach it, and a fresh value of each."""
@@ -1254,11 +1365,7 @@ def _keyed_values(chans: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _maps_per_view(space: ClassSpace, name: str) -> list[list[dict[str, Any]]]:
-    out = []
-    for v in space.views:
-        ch = v.channels.get(name)
-        out.append([m for m in (ch["groups"], *ch["accounts"].values()) if m] if ch else [])
-    return out
+    return [groups.channel_maps(v.channels.get(name)) for v in space.views]
 
 
 SENDER_FLAGS = {"id": "sender_id", "e164": "sender_e164", "username": "sender_username",

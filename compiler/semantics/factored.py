@@ -66,8 +66,29 @@ def eval_content(c: Content, present: int) -> int:
     return bits
 
 
+def index_bits(indices: Sequence[int]) -> int:
+    """The bitset of ``indices``, built once: OR-ing bits one at a time into a wide int
+    copies it each time, quadratic over hundreds of thousands of channel classes."""
+    if len(indices) < 64:
+        out = 0
+        for i in indices:
+            out |= 1 << i
+        return out
+    buf = bytearray((max(indices) >> 3) + 1)
+    for i in indices:
+        buf[i >> 3] |= 1 << (i & 7)
+    return int.from_bytes(buf, "little")
+
+
 def bit_indices(bits: int) -> list[int]:
     """The set bits of ``bits``, ascending."""
+    if bits.bit_count() <= 8:  # a few bits: lowest first, without spelling out every digit
+        few = []
+        while bits:
+            low = bits & -bits
+            few.append(low.bit_length() - 1)
+            bits ^= low
+        return few
     out = []
     digits = bin(bits)[:1:-1]
     i = digits.find("1")
@@ -86,12 +107,22 @@ class APState:
     members: list[tuple[int, int]] = field(default_factory=list)  # (agent, provider bits)
     lean: tuple[bool, ...] = ()  # per side: the agents' experimental.localModelLean (2026.9)
     maps: tuple[int, ...] = ()  # per side: the agents' own toolsBySender map (2026.9)
+    _by_agent: tuple[int, dict[int, int]] | None = None
 
     @property
     def alike(self) -> bool:
         """Both sides' agent-side inputs are equal (only meaningful with two sides)."""
         return (all(i == self.inputs[0] for i in self.inputs[1:])
                 and all(x == self.lean[0] for x in self.lean[1:]))
+
+    def by_agent(self) -> dict[int, int]:
+        """Per agent, its provider classes here (read once the state is complete)."""
+        if self._by_agent is None or self._by_agent[0] != len(self.members):
+            out: dict[int, int] = {}
+            for a, pbits in self.members:
+                out[a] = out.get(a, 0) | pbits
+            self._by_agent = (len(self.members), out)
+        return self._by_agent[1]
 
 
 @dataclass(slots=True)
@@ -108,35 +139,51 @@ class XState:
         """The classes of this state in the channel classes ``channels``, as few cubes."""
         if self._rests is None or self._rests[0] != len(self.members):
             # the agent-side cubes do not depend on ``channels``: computed once (a diff asks
-            # for them per tool and per channel group)
-            by_rest: dict[tuple[int, int, int], dict[int, int]] = defaultdict(dict)
+            # for them per tool and per channel group); (owner, sandbox, subagent) classes
+            # holding the same agent states share their agent x provider cubes
+            by_rest: dict[tuple[int, int, int], list[APState]] = defaultdict(list)
             for aps, o, s, k in self.members:
-                agents = by_rest[(o, s, k)]
-                for a, pbits in aps.members:
-                    agents[a] = agents.get(a, 0) | pbits
+                by_rest[(o, s, k)].append(aps)
+            shared: dict[tuple[int, ...], list[tuple[int, int]]] = {}
             rests: list[tuple[int, int, int, int, int]] = []
-            for (o, s, k), agents in by_rest.items():
-                by_pbits: dict[int, int] = defaultdict(int)
-                for a, pbits in agents.items():
-                    by_pbits[pbits] |= 1 << a
-                rests.extend((abits, pbits, 1 << o, 1 << s, 1 << k)
-                             for pbits, abits in by_pbits.items())
+            for (o, s, k), states in by_rest.items():
+                key = tuple(map(id, states))
+                pairs = shared.get(key)
+                if pairs is None:
+                    pairs = shared[key] = _agent_cubes(states)
+                rests.extend((abits, pbits, 1 << o, 1 << s, 1 << k) for abits, pbits in pairs)
             self._rests = (len(self.members), rests)
         return [(a, p, channels, o, s, k) for a, p, o, s, k in self._rests[1]]
 
     def agent_weights(self) -> dict[int, int]:
         """Agent-side classes (provider x owner x sandbox x subagent) per agent."""
         if self._weights is None:
-            out: dict[int, int] = defaultdict(int)
+            times: dict[int, tuple[APState, int]] = {}
             for aps, _, _, _ in self.members:
+                seen = times.get(id(aps))
+                times[id(aps)] = (aps, 1 if seen is None else seen[1] + 1)
+            out: dict[int, int] = defaultdict(int)
+            for aps, n in times.values():
                 for a, pbits in aps.members:
-                    out[a] += pbits.bit_count()
+                    out[a] += pbits.bit_count() * n
             self._weights = dict(out)
         return self._weights
 
     def weight(self) -> int:
         """How many agent-side classes (agent x provider x owner x sandbox x subagent)."""
         return sum(pbits.bit_count() for aps, _, _, _ in self.members for _, pbits in aps.members)
+
+
+def _agent_cubes(states: Sequence[APState]) -> list[tuple[int, int]]:
+    """(agent bits, provider bits) covering the agent and provider classes of ``states``."""
+    agents: dict[int, int] = {}
+    for aps in states:
+        for a, pbits in aps.by_agent().items():
+            agents[a] = agents.get(a, 0) | pbits
+    by_pbits: dict[int, int] = defaultdict(int)
+    for a, pbits in agents.items():
+        by_pbits[pbits] |= 1 << a
+    return [(abits, pbits) for pbits, abits in by_pbits.items()]
 
 
 class Evaluator:
@@ -148,7 +195,9 @@ class Evaluator:
         self.r = r
         self.agent_filter = agents  # a bitset of agent classes, or None for all
         self._contents: list[dict[tuple[int, ...], Content]] = [{} for _ in self.views]
-        self._group_cache: dict[Any, list[tuple[tuple[Any, ...], int]]] = {}
+        self._canon: dict[Content, Content] = {}
+        self._selector_stacks: dict[int, list[tuple[tuple[int, ...], ...]]] = {}
+        self._default_list: list[tuple[tuple[Any, ...], int]] = []
         # A state's present set matters only to the group layers' stripping tests; keeping
         # just those bits lets states that differ elsewhere share a state.
         self.wmask = group_witnesses(space)
@@ -156,7 +205,7 @@ class Evaluator:
         self.relevant = r
         for v in self.views:
             self.relevant |= v.witness_bits()
-        self._provider_info = [self._providers_of(v) for v in self.views]
+        self._provider_info = [self._providers_of(side, v) for side, v in enumerate(self.views)]
         self._defaults: tuple[list[tuple[Any, ...]], dict[tuple[Any, ...], int],
                               list[dict[str, list[int]]]] | None = None
         self.subs = [[None if (st := v.subagent_stack(k.key[0])) is None
@@ -169,19 +218,26 @@ class Evaluator:
         c = cache.get(stacks)
         if c is None:
             v = self.views[side]
-            c = cache[stacks] = combine(restrict_stack(v.stack(i), self.r) for i in stacks)
+            c = (restrict_stack(v.stack(stacks[0]), self.r) if len(stacks) == 1
+                 else combine(restrict_stack(v.stack(i), self.r) for i in stacks))
+            # one object per distinct content: equal contents are then told by identity
+            c = cache[stacks] = self._canon.setdefault(c, c)
         return c
 
     def group_content(self, side: int, stack: int | None) -> Content:
         return NEUTRAL if stack is None else self.content(side, (stack,))
 
     # -- the agent side ----------------------------------------------------------------------
-    def _providers_of(self, v: TablesView) -> tuple[list[tuple[Any, ...]], list[Any]]:
+    def _providers_of(self, side: int, v: TablesView
+                      ) -> tuple[list[tuple[Any, ...]], list[Any]]:
         """Per provider class: (provider, full model key, id of its global signature), and
         the signatures: (global byProvider key, gate verdicts, apply_patch verdict per
-        variant), what the agent side needs besides the agent's own byProvider keys."""
+        variant), what the agent side needs besides the agent's own byProvider keys. Global
+        keys whose entries read the same on R (their stack's content, profile and
+        alsoAllow) share a signature, under the first such key."""
         out = []
         sigs: dict[Any, int] = {}
+        firsts: list[Any] = []
         for k in self.space.providers:
             provider, model = k.key
             # the side's own byProvider key rule (2026.9: a model id with `/` is prefixed too)
@@ -193,8 +249,14 @@ class Evaluator:
                           for bits, providers, models, _, _ in v.gates)
             ap = tuple(v.apply_patch_ok(i, provider, model) or not v.ap_bit & self.relevant
                        for i in range(len(v.ap_variants)))
-            out.append((provider, full, sigs.setdefault((ge, gates, ap), len(sigs))))
-        return out, list(sigs)
+            entry = None if ge is None else v.global_bp[ge]
+            part = None if entry is None else (self.content(side, (entry[0],)), *entry[1:])
+            sig = sigs.get((part, gates, ap))
+            if sig is None:
+                sig = sigs[(part, gates, ap)] = len(firsts)
+                firsts.append((ge, gates, ap))
+            out.append((provider, full, sig))
+        return out, firsts
 
     def _default_groups(self) -> tuple[list[tuple[Any, ...]], dict[tuple[Any, ...], int],
                                        list[dict[str, list[int]]]]:
@@ -217,6 +279,7 @@ class Evaluator:
                             index[full].append(pi)
                 by_key.append(dict(index))
             self._defaults = (keys, groups, by_key)
+            self._default_list = list(groups.items())
         return self._defaults
 
     def provider_groups(self, recs: Sequence[Record]) -> list[tuple[tuple[Any, ...], int]]:
@@ -224,47 +287,47 @@ class Evaluator:
         (one per side): ``[(per-side (agent key, global key, gates, ap verdict), bits)]``.
         Only the classes an agent's own byProvider keys can select leave the default
         grouping, so an agent costs its few keys, not every provider class."""
-        own = any(rec.bp for rec in recs)
-        cache_key = None if own else tuple(rec.ap for rec in recs)
-        if cache_key is not None and cache_key in self._group_cache:
-            return self._group_cache[cache_key]
+        return [(self._per_side(small, recs), bits) for small, bits in self._small_groups(recs)]
+
+    def _small_groups(self, recs: Sequence[Record]) -> list[tuple[tuple[Any, ...], int]]:
+        """The provider classes grouped by what they select for agents with records ``recs``,
+        each group by its small key: per side (agent byProvider key, global signature id).
+        Only the classes an agent's own keys can select leave the default grouping (in
+        order), and come after it."""
         keys, defaults, by_key = self._default_groups()
-        groups = dict(defaults)
-        if own:
-            infos = [info for info, _ in self._provider_info]
-            affected: set[int] = set()
-            for rec, index in zip(recs, by_key, strict=True):
-                for k in rec.bp:
-                    affected.update(index.get(k, ()))
-            for pi in sorted(affected):
-                key: list[Any] = []
-                for rec, info in zip(recs, infos, strict=True):
-                    provider, full, gid = info[pi]
-                    bp = rec.bp
-                    ae = None
-                    if bp and provider is not None:
-                        ae = full if full is not None and full in bp else (
-                            provider if provider in bp else None)
-                    key += (ae, gid)
-                tkey = tuple(key)
-                if tkey == keys[pi]:
-                    continue
-                rest = groups[keys[pi]] & ~(1 << pi)
-                if rest:
-                    groups[keys[pi]] = rest
-                else:
-                    del groups[keys[pi]]
-                groups[tkey] = groups.get(tkey, 0) | 1 << pi
-        out = []
-        for tkey, bits in groups.items():
-            per_side = []
-            for side, rec in enumerate(recs):
-                ge, gates, ap = self._provider_info[side][1][tkey[2 * side + 1]]
-                per_side.append((tkey[2 * side], ge, gates, ap[rec.ap] if ap else False))
-            out.append((tuple(per_side), bits))
-        if cache_key is not None:
-            self._group_cache[cache_key] = out
-        return out
+        if not any(rec.bp for rec in recs):
+            return self._default_list
+        infos = [info for info, _ in self._provider_info]
+        affected: set[int] = set()
+        for rec, index in zip(recs, by_key, strict=True):
+            for k in rec.bp:
+                affected.update(index.get(k, ()))
+        taken: dict[tuple[Any, ...], int] = {}
+        moved: dict[tuple[Any, ...], int] = {}
+        for pi in sorted(affected):
+            key: list[Any] = []
+            for rec, info in zip(recs, infos, strict=True):
+                provider, full, gid = info[pi]
+                bp = rec.bp
+                ae = None
+                if bp and provider is not None:
+                    ae = full if full is not None and full in bp else (
+                        provider if provider in bp else None)
+                key += (ae, gid)
+            tkey = tuple(key)
+            if tkey != keys[pi]:  # else the class stays in its default group
+                taken[keys[pi]] = taken.get(keys[pi], 0) | 1 << pi
+                moved[tkey] = moved.get(tkey, 0) | 1 << pi
+        out = [(k, bits & ~taken[k] if k in taken else bits) for k, bits in defaults.items()]
+        return [(k, bits) for k, bits in out if bits] + list(moved.items())
+
+    def _per_side(self, small: tuple[Any, ...], recs: Sequence[Record]) -> tuple[Any, ...]:
+        """A small key read out: per side (agent key, global key, gates, ap verdict)."""
+        per_side = []
+        for side, rec in enumerate(recs):
+            ge, gates, ap = self._provider_info[side][1][small[2 * side + 1]]
+            per_side.append((small[2 * side], ge, gates, ap[rec.ap] if ap else False))
+        return tuple(per_side)
 
     def ap_states(self) -> list[APState]:
         """(agent, provider group) pairs alike on R, deduplicated. Agents whose own entries
@@ -284,20 +347,32 @@ class Evaluator:
                         for side, rec in enumerate(recs))
             agents.setdefault(sig, (recs, []))[1].append(ai)
         states: dict[Any, APState] = {}
+        # a provider group without the agent's own entries gives the same state to every
+        # agent whose own stack, sandbox and apply_patch choice read the same on R
+        known: dict[tuple[Any, ...], APState] = {}
         for recs, members in agents.values():
             maps = tuple(space.sender_map(side, rec) for side, rec in enumerate(recs))
             sandboxes = [self.content(side, (rec.sandbox,)) for side, rec in enumerate(recs)]
-            for key, pbits in self.provider_groups(recs):
-                inputs = []
-                for side, (v, rec, (ae, ge, gates, ap_ok)) in enumerate(
-                        zip(views, recs, key, strict=True)):
-                    stacks = (rec.stack, *v.provider_stacks(rec, ae, ge))
-                    inputs.append((self.content(side, stacks), sandboxes[side], ap_ok, gates))
-                tkey = tuple(inputs)
-                lean = tuple(rec.lean for rec in recs)
-                state = states.get((tkey, lean, maps))
+            lean = tuple(rec.lean for rec in recs)
+            mine = (tuple((id(self.content(side, (rec.stack,))), id(sandboxes[side]), rec.ap)
+                          for side, rec in enumerate(recs)), lean, maps)
+            for small, pbits in self._small_groups(recs):
+                own = any(small[2 * side] is not None for side in range(len(recs)))
+                state = None if own else known.get((mine, small))
                 if state is None:
-                    state = states[(tkey, lean, maps)] = APState(tkey, lean=lean, maps=maps)
+                    key = self._per_side(small, recs)
+                    inputs = []
+                    for side, (v, rec, (ae, ge, gates, ap_ok)) in enumerate(
+                            zip(views, recs, key, strict=True)):
+                        stacks = (rec.stack, *v.provider_stacks(rec, ae, ge))
+                        inputs.append((self.content(side, stacks), sandboxes[side], ap_ok,
+                                       gates))
+                    tkey = tuple(inputs)
+                    state = states.get((tkey, lean, maps))
+                    if state is None:
+                        state = states[(tkey, lean, maps)] = APState(tkey, lean=lean, maps=maps)
+                    if not own:
+                        known[(mine, small)] = state
                 state.members.extend((ai, pbits) for ai in members)
         return list(states.values())
 
@@ -392,15 +467,34 @@ class Evaluator:
         """Channel classes grouped by their channel side's content on R (the group layer,
         and 2026.9's sender layer, read with selector ``sel``): ``[(per side content, class
         bits)]`` (``side``: use that side's content for every side)."""
-        groups: dict[tuple[Content, ...], int] = {}
+        return [(key, index_bits(members))
+                for key, members in self.channel_members(classes, side, sel)]
+
+    def channel_members(self, classes: Iterable[int], side: int | None = None, sel: int = 0
+                        ) -> list[tuple[tuple[Content, ...], list[int]]]:
+        """``channel_groups`` with each group's classes as a list of indices."""
+        # contents are one object per value (``content``): grouped by identity, unhashed
+        groups: dict[tuple[int, ...], tuple[tuple[Content, ...], list[int]]] = {}
+        n = len(self.views)
+        by_stacks: dict[tuple[tuple[int, ...], ...], list[int]] = {}
+        every = self._selector_stacks.get(sel)
+        if every is None:
+            every = self._selector_stacks[sel] = self.space.selector_stacks(sel)
         for ci in classes:
-            stacks = self.space.channel_stacks(ci, sel)
-            if side is not None:
-                key = (self.stacks_content(side, stacks[side]),) * len(self.views)
-            else:
-                key = tuple(self.stacks_content(s, st) for s, st in enumerate(stacks))
-            groups[key] = groups.get(key, 0) | 1 << ci
-        return list(groups.items())
+            stacks = every[ci]
+            found = by_stacks.get(stacks)
+            if found is None:
+                if side is not None:
+                    key = (self.stacks_content(side, stacks[side]),) * n
+                else:
+                    key = tuple(self.stacks_content(s, st) for s, st in enumerate(stacks))
+                ids = tuple(map(id, key))
+                group = groups.get(ids)
+                if group is None:
+                    group = groups[ids] = (key, [])
+                found = by_stacks[stacks] = group[1]
+            found.append(ci)
+        return list(groups.values())
 
     def stacks_content(self, side: int, stacks: tuple[int, ...]) -> Content:
         return NEUTRAL if not stacks else self.content(side, stacks)
@@ -412,19 +506,7 @@ def _neutral(c: Content, r: int) -> bool:
 
 def group_witnesses(space: ClassSpace) -> int:
     """Every tool a group layer's stripping test looks at, on any side."""
-    out = 0
-    seen: set[tuple[int, int]] = set()
-    for ci in range(len(space.channels)):
-        for sel in range(len(space.selectors)):
-            for side, stacks in enumerate(space.channel_stacks(ci, sel)):
-                for stack in stacks:
-                    if stack < 0 or (side, stack) in seen:
-                        continue
-                    seen.add((side, stack))
-                    for w, _, _ in space.views[side].stack(stack).layers:
-                        if w > 0:
-                            out |= w
-    return out
+    return space.group_witnesses()
 
 
 def result(values: Values, group: Content) -> int:
@@ -487,14 +569,25 @@ def widen(cubes: Sequence[Cube], pool: Sequence[Cube], full: Sequence[int]) -> l
     ``cubes`` and the classes where the answer does not matter), so that "agent viewer"
     stays one line. Widened lines may overlap; ``assign`` counts each class once."""
     out: list[Cube] = []
+    # coverage is monotone: a region inside one found covered is covered, one holding a
+    # region found uncovered is not (most cubes widen into a line found before)
+    yes: list[Cube] = []
+    no: list[Cube] = []
     for cube in sorted(merge_cubes(cubes), key=cube_size, reverse=True):
         c = cube
         for d in range(len(DIMS)):
             if c[d] == full[d]:
                 continue
             wide = (*c[:d], full[d], *c[d + 1:])
-            if covered(wide, pool):
+            if any(contains(y, wide) for y in yes):
                 c = wide
+            elif any(contains(wide, n) for n in no):
+                continue
+            elif covered(wide, pool):
+                yes.append(wide)
+                c = wide
+            else:
+                no.append(wide)
         if c not in out:
             out.append(c)
     return sorted(out, key=_cube_key)
@@ -521,6 +614,68 @@ def covered(region: Cube, pool: Sequence[Cube]) -> bool:
         if total <= 0:
             return True
     return total <= 0
+
+
+class Atoms:
+    """The sets one dimension of some cubes takes, recoded over their atoms: the coarsest
+    partition of the dimension that each set is a union of. Merging cubes and testing
+    coverage only ask which classes a cube holds, so they come out the same over atoms, with
+    ints a few atoms wide instead of as wide as hundreds of thousands of channel classes."""
+
+    def __init__(self, dim: int, full: int, cubes: Iterable[Cube]) -> None:
+        self.dim = dim
+        self.full = full
+        distinct: dict[int, None] = {}
+        seen: set[int] = set()
+        for c in cubes:
+            if id(c[dim]) not in seen:  # most cubes share a few set objects
+                seen.add(id(c[dim]))
+                distinct[c[dim]] = None
+        atoms = [full]
+        for bits in distinct:
+            refined: list[int] = []
+            for atom in atoms:
+                inside = atom & bits
+                if inside and inside != atom:
+                    refined += (inside, atom ^ inside)
+                else:
+                    refined.append(atom)
+            atoms = refined
+        self.atoms = atoms
+        self._by_id: dict[int, tuple[int, int]] = {}  # id -> (the set, its atom mask)
+
+    def code(self, bits: int) -> int:
+        """The atom mask of ``bits`` (a union of atoms)."""
+        found = self._by_id.get(id(bits))
+        if found is not None and found[0] is bits:
+            return found[1]
+        mask = 0
+        for i, atom in enumerate(self.atoms):
+            if atom & bits:
+                mask |= 1 << i
+        self._by_id[id(bits)] = (bits, mask)
+        return mask
+
+    def cube(self, c: Cube) -> Cube:
+        d = self.dim
+        return (*c[:d], self.code(c[d]), *c[d + 1:])
+
+    def decode(self, c: Cube) -> Cube:
+        d = self.dim
+        bits = 0
+        for i in bit_indices(c[d]):
+            bits |= self.atoms[i]
+        return (*c[:d], bits, *c[d + 1:])
+
+
+def widen_exact(cubes: Sequence[Cube], pool: Sequence[Cube], full: Sequence[int],
+                dim: int) -> list[Cube]:
+    """``widen(cubes, merge_cubes(pool), full)`` with dimension ``dim`` recoded over its atoms
+    (``Atoms``) while merging and widening: the same lines, in the same order."""
+    atoms = Atoms(dim, full[dim], [*cubes, *pool])
+    coded = [atoms.cube(c) for c in cubes]
+    wide = widen(coded, merge_cubes(atoms.cube(c) for c in pool), atoms.cube(tuple(full)))
+    return sorted((atoms.decode(c) for c in wide), key=_cube_key)
 
 
 def assign(lines: Sequence[Cube], pieces: Iterable[tuple[Cube, int]]) -> list[int]:

@@ -9,14 +9,16 @@ Standard library only; validating arguments needs pydantic v2.
 from __future__ import annotations
 
 import hashlib
+import hmac
+import marshal
 import os
+import stat
 import sys
 import threading
 import types
 from collections.abc import Mapping
-from dataclasses import dataclass
 from importlib.machinery import ModuleSpec
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 PACKAGE_NAME: Final = "toolc_runtime"
 TOOLC_VERSION: Final = "0.1.0"
@@ -27,12 +29,12 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_approvals.py": "24ed7ad1ce2a17fc5f03dd1e27519bba86578cc6f9428b10e882ebba571472d5",
     "_bundles.py": "7a8da495f83f3f969db2a291b34c101ad90db3fc59e6b37c501fa3b416a80ecd",
     "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
-    "_decisions.py": "d664c74f50b1f4bcd2b234bfce16091c171c6bd711e6847786f72404a377eeae",
+    "_decisions.py": "daae1e5f157d4e9c7ea0008301fa170701773ccb0ac46d50810ca64fe68bc8d7",
     "_errors.py": "cc40d3036e004e02051143844bc64cd78759e031f46014e905bf7e444328d865",
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "7e753e3492998e3b0a9a61001fe297df7b1054b6d40267e0b20e462a3019ff9c",
+    "_policy.py": "ca45e381091390e34765d40baa5100f65e292f1f41f268782358397ec72b4106",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
@@ -125,7 +127,7 @@ _LAZY: Final[Mapping[str, str]] = {
     "wrap_untrusted": "_results",
 }
 
-# <toolc/runtime/bootstrap.py body, sha256 8aeefdbe6b46f538195984d61f985cfc3f1959bcc947c47e2383609feca08e84>
+# <toolc/runtime/bootstrap.py body, sha256 e54d7cb913e5a2bf431077ae28483976fc9257d341eeeb7b904c020ee12f2f6a>
 
 
 check_layout()
