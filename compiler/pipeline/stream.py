@@ -415,7 +415,9 @@ def compile_channel(ctx: ChannelContext, ch: ChannelDef, *, analysed: bool = Fal
         del recorded
     else:
         unit = record_channel(ctx.tables, ctx.tables.channel, ch)
-    index = _shards(channel_shards(ch.name, unit), files)
+    # 2026.9's channel classes are formed across every channel at once: none is summarized
+    summarize = not ctx.tables.r.target.group_id_needs_session
+    index = _shards(channel_shards(ch.name, unit, summarize=summarize), files)
     late = Diagnostics()
     late.extend(unit[2])
     if ctx.lint is not None:

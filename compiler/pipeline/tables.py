@@ -56,7 +56,7 @@ from .policy import (
     sandbox_policy,
     subagent_policy,
 )
-from .shards import _split_channel
+from .shards import _split_channel, channel_summary, text_witnesses
 from .units import ChannelUnit, Recorder, StackArgs, resolve_refs
 
 NEVER = -1  # witness for layers that never strip
@@ -688,9 +688,11 @@ def inline_stack(args: StackArgs) -> str:
                      *stripping])
 
 
-def channel_shards(name: str, unit: ChannelUnit) -> tuple[dict[str, Any], dict[str, str]]:
+def channel_shards(name: str, unit: ChannelUnit, *, summarize: bool
+                   ) -> tuple[dict[str, Any], dict[str, str]]:
     """A recorded channel (``units.record_channel``) as ``split_tables`` writes it: its entry
-    in ``tables.json`` and its shard files, with no interning shared with other channels.
+    in ``tables.json`` (with ``toolc diff``'s summary of a groups channel when
+    ``summarize``) and its shard files, with no interning shared with other channels.
     Stacks the build's interner would make one (their inline text is the same) get one
     index here too, so the shards compare entries exactly as ``split_tables`` does."""
     tape, entry, _ = unit
@@ -703,7 +705,10 @@ def channel_shards(name: str, unit: ChannelUnit) -> tuple[dict[str, Any], dict[s
         if ids[-1] == len(texts):
             texts.append(text)
     shards: dict[str, str] = {}
-    index = _split_channel(name, resolve_refs(entry, ids), texts.__getitem__, shards)
+    ch = resolve_refs(entry, ids)
+    index = _split_channel(name, ch, texts.__getitem__, shards)
+    if summarize and ch["rule"]["kind"] == "groups":
+        index["summary"] = channel_summary(name, ch, lambda i: text_witnesses(texts[i]))
     return index, shards
 
 
