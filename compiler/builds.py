@@ -5,42 +5,63 @@ the one check of a build's files (manifest digests, the runtime's own table) for
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import keyword
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ._version import __version__
-from .audit.access_md import access_markdown
-from .audit.checks import run_checks
+from .audit.access_md import access_capped, access_markdown, access_term
+from .audit.checks import base_checks, check_assertions, lint_channel
 from .diagnostics import DefinitionsError, Diagnostic, Diagnostics
-from .pipeline.analyze import Resolved, analyze
+from .pipeline.analyze import Resolved, analyze, channel_checks
 from .pipeline.bundles import build_bundles
 from .pipeline.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from .pipeline.cache import BuildCache
 from .pipeline.frontend import load_definitions, load_files
-from .pipeline.provenance import build_provenance
-from .pipeline.render import DEFAULT_PACKAGE, SOURCES, dump_json, render
-from .pipeline.shards import join_tables
-from .pipeline.tables import build_tables
+from .pipeline.model import ChannelDef
+from .pipeline.provenance import ProvenanceBuilder
+from .pipeline.render import DEFAULT_PACKAGE, SOURCES, SOURCES_DIR, base_texts, render
+from .pipeline.shards import SHARD_DIR, join_tables, split_tables
+from .pipeline.stream import (
+    Base,
+    ChannelContext,
+    ChannelResult,
+    InputFile,
+    Reclassify,
+    Shape,
+    UnitContext,
+    UnitResult,
+    UnitRun,
+    base_key,
+    compile_channel,
+    load_base,
+    paused_gc,
+    read_inputs,
+    units,
+)
+from .pipeline.tables import TableBuilder, Tables
 from .pipeline.units import outside_channels
 from .pipeline.writer import (
     SIGNATURES,
+    Staging,
     check_output_dir,
     diff_disk,
     matches_disk,
     output_lock,
-    publish,
+    publish_with,
 )
 from .pipeline.yamlsrc import discover
 from .runtime.bootstrap import DataMismatchError, Digests, read_checked, tree_problems
 from .schema.models import generate_models
+from .semantics.access import ClassSpace, TablesView
 from .semantics.reference import ReferenceInterpreter, Resolution
 
 
@@ -279,20 +300,27 @@ def runtime_digests(init_source: bytes) -> dict[str, str] | None:
 
 
 def resolve_build(out: Path) -> Resolved:
-    """The definitions a build was compiled from (its checked ``sources.json``), resolved.
-    Positions name ``definitions/<path>``."""
+    """The definitions a build was compiled from (its checked ``sources/``, or before them
+    ``sources.json``), resolved. Positions name ``definitions/<path>``."""
     manifest = read_manifest(out)
-    try:
-        texts = json.loads(read_build_file(out, SOURCES, manifest))
-        files = {str(rel): str(text).encode("utf-8") for rel, text in texts.items()}
-    except (ValueError, AttributeError) as exc:
-        raise BuildError(f"{out.as_posix()}/{SOURCES}: not a map of file texts") from exc
+    files = (_sources_json(out, manifest) if SOURCES in manifest["files"] else
+             {rel: read_build_file(out, f"{SOURCES_DIR}/{rel}", manifest)
+              for rel in manifest.get("sources") or ()})
     diags = Diagnostics()
     defs = load_files(files, BUILD_SOURCES_ROOT, diags)
     resolved = None if defs is None else analyze(defs, diags)
     if resolved is None:
         raise DefinitionsError(diags.sorted())
     return resolved
+
+
+def _sources_json(out: Path, manifest: dict[str, Any]) -> dict[str, bytes]:
+    """A build's definitions from ``sources.json`` (builds before ``sources/``)."""
+    try:
+        texts = json.loads(read_build_file(out, SOURCES, manifest))
+        return {str(rel): str(text).encode("utf-8") for rel, text in texts.items()}
+    except (ValueError, AttributeError) as exc:
+        raise BuildError(f"{out.as_posix()}/{SOURCES}: not a map of file texts") from exc
 
 
 def build_is_current(definitions_dir: Path, out: Path) -> bool:
@@ -310,13 +338,13 @@ def build_is_current(definitions_dir: Path, out: Path) -> bool:
 
 def validate(definitions_dir: str | Path, *, strict: bool = False) -> list[Diagnostic]:
     """Run the front end and the table compiler (for its warnings); write nothing."""
-    diags = Diagnostics()
-    resolved = _front(Path(definitions_dir), diags)
-    if resolved is not None:
-        tables = build_tables(resolved, diags)
-        build_bundles(resolved, diags)
-        run_checks(resolved, tables.data, diags)
-    return diags.sorted(strict=strict)
+    options = _Options(package=DEFAULT_PACKAGE, strict=strict, with_models=False)
+    try:
+        diagnostics, _ = _compile(Path(definitions_dir), _MemoryOutputs(keep_sources=False),
+                                  options)
+    except DefinitionsError as exc:
+        return list(exc.diagnostics)
+    return diagnostics
 
 
 def compile_files(definitions_dir: Path, *, package: str = DEFAULT_PACKAGE,
@@ -325,31 +353,327 @@ def compile_files(definitions_dir: Path, *, package: str = DEFAULT_PACKAGE,
                   ) -> tuple[dict[str, str], list[Diagnostic], dict[str, int]]:
     """The build as a file map, plus diagnostics; raises DefinitionsError on errors.
 
-    ``with_models=False`` leaves out ``models.py`` (the typed parameter models) and
-    ``ACCESS.md`` (the review table): resolution never uses them, and the differential
-    tests and ``toolc diff`` build thousands of runtimes. ``cache``: the incremental build
-    cache (``toolc.pipeline.cache``); the file map is the same with or without it.
+    ``with_models=False`` leaves out ``models.py`` (the typed parameter models),
+    ``ACCESS.md`` (the review table) and the provenance: resolution never uses them, and
+    the differential tests and ``toolc diff`` build thousands of runtimes. ``cache``: the
+    incremental build cache (``toolc.pipeline.cache``); the file map is the same with or
+    without it.
     """
-    diags = Diagnostics()
-    resolved = _front(definitions_dir, diags, cache)
-    if resolved is None:
-        raise DefinitionsError(diags.sorted(strict=strict))
-    tables = build_tables(resolved, diags, cache)
-    # the catalog's units read nothing inside the channels: cached on everything else
-    bundles = outside_channels(cache, "bundles", resolved.defs,
-                               lambda d: build_bundles(resolved, d), diags)
-    run_checks(resolved, tables.data, diags, cache)
-    if diags.has_errors(strict=strict):
-        raise DefinitionsError(diags.sorted(strict=strict))
-    models = (outside_channels(cache, "models", resolved.defs, lambda _: generate_models(
-        {t.name: dict(t.parameters) for t in resolved.tools}), Diagnostics())
-              if with_models else None)
-    warnings = [d for d in diags.sorted() if d.severity == "warning"]
-    access = access_markdown(tables.data) if with_models else None
-    provenance = build_provenance(resolved, cache) if with_models else None
-    files = render(resolved, tables, bundles, models, package=package, warnings=warnings,
-                   access=access, provenance=provenance)
-    return files, diags.sorted(), tables.counts
+    outputs = _MemoryOutputs()
+    diagnostics, counts = _compile(Path(definitions_dir), outputs, _Options(
+        package=package, strict=strict, with_models=with_models, cache=cache))
+    return outputs.texts(), diagnostics, counts
+
+
+# -- the compiler, over the units of toolc.pipeline.stream ----------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Options:
+    package: str
+    strict: bool
+    with_models: bool
+    cache: BuildCache | None = None
+    inputs: str | None = None  # the inputs digest the manifest records (``stamped_files``)
+
+
+class _MemoryOutputs:
+    """A build's files in memory (``keep_sources=False``: the definitions are not kept)."""
+
+    def __init__(self, *, keep_sources: bool = True) -> None:
+        self.files: dict[str, bytes] = {}
+        self.keep_sources = keep_sources
+
+    def add(self, rel: str, data: bytes, digest: str | None = None) -> None:
+        if self.keep_sources or not rel.startswith(f"{SOURCES_DIR}/"):
+            self.files[rel] = data
+
+    def read(self, rel: str) -> bytes:
+        return self.files[rel]
+
+    def reset(self) -> None:
+        self.files.clear()
+
+    def texts(self) -> dict[str, str]:
+        return {rel: data.decode("utf-8") for rel, data in sorted(self.files.items())}
+
+
+class _StagedOutputs:
+    """A build's files written into the directory ``publish_with`` swaps in."""
+
+    def __init__(self, staging: Staging) -> None:
+        self.staging = staging
+
+    def add(self, rel: str, data: bytes, digest: str | None = None) -> None:
+        self.staging.write(rel, data, digest)
+
+    def read(self, rel: str) -> bytes:
+        return self.staging.read(rel)
+
+    def reset(self) -> None:
+        self.staging.clear()
+
+
+_ATTEMPTS = 3  # a build whose channel files are not what they seemed is redone at most twice
+
+
+def _compile(root: Path, outputs: _MemoryOutputs | _StagedOutputs, options: _Options
+             ) -> tuple[list[Diagnostic], dict[str, int]]:
+    """Compile ``root`` into ``outputs``: (diagnostics, counts); DefinitionsError on errors.
+    Redone when a channel file is not what its scan said (``stream.Reclassify``)."""
+    shapes: dict[str, Shape | None] = {}
+    for attempt in range(_ATTEMPTS):
+        try:
+            with paused_gc():
+                return _Compilation(root, outputs, options, shapes).run()
+        except Reclassify as again:
+            outputs.reset()
+            shapes.update(again.shapes if attempt < _ATTEMPTS - 2 else
+                          dict.fromkeys(again.shapes, None) | dict.fromkeys(shapes, None))
+    raise AssertionError("unreachable: the last attempt streams nothing")
+
+
+class _Compilation:
+    """One attempt of ``_compile``: the base in this process, the channel files as units
+    (``toolc.pipeline.stream``), then the steps over everything, from the units' results."""
+
+    def __init__(self, root: Path, outputs: _MemoryOutputs | _StagedOutputs,
+                 options: _Options, shapes: dict[str, Shape | None]) -> None:
+        self.root, self.outputs, self.options, self.shapes = root, outputs, options, shapes
+        self.display = root.as_posix().rstrip("/")
+        self.diags = Diagnostics()
+        self.digests: dict[str, str] = {}  # package-relative shard path -> sha256
+        self.index: dict[str, dict[str, Any]] = {}  # tables.json's channels
+        self.provenance: dict[str, dict[str, Any]] = {}
+        self.groups = 0
+        self.terms: list[int] = []
+        self.streamed: list[str] = []  # the channel files compiled as units
+        self.shaped: dict[str, Shape | None] = {}  # their shapes, as guessed
+
+    def run(self) -> tuple[list[Diagnostic], dict[str, int]]:
+        options, diags = self.options, self.diags
+        files = read_inputs(self.root, diags, self.outputs, self.shapes)
+        if files is None:
+            raise DefinitionsError(diags.sorted(strict=options.strict))
+        streamed = [f for f in files if f.shape is not None]
+        self.streamed = [f.rel for f in streamed]
+        self.shaped = {f.rel: f.shape for f in streamed}
+        cache = options.cache
+        key = None if cache is None else base_key(cache, files, self.display)
+        kind = "unit" if options.with_models else "unit-tables"
+        # with the base in the cache, the changed units start at once, each worker reading
+        # the base itself, while this process reads it too and does the rest
+        sources = {f.rel: f.digest for f in files}
+        if cache is not None and key is not None and cache.has(key):
+            with units(functools.partial(self.context_from, files), kind, streamed, cache,
+                       key) as run:
+                base = load_base(files, self.display, cache)
+                return self.compile(base, self.context(base), run, sources)
+        base = load_base(files, self.display, cache)
+        ctx = self.context(base)  # forked workers inherit it
+        with units(lambda: ctx, kind, streamed, cache, key) as run:
+            return self.compile(base, ctx, run, sources)
+
+    def compile(self, base: Base, ctx: UnitContext, run: UnitRun, sources: dict[str, str]
+                ) -> tuple[list[Diagnostic], dict[str, int]]:
+        """The base's work while the units compile, then everything over all channels."""
+        failures: list[Exception] = []
+        work = None
+        try:
+            work = _BaseWork(self, base, ctx) if base.resolved is not None else None
+        except Exception as exc:  # a base built on a wrong guess may fail: see below
+            failures.append(exc)
+        done: dict[str, UnitResult] = {}
+        for found in run.results(ctx):
+            if isinstance(found, Exception):
+                failures.append(found)
+            else:
+                result, *hits = found
+                done[result.rel] = self.unit(result, hits)
+        results = [done[rel] for rel in self.streamed if rel in done]
+        # a wrong guess at a channel file's shape is found here, and makes anything built on
+        # it moot (failures included): the build is redone
+        self.check_shapes(results)
+        if failures:
+            raise failures[0]
+        self.report(base, results)
+        if work is None or self.diags.has_errors():
+            raise DefinitionsError(self.diags.sorted(strict=self.options.strict))
+        return work.finish(results, sources)
+
+    def context_from(self, files: list[InputFile]) -> UnitContext:
+        """A worker's context, its base read (from the cache) in the worker."""
+        return self.context(load_base(files, self.display, self.options.cache))
+
+    def context(self, base: Base) -> UnitContext:
+        if base.defs is None or base.target is None:
+            return UnitContext(root=self.root, display=self.display, channels=None,
+                               target=None, cache=self.options.cache)
+        resolved = base.resolved
+        tables = provenance = None
+        if resolved is not None:
+            tables = TableBuilder(resolved, Diagnostics())
+            provenance = ProvenanceBuilder(resolved) if self.options.with_models else None
+        channels = ChannelContext(
+            defs=base.defs, checks=channel_checks(base.defs, base.target), tables=tables,
+            provenance=provenance, term=access_term,
+            lint=None if resolved is None else functools.partial(lint_channel, resolved))
+        return UnitContext(root=self.root, display=self.display, channels=channels,
+                           target=base.target, cache=self.options.cache)
+
+    def unit(self, result: UnitResult, hits: list[bool | None]) -> UnitResult:
+        """Write a unit's shards and keep the rest of its result."""
+        file_hit, unit_hit = hits
+        cache = self.options.cache
+        if cache is not None:
+            if file_hit is not None:
+                cache.stats.count("file", file_hit)
+            cache.stats.count("unit", bool(unit_hit))
+        return replace(result, channels=tuple(self.channel(ch) for ch in result.channels))
+
+    def channel(self, result: ChannelResult) -> ChannelResult:
+        """Write a compiled channel's shards; its result without them."""
+        package = self.options.package
+        for path, data in sorted(result.shards.items()):
+            digest = self.digests[path] = result.digests[path]
+            self.outputs.add(f"{package}/{path}", data, digest)
+        if result.index is not None:
+            self.index[result.name] = result.index
+            self.groups += result.groups
+            self.terms.append(result.term)
+        if result.provenance is not None:
+            self.provenance[result.name] = result.provenance
+        return replace(result, shards={})
+
+    def check_shapes(self, results: list[UnitResult]) -> None:
+        wrong = {r.rel: r.shape for r in results if r.sound and r.shape != self.shaped[r.rel]}
+        if wrong:
+            raise Reclassify(wrong)
+
+    def report(self, base: Base, results: list[UnitResult]) -> None:
+        """The diagnostics up to the analysis, as one in-memory pass reports them: the
+        files' problems alone when a file is unusable, else everything up to the analysis;
+        the later stages' only when nothing failed (``_BaseWork`` adds the base's)."""
+        diags = self.diags
+        diags.extend(base.load)
+        for r in results:
+            diags.extend(r.load)
+        if not base.ok or not all(r.sound for r in results):
+            return
+        diags.extend(base.diags.items)
+        for r in results:
+            diags.extend([*r.folded, *r.release, *(d for ch in r.channels for d in ch.analysis)])
+        if not diags.has_errors():
+            diags.extend(d for r in results for ch in r.channels for d in ch.late)
+
+
+class _BaseWork:
+    """The base's share of a build, done while the units compile: its tables, provenance,
+    bundles, models and lints, and the channels of files that hold more than channels."""
+
+    def __init__(self, c: _Compilation, base: Base, ctx: UnitContext) -> None:
+        assert base.resolved is not None and ctx.channels is not None
+        assert ctx.channels.tables is not None
+        self.c, self.resolved, self.ctx = c, base.resolved, ctx.channels
+        cache, defs = c.options.cache, base.resolved.defs
+        late = Diagnostics()
+        builder = ctx.channels.tables
+        self.tables = outside_channels(cache, "tables-base", defs,
+                                       functools.partial(_base_tables, builder), late)
+        self.memory = [self.in_memory(ch) for ch in defs.channels]
+        with_models = c.options.with_models
+        self.texts = outside_channels(cache, "texts" if with_models else "texts-tables", defs,
+                                      self.base_texts, late)
+        base_checks(self.resolved, self.tables.data, late, cache)
+        self.late = late
+        provenance = ctx.channels.provenance
+        self.prov = None if provenance is None else outside_channels(
+            cache, "provenance-base", defs, lambda _: provenance.provenance(), Diagnostics())
+
+    def base_texts(self, diags: Diagnostics) -> dict[str, str]:
+        """The catalog, bundles and models files (``render.base_texts``): cached as text."""
+        resolved, cache = self.resolved, self.c.options.cache
+        bundles = outside_channels(cache, "bundles", resolved.defs,
+                                   lambda d: build_bundles(resolved, d), diags)
+        models = (outside_channels(cache, "models", resolved.defs, lambda _: generate_models(
+            {t.name: dict(t.parameters) for t in resolved.tools}), Diagnostics())
+                  if self.c.options.with_models else None)
+        return base_texts(resolved, bundles, models)
+
+    def in_memory(self, ch: ChannelDef) -> ChannelResult:
+        """A channel of a file holding more than channels (analysed with the base), cached
+        on its own (keyed as ``units._channel_key``)."""
+        cache, defs = self.c.options.cache, self.resolved.defs
+        digest = defs.file_digests.get(ch.pos.file)
+        if cache is None or not defs.unit_base or digest is None:
+            return compile_channel(self.ctx, ch, analysed=True)
+        kind = "channel-unit" if self.c.options.with_models else "channel-unit-tables"
+        return cache.unit(kind, [defs.unit_base, ch.pos.file, digest, str(ch.pos), ch.name],
+                          lambda: compile_channel(self.ctx, ch, analysed=True))
+
+    def finish(self, results: list[UnitResult], sources: Mapping[str, str]
+               ) -> tuple[list[Diagnostic], dict[str, int]]:
+        """Everything over all channels, then the files that are left."""
+        c, options = self.c, self.c.options
+        memory = [c.channel(result) for result in self.memory]
+        diags = c.diags
+        diags.extend(self.late.items)
+        diags.extend(d for result in memory for d in result.late)
+        index, _ = split_tables(self.tables.data)
+        index["channels"] = dict(sorted(c.index.items()))
+        full = _Lazy(lambda: join_tables(index, lambda name: c.outputs.read(
+            f"{options.package}/{name}")))
+        self.assertions(full, diags, bool(results))
+        if diags.has_errors(strict=options.strict):
+            raise DefinitionsError(diags.sorted(strict=options.strict))
+        access = None
+        if options.with_models:
+            access = access_capped(self.tables.data, c.terms, len(c.index)) or \
+                access_markdown(full.get())
+        prov = None
+        if self.prov is not None:
+            prov = {**self.prov, "channels": dict(sorted(c.provenance.items()))}
+        counts = {**self.tables.counts, "groups": c.groups, "bitsets": len(index["bitsets"]),
+                  "layers": len(index["layers"]), "stacks": len(index["stacks"]),
+                  "shards": sum(1 for path in c.digests if path.startswith(f"{SHARD_DIR}/"))}
+        found = diags.sorted()
+        files = render(self.resolved, index, self.texts, package=options.package,
+                       shards=c.digests, sources=sources, counts=counts,
+                       warnings=[d for d in found if d.severity == "warning"], access=access,
+                       provenance=prov, inputs=options.inputs)
+        for rel, text in sorted(files.items()):
+            data = text.encode("utf-8")
+            c.outputs.add(rel, data, hashlib.sha256(data).hexdigest())
+        return found, counts
+
+    def assertions(self, full: _Lazy, diags: Diagnostics, streamed: bool) -> None:
+        """The assertions over every context class (the whole tables, joined from the
+        shards). Their counterexamples are explained by the reference interpreter, which
+        needs the channels' model: a violation with channel files compiled on their own is
+        reported by the in-memory pass instead."""
+        found = Diagnostics()
+        check_assertions(self.resolved, lambda: ClassSpace([TablesView(
+            full.get(), list(full.get()["tools"]))]), found)
+        if streamed and any(d.code == "TC300" for d in found.items):
+            raise Reclassify(dict.fromkeys(self.c.streamed, None))
+        diags.extend(found.items)
+
+
+def _base_tables(builder: TableBuilder, diags: Diagnostics) -> Tables:
+    """The tables without the channels (each compiled into its shards on its own)."""
+    builder.diags = diags
+    return builder.build()
+
+
+class _Lazy:
+    """A value computed on first use."""
+
+    def __init__(self, compute: Callable[[], dict[str, Any]]) -> None:
+        self.compute = compute
+        self.value: dict[str, Any] | None = None
+
+    def get(self) -> dict[str, Any]:
+        if self.value is None:
+            self.value = self.compute()
+        return self.value
 
 
 @cache
@@ -417,19 +741,28 @@ def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "bu
                                up_to_date=True)
         unit_cache = (None if cache is False else BuildCache(
             default_cache_dir(defs) if cache is True else Path(cache), cache_salt()))
-        files, diagnostics, counts = stamped_files(defs, package=package_name, strict=strict,
-                                                   cache=unit_cache)
-        publish({**files, **_kept_signature(out, files["manifest.json"])}, out)
+        options = _Options(package=package_name, strict=strict, with_models=True,
+                           cache=unit_cache, inputs=digest)
+        done: list[tuple[list[Diagnostic], dict[str, int], list[str]]] = []
+
+        def fill(staging: Staging) -> None:
+            outputs = _StagedOutputs(staging)
+            diagnostics, counts = _compile(defs, outputs, options)
+            done.append((diagnostics, counts, staging.files()))
+            staging.write_all(_kept_signature(out, staging.read("manifest.json")))
+
+        publish_with(fill, out)
+    diagnostics, counts, files = done[0]
     return BuildResult(out_dir=out, files=tuple(sorted(files)), diagnostics=tuple(diagnostics),
                        counts=counts, up_to_date=False)
 
 
-def _kept_signature(out: Path, manifest: str) -> dict[str, bytes]:
+def _kept_signature(out: Path, manifest: bytes) -> dict[str, bytes]:
     """The signature of ``out`` when the new build is byte for byte the one it signs (the
     same ``manifest.json``, which holds every file's sha256): ``build --force`` keeps it;
     any other rebuild drops it, since it would no longer verify."""
     try:
-        if (out / "manifest.json").read_bytes() != manifest.encode("utf-8"):
+        if (out / "manifest.json").read_bytes() != manifest:
             return {}
         return {SIGNATURES: (out / SIGNATURES).read_bytes()}
     except OSError:
@@ -453,11 +786,11 @@ def stamped_files(definitions_dir: Path, *, package: str, strict: bool,
     """``compile_files`` with the inputs digest recorded in the manifest: exactly what
     ``build`` writes (and what ``build --check`` compares). The digest is kept out of render
     because it is about the files on disk, not the definitions' meaning."""
-    files, diagnostics, counts = compile_files(definitions_dir, package=package, strict=strict,
-                                               cache=cache)
-    manifest = json.loads(files["manifest.json"])
-    manifest["inputs_sha256"] = inputs_digest(definitions_dir, package=package, strict=strict)
-    return {**files, "manifest.json": dump_json(manifest)}, diagnostics, counts
+    outputs = _MemoryOutputs()
+    diagnostics, counts = _compile(definitions_dir, outputs, _Options(
+        package=package, strict=strict, with_models=True, cache=cache,
+        inputs=inputs_digest(definitions_dir, package=package, strict=strict)))
+    return outputs.texts(), diagnostics, counts
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -59,6 +59,16 @@ class Diagnostic:
     def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.pos.file, self.pos.line, self.pos.col, self.code, self.message)
 
+    def __reduce__(self) -> tuple[Callable[..., Diagnostic], tuple[Pos, str, Severity, str,
+                                                                   str | None]]:
+        # pickled by value, as Pos (the incremental cache holds a build's warnings)
+        return _diagnostic, (self.pos, self.code, self.severity, self.message, self.hint)
+
+
+def _diagnostic(pos: Pos, code: str, severity: Severity, message: str, hint: str | None
+                ) -> Diagnostic:
+    return Diagnostic(pos=pos, code=code, severity=severity, message=message, hint=hint)
+
 
 @dataclass(slots=True)
 class Diagnostics:

@@ -363,12 +363,12 @@ def _missing_file(out: Path) -> None:
 
 def _manifest_escapes(out: Path) -> None:
     manifest = json.loads((out / "manifest.json").read_text())
-    manifest["files"]["../outside.json"] = manifest["files"].pop("sources.json")
+    manifest["files"]["../outside.yaml"] = manifest["files"].pop("sources/d.yaml")
     (out / "manifest.json").write_text(json.dumps(manifest))
 
 
 def _sources_only(out: Path) -> None:
-    (out / "sources.json").write_text("{}\n")
+    (out / "sources" / "d.yaml").write_text("version: 1\n")
 
 
 # name -> (tamper, what diff says, does the runtime refuse it too)
@@ -395,7 +395,7 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_diff_reads_only_what_it_compares(tmp_path: Path, pristine: Path) -> None:
-    """An edited ``sources.json`` (which neither diff nor the runtime reads) is no reason to
+    """An edited file under ``sources/`` (which neither diff nor the runtime reads) is no reason to
     refuse a comparison; a reader of it (``toolc.builds.verify_build``, ``explain --build``)
     still refuses it."""
     out = tmp_path / "build"
@@ -404,7 +404,7 @@ def test_diff_reads_only_what_it_compares(tmp_path: Path, pristine: Path) -> Non
     for args in ([str(pristine), str(out)], [str(out), str(pristine)]):
         result = CliRunner().invoke(main, ["diff", *args])
         assert result.exit_code == 0, result.output
-    with pytest.raises(BuildError, match=r"sources\.json does not match the sha256 in"):
+    with pytest.raises(BuildError, match=r"sources/d\.yaml does not match the sha256 in"):
         verify_build(out)
 
 

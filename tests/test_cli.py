@@ -248,31 +248,31 @@ def _build_id(out: Path) -> str:
     return hashlib.sha256((out / "manifest.json").read_bytes()).hexdigest()[:12]
 
 
-def _tamper(out: Path, sources: dict[str, str], *, fix_manifest: bool) -> None:
-    text = json.dumps(sources, indent=2, sort_keys=True) + "\n"
-    (out / "sources.json").write_text(text)
+def _tamper(out: Path, text: str, *, fix_manifest: bool) -> None:
+    (out / "sources" / "policy.yaml").write_text(text)
     if fix_manifest:
         manifest = json.loads((out / "manifest.json").read_text())
-        manifest["files"]["sources.json"] = hashlib.sha256(text.encode()).hexdigest()
+        manifest["files"]["sources/policy.yaml"] = hashlib.sha256(text.encode()).hexdigest()
         (out / "manifest.json").write_text(json.dumps(manifest))
 
 
 def test_explain_checks_the_build(project: Path, tmp_path: Path) -> None:
     out = tmp_path / "build"
     shutil.copytree(project / "build", out)
-    sources = json.loads((out / "sources.json").read_text())
-    sources["policy.yaml"] = sources["policy.yaml"].replace("deny: [memo]", "deny: [memo, read]")
-    _tamper(out, sources, fix_manifest=False)
+    text = (out / "sources" / "policy.yaml").read_text()
+    text = text.replace("deny: [memo]", "deny: [memo, read]")
+    _tamper(out, text, fix_manifest=False)
     result = run("explain", "--build", str(out), "read")
-    assert result.exit_code == 1 and "sources.json does not match the sha256" in result.stderr
+    assert result.exit_code == 1
+    assert "sources/policy.yaml does not match the sha256" in result.stderr
     # edited together with the manifest: the reference and the runtime now disagree (exit 4)
-    _tamper(out, sources, fix_manifest=True)
+    _tamper(out, text, fix_manifest=True)
     result = run("explain", "--build", str(out), "read")
     assert result.exit_code == 4 and "internal error" in result.stderr
     assert "read is not visible in the reference and visible in the runtime" in result.stderr
-    (out / "sources.json").unlink()
+    (out / "sources" / "policy.yaml").unlink()
     missing = run("explain", "--build", str(out), "read")
-    assert missing.exit_code == 1 and "sources.json: unreadable" in missing.stderr
+    assert missing.exit_code == 1 and "sources/policy.yaml" in missing.stderr
     assert run("explain", "--build", str(tmp_path / "nowhere"), "read").exit_code == 1
 
 

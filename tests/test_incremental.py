@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import yaml
 from toolc import api
 from toolc.builds import cache_salt, compile_files
 from toolc.diagnostics import DefinitionsError
-from toolc.pipeline import frontend, units
+from toolc.pipeline import frontend, stream, units
 from toolc.pipeline.cache import BuildCache, cache_secret
 
 from .helpers import ROOT
@@ -136,11 +137,10 @@ def test_cached_file_map_is_the_clean_one_after_random_edits(tmp_path: Path, see
         cache.stats.misses.clear()
         assert _files(defs, cache, models) == _files(defs, None, models), what
         if what.startswith(("group", "add-group", "drop-group")):
-            # one channel file changed: every other channel and file came from the cache
-            changed = {"file": 1, "channel": 1, **({"channel-provenance": 1} if models else {})}
-            assert cache.stats.misses == changed, what
-            assert cache.stats.hits["channel"] >= 5, what
-            assert cache.stats.hits["bundles"] == 1, what
+            # one channel file changed: every other channel file came from the cache
+            assert cache.stats.misses == {"file": 1, "unit": 1}, what
+            assert cache.stats.hits["unit"] >= 5, what
+            assert cache.stats.hits["texts" if models else "texts-tables"] == 1, what
 
 
 def test_damaged_entries_are_recomputed(tmp_path: Path) -> None:
@@ -193,23 +193,153 @@ def test_a_channel_in_two_files_is_refused(tmp_path: Path) -> None:
     assert found[0].message.endswith("channels/again.yaml:3:3")
 
 
+def _parallel(m: pytest.MonkeyPatch) -> None:
+    """Every file loaded and every channel file compiled in forked workers, more workers
+    than cores (any finishing order)."""
+    m.setattr(frontend, "PARALLEL_MIN_BYTES", 0)
+    m.setattr(stream, "PARALLEL_MIN_BYTES", 0)
+    m.setattr(stream, "OVERLAP_MIN_BYTES", 0)
+    m.setattr(units, "WORKERS", 3)
+
+
+def _in_memory(m: pytest.MonkeyPatch) -> None:
+    """No channel file compiled on its own: every file modelled in memory, as before."""
+    m.setattr(stream, "scan_shape", lambda raw: None)
+
+
 def test_worker_processes_change_no_byte(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                          ) -> None:
     """Files loaded and channels compiled in forked workers (any count, any finishing
     order) give the file map of one process, with and without the cache."""
     defs = _project(tmp_path, random.Random(7), channels=7)
     serial = _files(defs, None, models=True)
-    monkeypatch.setattr(units, "PARALLEL_MIN_GROUPS", 0)
-    monkeypatch.setattr(frontend, "PARALLEL_MIN_BYTES", 0)  # the files' loading too
-    monkeypatch.setattr(units, "WORKERS", 3)  # more workers than cores: any finishing order
+    _parallel(monkeypatch)
     assert _files(defs, None, models=True) == serial
     cache = BuildCache(tmp_path / "cache", cache_salt())
     assert _files(defs, cache, models=True) == serial
     _edit(defs, random.Random(8))
-    monkeypatch.setattr(units, "PARALLEL_MIN_GROUPS", 10**9)
-    clean = _files(defs, None, models=True)
-    monkeypatch.setattr(units, "PARALLEL_MIN_GROUPS", 0)
+    with monkeypatch.context() as m:
+        m.setattr(stream, "PARALLEL_MIN_BYTES", 10**12)
+        m.setattr(stream, "OVERLAP_MIN_BYTES", 10**12)
+        clean = _files(defs, None, models=True)
     assert _files(defs, cache, models=True) == clean
+
+
+@pytest.mark.parametrize("seed", [21, 22])
+def test_channel_files_on_their_own_give_the_in_memory_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """Channel files compiled as units (in forked workers, through the cache) give the file
+    map, or the errors, of every file modelled in memory, after seeded random edits."""
+    rng = random.Random(seed)
+    defs = _project(tmp_path, rng, channels=8)
+    cache = BuildCache(tmp_path / "cache", cache_salt())
+    what = "as generated"
+    for step in range(5):
+        if step:
+            what = _edit(defs, rng)
+        with monkeypatch.context() as m:
+            _in_memory(m)
+            expected = _files(defs, None, models=True)
+        assert _files(defs, None, models=True) == expected, what
+        with monkeypatch.context() as m:
+            _parallel(m)
+            assert _files(defs, cache, models=True) == expected, what
+
+
+def _broken_channel(defs: Path, rng: random.Random) -> str:
+    """An edit of a channel file that makes an error or warning of its own."""
+    path = rng.choice(sorted((defs / "channels").glob("*.yaml")))
+    doc = yaml.safe_load(path.read_text("utf-8"))
+    gmap = next(iter(doc["channels"].values()))["groups"]
+    gid = rng.choice(sorted(gmap))
+    kind = rng.choice(["empty-sender", "unknown-tool", "typo-key"])
+    if kind == "empty-sender":
+        gmap[gid]["toolsBySender"] = {"id:": {"deny": ["read"]}}  # TC132
+    elif kind == "unknown-tool":
+        gmap[gid]["tools"] = {"deny": ["raed"]}  # TC130
+    else:
+        gmap[gid]["toolz"] = {}  # TC110
+    _write(path, doc)
+    return f"{kind} in {path.name}"
+
+
+@pytest.mark.parametrize("seed", [31, 32, 33])
+def test_diagnostics_are_the_in_memory_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            seed: int) -> None:
+    """Errors and warnings in channel files compiled on their own are reported exactly as
+    when every file is modelled in memory (nothing more, nothing less)."""
+    rng = random.Random(seed)
+    defs = _project(tmp_path, rng)
+    for _ in range(3):
+        what = _broken_channel(defs, rng)
+        with monkeypatch.context() as m:
+            _in_memory(m)
+            expected = compile_or_errors(defs)
+        assert compile_or_errors(defs) == expected, what
+
+
+def compile_or_errors(defs: Path) -> list[str]:
+    try:
+        _, diagnostics, _ = compile_files(defs, with_models=True)
+    except DefinitionsError as exc:
+        diagnostics = exc.diagnostics
+    return [d.render() for d in diagnostics]
+
+
+def test_a_wrong_guess_costs_a_second_pass_not_a_byte(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A channel file's shape is guessed before it is loaded (``stream.scan_shape``); a
+    wrong guess (a channel missed, another file taken for a channel file) is found by the
+    unit and the build is redone with what the units found."""
+    defs = _project(tmp_path, random.Random(41))
+    expected = _files(defs, None, models=True)
+    real = stream.scan_shape
+
+    def missed(raw: bytes) -> stream.Shape | None:
+        shape = real(raw)
+        return None if shape is None else replace(shape, channels=shape.channels[1:])
+
+    def everything(raw: bytes) -> stream.Shape | None:
+        return real(raw) or stream.Shape(rest='{"version": 1}', channels=())
+
+    for wrong in (missed, everything):
+        with monkeypatch.context() as m:
+            m.setattr(stream, "scan_shape", wrong)
+            assert _files(defs, None, models=True) == expected, wrong.__name__
+
+
+def test_channel_files_that_conflict_are_reported_as_before(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Channel files that disagree on ``openclaw`` (TC105) or both define a channel (TC103)
+    are reported as when every file is modelled in memory."""
+    defs = _project(tmp_path, random.Random(42), channels=3)
+    _write(defs / "channels" / "chan01.yaml",
+           {"openclaw": "2026.9", **yaml.safe_load(
+               (defs / "channels" / "chan01.yaml").read_text("utf-8"))})
+    _write(defs / "channels" / "chan02.yaml", {"openclaw": "2026.3", "channels": {
+        "CHAN00": {"groups": {"*": {"tools": {"deny": ["read"]}}}}}})
+    with monkeypatch.context() as m:
+        _in_memory(m)
+        expected = compile_or_errors(defs)
+    found = compile_or_errors(defs)
+    assert found == expected
+    assert any("TC105" in line for line in found) and any("TC103" in line for line in found)
+
+
+def test_a_broken_assertion_is_explained_as_before(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """An assertion that a channel file compiled on its own breaks is reported with the
+    counterexample and the rules responsible, as when every file is modelled in memory."""
+    defs = _project(tmp_path, random.Random(43), channels=2)
+    path = defs / "deployment" / "channels.yaml"
+    path.write_text(path.read_text("utf-8").replace(
+        'allow: ["group:messaging", sessions_list]',
+        'allow: ["group:messaging", sessions_list, exec]'), "utf-8")
+    with monkeypatch.context() as m:
+        _in_memory(m)
+        expected = compile_or_errors(defs)
+    assert any("TC300" in line for line in expected)
+    assert compile_or_errors(defs) == expected
 
 
 def test_an_entry_written_without_this_users_secret_is_never_unpickled(tmp_path: Path) -> None:

@@ -390,7 +390,7 @@ def test_a_crafted_artifact_cannot_write_outside_or_add_files(world: dict[str, A
     build = signed_build(world, 1, tmp_path / "build")
     ref = oci.Reference.parse(f"{world['reg']}/toolc/crafted:1")
     client = oci._client(ref)
-    files = {rel: (build / rel).read_bytes() for rel in ("manifest.json", "sources.json")}
+    files = {rel: (build / rel).read_bytes() for rel in ("manifest.json", "schema-notes.json")}
     out = tmp_path / "out"
     for title, why in (("../escape.py", "plain relative file name"),
                        ("toolc_runtime/evil.py", "files the build's manifest does not list")):

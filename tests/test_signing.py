@@ -171,10 +171,10 @@ def _rehash(build: Path, rel: str, data: bytes) -> None:
 def test_a_modified_build_is_never_signed(made: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "build"
     shutil.copytree(made["build"], out)
-    (out / "sources.json").write_text("{}")
+    (out / "schema-notes.json").write_text("{}")
     result = CliRunner().invoke(main, ["sign", str(out), "--key", str(made["private"]),
                                        "--revision", "r"])
-    assert result.exit_code == 1 and "sources.json" in result.output
+    assert result.exit_code == 1 and "schema-notes.json" in result.output
     assert not (out / ".signatures.json").exists()
 
 

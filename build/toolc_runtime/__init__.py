@@ -29,7 +29,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_approvals.py": "24ed7ad1ce2a17fc5f03dd1e27519bba86578cc6f9428b10e882ebba571472d5",
     "_bundles.py": "7a8da495f83f3f969db2a291b34c101ad90db3fc59e6b37c501fa3b416a80ecd",
     "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
-    "_decisions.py": "daae1e5f157d4e9c7ea0008301fa170701773ccb0ac46d50810ca64fe68bc8d7",
+    "_decisions.py": "3bda8b228e9a2df8edf5c38b591c781949f3066ef17829b4533febe63cf7fe7e",
     "_errors.py": "cc40d3036e004e02051143844bc64cd78759e031f46014e905bf7e444328d865",
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
@@ -51,7 +51,16 @@ FILE_SHA256: Final[Mapping[str, str]] = {
         "0223cac84acc809ee127f932f8a999f16c43450fa7382bfe99e05e19db046c70"
     ),
     "models.py": "4da3d2285cfa51bfbb03449669bac1434659b09e0c5b8b20f3a1ae64302e1c0b",
-    "provenance.json": "0addd3ea73daf0b100c6433b9a8d009495f467ebd88752a19cd738ddebb34232",
+    "provenance.json": "49ff30d33d80eb04b87dfefaca839c70d1bcf789e1e99e7da98663e64799274e",
+    "provenance/telegram.33c0bf55fc89.shard": (
+        "5f9a24fc73c62bc0a3fe7d5485046ab879383edd99d888cc2cb7f2db86cbf357"
+    ),
+    "provenance/telegram.work.6a68c516befa.shard": (
+        "1f0ede4361b45882c41f10be92f4b6d7c4276261ca76ce4c5cc9ffb4ff2656ea"
+    ),
+    "provenance/whatsapp.a8c63814c71b.shard": (
+        "9cd58c27936ecb60baafe20e2b9ae2a8b822943868b9b7854ee060685d27b1f5"
+    ),
     "tables.json": "fc26a1d113f8af8165850fa0c7ff8d833445e3b3db6f1259f26aad4a9a4df082",
     "tables/telegram.33c0bf55fc89.shard": (
         "c5e5e65067c4cb559bd6b7ea4e82175dc5ba3feff4b1d872b12b4cade956d243"

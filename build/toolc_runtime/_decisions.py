@@ -14,8 +14,10 @@ redacted unless ``log_arguments=True``.
 The deciding layer of a refused tool is found only when a line is written: the compiled
 tables fold layers together, so ``provenance.json`` (written beside them by ``toolc build``)
 repeats their structure with one record per layer (label, pass sets, the ``file:line:col``
-of its allow list and deny entries, positions in the definitions ``sources.json`` holds).
-It is read on the first such lookup.
+of its allow list and deny entries, positions in the definitions ``sources/`` holds). It is
+read on the first such lookup; its group layer is sharded as the tables are (a shard under
+``provenance/`` per group map, each record inline as its JSON text), and a shard is read
+when a lookup first reaches it.
 
 Sinks: ``FileSink`` (size-rotated with ``logging.handlers.RotatingFileHandler``'s rollover),
 ``StdoutSink``, ``OtelSink`` (OpenTelemetry spans after the GenAI semantic conventions;
@@ -73,6 +75,7 @@ from ._policy import (
     _built,
     _full_model_key,
     _group_stack,
+    _lazy,
     _normalize_id,
     _present,
     _request_agent,
@@ -352,14 +355,48 @@ def _bits(runs: list[int]) -> int:
 
 
 def _prov_channel(name: str) -> dict[str, Any] | None:
+    """A channel's provenance in the tables' shape: its maps read from its provenance shards
+    when first looked into (a build before them: the channel's JSON in provenance.json)."""
     channel = _PROV_CHANNELS.get(name)
     if channel is None:
         prov = _provenance()
         raw = prov["channels"].get(name) if prov else None
         if raw is None:
             return None
-        channel = _PROV_CHANNELS[name] = json.loads(raw)
+        if isinstance(raw, str):
+            channel = json.loads(raw)
+        else:
+            lazy = {a: _lazy(s) for a, s in raw["accounts"].items()}
+            channel = {
+                **raw,
+                "groups": _lazy(raw["groups"]),
+                "spaces": _lazy(raw["spaces"], "spaces"),
+                "accounts": lazy,
+                "accounts_folded": {
+                    k: next((lazy[a] for a, s in raw["accounts"].items() if s == v and v), None)
+                    for k, v in raw["accounts_folded"].items()
+                },
+            }
+        _PROV_CHANNELS[name] = channel
     return channel
+
+
+# A layer's record: an index into provenance.json's records, or (a shard's) its JSON text.
+RecordRef = int | str
+
+
+def _record(prov: dict[str, Any], ref: RecordRef) -> dict[str, Any]:
+    if isinstance(ref, str):
+        found: dict[str, Any] = json.loads(ref)
+        return found
+    return prov["records"][ref]  # type: ignore[no-any-return]
+
+
+def _ref(found: Any) -> RecordRef | None:
+    """A lookup's answer as a record (None: no lists, or nothing configured)."""
+    if isinstance(found, str) or (isinstance(found, int) and found >= 0):
+        return found
+    return None
 
 
 def _same(index: int | None) -> int | None:
@@ -373,7 +410,7 @@ class _Path(NamedTuple):
 
     present: int
     stacks: list[Stack]
-    records: list[int | None]
+    records: list[RecordRef | None]
     record: AgentRecord
     session: _Session
     unbuilt: int  # available tools the release does not build for this run
@@ -414,7 +451,14 @@ def _path(ctx: Mapping[str, Any], prov: dict[str, Any]) -> _Path:  # noqa: PLR09
         _provider_path(record, entry, prov, provider, model, stacks, named)
     # explain's step order (the reference interpreter's): the first layer there that
     # removes the tool is the deciding one
-    records: list[int | None] = [profile_rec, named[2], global_rec, named[1], agent_rec, named[0]]
+    records: list[RecordRef | None] = [
+        profile_rec,
+        named[2],
+        global_rec,
+        named[1],
+        agent_rec,
+        named[0],
+    ]
     sender = (
         ctx.get("sender_id"),
         ctx.get("sender_e164"),
@@ -440,7 +484,7 @@ def _path(ctx: Mapping[str, Any], prov: dict[str, Any]) -> _Path:  # noqa: PLR09
             if hit is not None:
                 stacks.append(hit)
                 rid = _group_stack(*args, channels=_prov_channel, leaf=_same)
-                records.append(rid if isinstance(rid, int) and rid >= 0 else None)
+                records.append(_ref(rid))
     if sandboxed:
         stacks.append(record.sandbox)
         records.append(entry["sandbox"])
@@ -455,7 +499,7 @@ def _pair(found: list[Any], ids: list[Any], stacks: list[Stack], records: list[A
     """The requester stacks and their records (the same lookups: the same length)."""
     for stack, rid in zip(found, ids, strict=True):
         stacks.append(stack)
-        records.append(rid if isinstance(rid, int) and rid >= 0 else None)
+        records.append(_ref(rid))
 
 
 def _provider_path(  # noqa: PLR0913, PLR0917 - _provider_stacks inputs and both outputs
@@ -526,16 +570,15 @@ def deciding_layer(  # noqa: PLR0911 - one return per kind of reason
         if path.session.cron and _CRON_DROP & bit:
             return ("cron", f"{tool} is not offered to cron sessions", pos)
         return ("optional", f"{tool} is a plugin tool that no allow list admits here", pos)
-    records = prov["records"]
-    for rid in path.records:  # 2026.9: a deny entry naming a plugin unloads it first
-        for item in records[rid]["deny"] if rid is not None else ():
+    records = [None if rid is None else _record(prov, rid) for rid in path.records]
+    for found in records:  # 2026.9: a deny entry naming a plugin unloads it first
+        for item in found["deny"] if found is not None else ():
             if len(item) > 3 and _bits(item[3]) & bit:
                 why = f'{tool}\'s plugin is not loaded: deny entry "{item[0]}" matches it'
                 return ("inventory", why, item[1])
-    for rid in path.records:  # each layer on its own (the agent stack folds three)
-        if rid is None:
+    for rec in records:  # each layer on its own (the agent stack folds three)
+        if rec is None:
             continue
-        rec = records[rid]
         applies = rec["w"] is None or bool(_bits(rec["w"]) & path.present)
         if _bits(rec["a"] if applies else rec["d"]) & bit:
             continue

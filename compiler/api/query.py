@@ -230,7 +230,7 @@ def check_runtime_agrees(build_dir: Path, context: dict[str, Any], tool: str,
     only_ref = sorted(set(reference) - set(names))
     only_rt = sorted(set(names) - set(reference))
     raise InternalError(
-        f"{build_dir.as_posix()}: the reference interpreter (over sources.json) and the "
+        f"{build_dir.as_posix()}: the reference interpreter (over sources/) and the "
         f"generated runtime disagree for this request: {tool} is "
         f"{'visible' if explanation.visible else 'not visible'} in the reference and "
         f"{'visible' if tool in names else 'not visible'} in the runtime (only in the "

@@ -23,7 +23,7 @@ from ..diagnostics import Diagnostics, Pos
 from ..pipeline.analyze import Resolved
 from ..pipeline.bundles import BUILTIN_PROVIDER_DIALECTS, DEFAULT_DIALECT, dialect_for
 from ..pipeline.cache import BuildCache
-from ..pipeline.model import AssertionDef, GroupConfig, PatternValue
+from ..pipeline.model import AssertionDef, ChannelDef, GroupConfig, PatternValue
 from ..pipeline.units import outside_channels
 from ..rules.context import CLI_OPTIONS, group_context, trusted_group
 from ..rules.names import (
@@ -416,14 +416,14 @@ def check_assertions(resolved: Resolved, space_of: Callable[[], ClassSpace],
 
 
 # -- lints -----------------------------------------------------------------------------------
-def _group_maps(resolved: Resolved) -> Iterable[tuple[str, str, tuple[GroupConfig, ...]]]:
-    for ch in resolved.defs.channels:
-        where = f"channels.{key_text(ch.name)}"
-        if ch.groups is not None:
-            yield ch.name, where, ch.groups
-        for acc in ch.accounts:
-            if acc.groups is not None:
-                yield ch.name, f"{where}.accounts.{key_text(acc.id)}", acc.groups
+def _group_maps(resolved: Resolved, ch: ChannelDef
+                ) -> Iterable[tuple[str, str, tuple[GroupConfig, ...]]]:
+    where = f"channels.{key_text(ch.name)}"
+    if ch.groups is not None:
+        yield ch.name, where, ch.groups
+    for acc in ch.accounts:
+        if acc.groups is not None:
+            yield ch.name, f"{where}.accounts.{key_text(acc.id)}", acc.groups
 
 
 def _always_decides(cfg: GroupConfig | None) -> bool:
@@ -433,8 +433,15 @@ def _always_decides(cfg: GroupConfig | None) -> bool:
 
 
 def lint_groups(resolved: Resolved, diags: Diagnostics) -> None:
-    """TC310 and TC311: group tools and sender rules that can never be selected."""
-    for channel, where, groups in _group_maps(resolved):
+    """TC310 and TC311 of every channel the definitions model (``lint_channel``)."""
+    for ch in resolved.defs.channels:
+        lint_channel(resolved, ch, diags)
+
+
+def lint_channel(resolved: Resolved, ch: ChannelDef, diags: Diagnostics) -> None:
+    """TC310 and TC311: group tools and sender rules of one channel that can never be
+    selected (a channel compiled on its own is linted there: ``toolc.pipeline.stream``)."""
+    for channel, where, groups in _group_maps(resolved, ch):
         default = next((g for g in groups if g.id == "*"), None)
         for g in groups:
             gw = f"{where}.groups.{key_text(g.id)}"
@@ -606,14 +613,21 @@ def run_checks(resolved: Resolved, tables: Mapping[str, Any], diags: Diagnostics
     incremental cache; the reach and count lints read no channel, so they are cached on
     the rest)."""
     view = TablesView(tables, list(tables["tools"]))
-    space_of = lazy_space(view)
     lint_groups(resolved, diags)
-    # agents' own stacks, explained without a channel: cached on everything but the channels
+    base_checks(resolved, tables, diags, cache)
+    check_assertions(resolved, lazy_space(view), diags)
+
+
+def base_checks(resolved: Resolved, tables: Mapping[str, Any], diags: Diagnostics,
+                cache: BuildCache | None = None) -> None:
+    """The lints that read no channel (agents' own stacks, explained without a channel;
+    tool counts), cached on everything but the channels: ``tables`` needs none."""
+    view = TablesView(tables, list(tables["tools"]))
     outside_channels(cache, "lint-reach", resolved.defs,
                      lambda d: lint_reach(resolved, view, d), diags)
     outside_channels(cache, "lint-counts", resolved.defs,
                      lambda d: lint_counts(resolved, d), diags)
-    check_assertions(resolved, space_of, diags)
 
 
-__all__ = ["Patterns", "check_assertion", "resolve_command", "run_checks"]
+__all__ = ["Patterns", "base_checks", "check_assertion", "lint_channel", "resolve_command",
+           "run_checks"]

@@ -103,7 +103,7 @@ def _print_explanation(ex: api.Explanation) -> None:
 @main.command()
 @context_options
 @click.option("--build", "build_dir", default=None, type=click.Path(path_type=Path),
-              help="Explain from a build directory (its sources.json), cross-checked with "
+              help="Explain from a build directory (its sources/), cross-checked with "
               "its runtime.  [default: build when current, else --definitions]")
 @click.option("--definitions", "defs", default=None, type=click.Path(path_type=Path),
               help="Explain from a definitions directory.  [default: definitions when build "

@@ -6,7 +6,7 @@ import fnmatch
 import functools
 import json
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass
 
 import jsonschema
@@ -14,7 +14,16 @@ import jsonschema
 from ..diagnostics import Diagnostics, Pos, did_you_mean
 from ..runtime._shell import pattern_breadth, pattern_can_match
 from ..targets import DEFAULT_KEY, NEWEST_KEY, Target, target
-from .model import Definitions, Entry, EntryList, Policy, SenderRule, ToolDef, ToolsConfig
+from .model import (
+    ChannelDef,
+    Definitions,
+    Entry,
+    EntryList,
+    Policy,
+    SenderRule,
+    ToolDef,
+    ToolsConfig,
+)
 
 DIALECTS = ("openai", "openai-strict", "anthropic", "gemini", "gemini-json", "mcp")
 PLUGINS_GROUP = "group:plugins"
@@ -34,7 +43,12 @@ class Resolved:
 
     @property
     def channels(self) -> frozenset[str]:
-        return frozenset(c.name for c in self.defs.channels)
+        return channel_names(self.defs)
+
+
+def channel_names(defs: Definitions) -> frozenset[str]:
+    """Every channel the definitions define: modelled here, or compiled on its own."""
+    return frozenset((*(c.name for c in defs.channels), *defs.streamed_channels))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -77,12 +91,17 @@ def _all_policy_lists(defs: Definitions) -> Iterator[EntryList]:
     for profile in defs.profiles.values():
         yield from (lst for lst in (profile.allow, profile.deny) if lst)
     for channel in defs.channels:
-        for gmap in channel.entry_maps():
-            for group in gmap:
-                blocks = [group.tools, *(s.policy for s in group.senders)]
-                for block in blocks:
-                    if block:
-                        yield from (x for x in (block.allow, block.also_allow, block.deny) if x)
+        yield from channel_policy_lists(channel)
+
+
+def channel_policy_lists(channel: ChannelDef) -> Iterator[EntryList]:
+    """Every allow/alsoAllow/deny list of a channel's groups and their sender rules."""
+    for gmap in channel.entry_maps():
+        for group in gmap:
+            blocks = [group.tools, *(s.policy for s in group.senders)]
+            for block in blocks:
+                if block:
+                    yield from (x for x in (block.allow, block.also_allow, block.deny) if x)
 
 
 class _Analyzer:
@@ -123,7 +142,7 @@ class _Analyzer:
     def present_capable(self, tool: ToolDef, disabled: set[str]) -> bool:
         if tool.plugin and (not self.defs.plugins_enabled or tool.plugin in disabled):
             return False
-        return not (tool.channel and tool.channel not in {c.name for c in self.defs.channels})
+        return not (tool.channel and tool.channel not in channel_names(self.defs))
 
     def check_tool(self, tool: ToolDef) -> None:
         if tool.optional and not tool.plugin:
@@ -204,8 +223,8 @@ class _Analyzer:
             visit(name, [])
         return done
 
-    def check_names(self, lists: Iterable[EntryList], known: set[str], groups: set[str],
-                    plugin_ids: set[str], context: str) -> None:
+    def check_names(self, lists: Iterable[EntryList], known: Set[str], groups: Set[str],
+                    plugin_ids: Set[str], context: str) -> None:
         vocabulary = known | groups | plugin_ids | {PLUGINS_GROUP}
         glob_hits: dict[str, bool] = {}
         for lst in lists:
@@ -403,11 +422,8 @@ def analyze(defs: Definitions, diags: Diagnostics) -> Resolved | None:
     for name, (members, pos) in sources.items():
         a.check_names([EntryList(items=tuple(members), pos=pos)], all_names, set(sources),
                       set(), f" in {name}")
-    # the release's policy aliases (2026.9: cron, update_plan) name the tools they stand for
-    aliases = {**target.policy_aliases,
-               **{k: v[0] for k, v in target.policy_expansions.items()}}
-    aliased = {alias for alias, name in aliases.items() if name in all_names}
-    a.check_names(_all_policy_lists(defs), all_names | aliased, set(sources), plugin_ids, "")
+    checks = channel_checks(defs, target)
+    a.check_names(_all_policy_lists(defs), checks.known, checks.groups, plugin_ids, "")
     plugin_tools: dict[str, list[str]] = {}
     for tool in tools:
         if tool.plugin:
@@ -434,3 +450,39 @@ def target_of(defs: Definitions, diags: Diagnostics) -> Target:
                         "semantics without this note")
     return target(defs.openclaw)
 
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChannelChecks:
+    """What ``analyze`` checks a channel's groups against, for a channel compiled on its own
+    (``toolc.pipeline.stream``): the release, and the names an entry may use."""
+
+    target: Target
+    known: frozenset[str]  # tool names and the release's policy aliases of present tools
+    groups: frozenset[str]  # group names (catalog groups and the groups section)
+    plugin_ids: frozenset[str]
+
+
+def channel_checks(defs: Definitions, target: Target) -> ChannelChecks:
+    """``analyze``'s vocabulary for channels, reporting nothing (``analyze`` reports)."""
+    all_names = {t.name for t in defs.tools}
+    # the release's policy aliases (2026.9: cron, update_plan) name the tools they stand for
+    aliases = {**target.policy_aliases,
+               **{k: v[0] for k, v in target.policy_expansions.items()}}
+    aliased = {alias for alias, name in aliases.items() if name in all_names}
+    groups = {f"group:{g}" for t in defs.tools for g in t.groups}
+    groups |= {g.name for g in defs.groups if g.name != PLUGINS_GROUP}
+    return ChannelChecks(target=target, known=frozenset(all_names | aliased),
+                         groups=frozenset(groups),
+                         plugin_ids=frozenset(t.plugin for t in defs.tools if t.plugin))
+
+
+def check_channel(defs: Definitions, channel: ChannelDef, checks: ChannelChecks,
+                  diags: Diagnostics) -> None:
+    """``analyze``'s checks of one channel: its sender keys and the names its lists use."""
+    a = _Analyzer(defs, diags)
+    for gmap in channel.entry_maps():
+        for group in gmap:
+            a.sender_keys(group.senders, checks.target)
+    a.check_names(channel_policy_lists(channel), checks.known, checks.groups,
+                  checks.plugin_ids, "")

@@ -47,6 +47,7 @@ T = TypeVar("T")
 DEFAULT_DIR = ".toolc-cache"
 _LAYOUT = "v2"  # v1: a plain sha256 (any writer could forge entries)
 _SECRET_BYTES = 32
+_TAG_MAX = 128  # an entry's tag line is 64 hex digits: a longer first line is no entry
 
 
 @dataclass(slots=True)
@@ -70,9 +71,10 @@ class BuildCache:
         self.secret = cache_secret() if secret is None else secret
         self.stats = CacheStats()
 
-    def _tag(self, key: str, payload: bytes) -> bytes:
-        return hmac.new(self.secret, key.encode() + b"\0" + payload,
-                        hashlib.sha256).hexdigest().encode()
+    def _tag(self, key: str, payload: bytes | memoryview) -> bytes:
+        tag = hmac.new(self.secret, key.encode() + b"\0", hashlib.sha256)
+        tag.update(payload)
+        return tag.hexdigest().encode()
 
     def key(self, kind: str, parts: Iterable[bytes | str]) -> str:
         h = hashlib.sha256(self.salt)
@@ -86,6 +88,10 @@ class BuildCache:
     def _path(self, key: str) -> Path:
         return self.root / _LAYOUT / key[:2] / key
 
+    def has(self, key: str) -> bool:
+        """An entry is stored under ``key`` (not checked: ``get`` may still miss)."""
+        return bool(self.secret) and self._path(key).is_file()
+
     def get(self, key: str) -> tuple[bool, Any]:
         """(True, value) for an intact entry; (False, None) when missing or damaged."""
         if not self.secret:
@@ -94,8 +100,10 @@ class BuildCache:
             raw = self._path(key).read_bytes()
         except OSError:
             return False, None
-        tag, sep, payload = raw.partition(b"\n")
-        if not sep or not hmac.compare_digest(self._tag(key, payload), tag):
+        # the payload is read in place (entries hold a channel file's shards: megabytes)
+        end = raw.find(b"\n", 0, _TAG_MAX)
+        payload = memoryview(raw)[end + 1:]
+        if end < 0 or not hmac.compare_digest(self._tag(key, payload), raw[:end]):
             return False, None  # truncated, corrupt or foreign: computed again and rewritten
         try:
             return True, pickle.loads(payload)

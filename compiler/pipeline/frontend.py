@@ -61,8 +61,17 @@ def definitions_schema() -> dict[str, Any]:
 
 def read_tree(root: Path, diags: Diagnostics) -> dict[str, bytes] | None:
     """The bytes of every YAML file below ``root`` by relative path (sorted), read once: the
-    build compiles exactly these bytes and ships them in ``sources.json``. Reports a missing
-    or empty directory (None) and files that are not YAML."""
+    build compiles exactly these bytes and ships them in ``sources/``. Reports what
+    ``tree_paths`` reports."""
+    paths = tree_paths(root, diags)
+    if paths is None:
+        return None
+    return {path.relative_to(root).as_posix(): path.read_bytes() for path in paths}
+
+
+def tree_paths(root: Path, diags: Diagnostics) -> list[Path] | None:
+    """Every YAML file below ``root`` in relative-path order; reports a missing or empty
+    directory (None) and files that are not YAML."""
     display = root.as_posix().rstrip("/")
     if not root.is_dir():
         diags.error(Pos(file=display, line=1, col=1), "TC007",
@@ -83,7 +92,7 @@ def read_tree(root: Path, diags: Diagnostics) -> dict[str, bytes] | None:
         diags.error(Pos(file=display, line=1, col=1), "TC007",
                     "definitions directory holds no *.yaml or *.yml files")
         return None
-    return {path.relative_to(root).as_posix(): path.read_bytes() for path in paths}
+    return paths
 
 
 def read_sources(files: Mapping[str, bytes], display: str, diags: Diagnostics

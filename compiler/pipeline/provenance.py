@@ -11,7 +11,13 @@ A record is ``{"label", "w", "a", "d", "m", "allow", "deny"}``: ``w`` the witnes
 layer never strips), ``a`` / ``d`` the pass sets with and without the allow list, ``m`` the
 optional tools its allow list names (bitsets as runs, as in ``tables.json``), ``allow`` the
 allow list's position and ``deny`` ``[[text, pos, runs(, the plugin tools it unloads)]]``.
-Records are interned: the structures hold their indices.
+
+The group layer is sharded as the tables are (``toolc.pipeline.shards``): ``provenance.json``
+holds the agents', providers', subagent and sender layers, their records interned (the
+structures hold indices into ``records``), and per channel the index of its shards; a shard
+(``provenance/<channel>[.<account>].<hash>.shard``, in a table shard's format) holds one
+group map with each record inline, as its compact JSON text (a string), so its bytes depend
+on that map alone, as a table shard's do, and a channel is compiled on its own.
 """
 
 from __future__ import annotations
@@ -19,49 +25,66 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..diagnostics import BUILTIN, Diagnostics, Pos
 from .analyze import Resolved
-from .cache import BuildCache
-from .model import AgentDef, EntryList, Policy, ProviderPolicy
+from .model import AgentDef, ChannelDef, EntryList, Policy, ProviderPolicy
 from .policy import LayerPolicy, pick_policy, profile_policy, sandbox_policy, subagent_policy
-from .tables import NEVER, TableBuilder, _runs, _texts
-from .units import Recorder
+from .shards import SHARD_DIR, _split_channel
+from .tables import NEVER, Part, TableBuilder, _runs, _texts
+from .units import ChannelUnit, Recorder, StackArgs, resolve_refs
 
-PROVENANCE_FORMAT = 1
+PROVENANCE_FORMAT = 2  # 2: the group layer in shards with inline records
+PROVENANCE_DIR = "provenance"
+_RECORD = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _pos(pos: Pos | None, files: tuple[str, ...]) -> str | None:
-    """``file:line:col`` with the file named as ``sources.json`` names it (relative to the
+    """``file:line:col`` with the file named as ``sources/`` names it (relative to the
     definitions directory, whatever directory the build ran in: builds stay identical)."""
     if pos is None:
         return None
     if pos == BUILTIN:
         return "built-in"
-    name = next((f for f in files if pos.file == f or pos.file.endswith(f"/{f}")), pos.file)
-    return f"{name}:{pos.line}:{pos.col}"
+    return f"{_file_name(pos.file, files)}:{pos.line}:{pos.col}"
+
+
+def _file_name(file: str, files: tuple[str, ...]) -> str:
+    return next((f for f in files if file == f or file.endswith(f"/{f}")), file)
 
 
 class ProvenanceBuilder(TableBuilder):
     """The tables' structure with a provenance record index wherever a stack index was."""
 
-    def __init__(self, resolved: Resolved, cache: BuildCache | None = None) -> None:
+    def __init__(self, resolved: Resolved) -> None:
         # warnings are the table builder's to report; this pass only repeats the layers
-        super().__init__(resolved, Diagnostics(), cache)
+        super().__init__(resolved, Diagnostics())
         self.records: list[dict[str, Any]] = []
         self._record_ids: dict[str, int] = {}
         self._files = tuple(sorted(resolved.defs.files, key=len, reverse=True))
+        self._names: dict[str, str] = {}  # a position's file -> its name in ``files``
 
     def pos(self, pos: Pos | None) -> str | None:
-        return _pos(pos, self._files)
+        if pos is None or pos == BUILTIN:
+            return _pos(pos, self._files)
+        name = self._names.get(pos.file)
+        if name is None:
+            name = self._names[pos.file] = _file_name(pos.file, self._files)
+        return f"{name}:{pos.line}:{pos.col}"
 
     def record(self, policy: LayerPolicy | None, *, strips: bool, label: str,
                lists: Sequence[EntryList | None] = (), profile: bool = False) -> int | None:
         """The interned record of one layer (None: the step has no lists). ``lists``: the
         allow lists it was made of, in order (the first one's position is the allow list's,
         as ``toolc explain`` shows it; without them, the first entry's)."""
-        layer, mention, _, _ = self.layer(policy, strips=strips, label=label, profile=profile)
+        part = self.layer(policy, strips=strips, label=label, profile=profile)
+        return self.record_of(part, policy, label=label, lists=lists)
+
+    def record_of(self, part: Part, policy: LayerPolicy | None, *, label: str,
+                  lists: Sequence[EntryList | None] = ()) -> int | None:
+        """``record`` of a layer already compiled (``part``: ``TableBuilder.layer``'s)."""
+        layer, mention, _, _ = part
         if layer is None or policy is None:
             return None
         witness, allow_pass, deny_pass = layer
@@ -79,7 +102,8 @@ class ProvenanceBuilder(TableBuilder):
                "a": _runs(allow_pass), "d": _runs(deny_pass), "m": _runs(mention),
                "allow": self.pos(allow),
                "deny": deny}
-        return self.intern_record(json.dumps(rec, sort_keys=True), rec)
+        # the key is the record's inline text in a shard (``channel_provenance``)
+        return self.intern_record(_RECORD.encode(rec), rec)
 
     def intern_record(self, key: str, rec: dict[str, Any]) -> int:
         if key not in self._record_ids:
@@ -87,25 +111,32 @@ class ProvenanceBuilder(TableBuilder):
             self.records.append(rec)
         return self._record_ids[key]
 
-    # the incremental cache's channel tape (toolc.pipeline.units) interns records, not stacks
-    unit_kind = "channel-provenance"
+    def group_stack(self, block: Any, label: str = "group tools.allow", *,
+                    path: str = "") -> Any:
+        policy = pick_policy(block)
+        if self._both is not None:
+            if policy is None:
+                return -1
+            # one layer, its stack for the tables and its record (its warnings: the tables')
+            part = self.layer(policy, strips=True, label=label)
+            record = self.record_of(part, policy, label=path or label, lists=_lists(block))
+            return _Both(self._both.stack(*_stack_args(self, [part])), record)
+        found = self.record(policy, strips=True, label=path or label, lists=_lists(block))
+        return -1 if found is None else found
+
+    _both: Recorder | None = None  # a channel's tables and provenance in one pass
 
     @contextmanager
-    def recording(self, recorder: Recorder) -> Iterator[None]:
-        self.intern_record = recorder.record  # type: ignore[method-assign]
+    def recording_both(self, stacks: Recorder, records: Recorder) -> Iterator[None]:
+        """Record the stacks into ``stacks`` and the records into ``records``: compiling a
+        channel then gives its tables' entry and its provenance's at once (``record_both``)."""
+        self._both = stacks
+        self.intern_record = records.record  # type: ignore[method-assign]
         try:
             yield
         finally:
+            del self._both
             del self.intern_record
-
-    def replay(self, item: tuple[str, dict[str, Any]]) -> int:  # type: ignore[override]
-        return self.intern_record(*item)
-
-    def group_stack(self, block: Any, label: str = "group tools.allow", *,
-                    path: str = "") -> int:
-        policy = pick_policy(block)
-        found = self.record(policy, strips=True, label=path or label, lists=_lists(block))
-        return -1 if found is None else found
 
     def agent_entry(self, agent: AgentDef | None) -> dict[str, Any]:
         g = self.r.defs.tools_config
@@ -179,9 +210,8 @@ class ProvenanceBuilder(TableBuilder):
             "subagent": [self.record(subagent_policy(self.r, leaf=leaf), strips=False,
                                      label="tools.subagents.tools" + (" (leaf)" if leaf else ""))
                          for leaf in (False, True)],
-            "channels": {name: json.dumps(ch, sort_keys=True, separators=(",", ":"),
-                                          ensure_ascii=False)
-                         for name, ch in self.channels().items()},
+            # per channel its shards' index (``channel_provenance``), added by the pipeline
+            "channels": {},
         }
         data["records"] = self.records
         return data
@@ -191,7 +221,72 @@ def _lists(block: Policy | None) -> tuple[EntryList | None, ...]:
     return () if block is None else (block.allow, block.also_allow)
 
 
-def build_provenance(resolved: Resolved, cache: BuildCache | None = None) -> dict[str, Any]:
-    """``provenance.json``: see the module docstring (``cache``: unchanged channels' entries
-    come from the incremental cache)."""
-    return ProvenanceBuilder(resolved, cache).provenance()
+class _Both(NamedTuple):
+    """A block compiled in one pass: its stack (tables) and its record (provenance)."""
+
+    stack: int
+    record: int | None
+
+
+def _stack_args(builder: TableBuilder, parts: Sequence[Part]) -> StackArgs:
+    """The arguments ``TableBuilder.stack`` passes its interner for ``parts``."""
+    mention = flags = preserve = 0
+    layers = []
+    for layer, m, f, p in parts:
+        mention |= m
+        flags |= f
+        preserve |= p
+        if layer is not None:
+            layers.append(layer)
+    return mention, tuple(layers), builder.all, flags, preserve
+
+
+def record_both(builder: ProvenanceBuilder, ch: ChannelDef) -> tuple[ChannelUnit, ChannelUnit]:
+    """A channel's tables and provenance recorded in one pass (``units.record_channel`` of
+    a TableBuilder and of a ProvenanceBuilder, each layer compiled once): the tables' unit
+    carries the warnings."""
+    diags, local = builder.diags, Diagnostics()
+    stacks, records = Recorder(), Recorder()
+    builder.diags = local
+    try:
+        with builder.recording_both(stacks, records):
+            entry = builder.channel(ch)
+    finally:
+        builder.diags = diags
+    return ((stacks.tape, _pick(entry, 0), tuple(local.items)),
+            (records.tape, _pick(entry, 1), ()))
+
+
+def _pick(value: Any, which: int) -> Any:
+    if type(value) is _Both:
+        found = value[which]
+        return -1 if found is None else found
+    if isinstance(value, dict):
+        return {k: _pick(v, which) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_pick(v, which) for v in value]
+    return value
+
+
+def channel_provenance(name: str, unit: ChannelUnit) -> tuple[dict[str, Any], dict[str, str]]:
+    """A channel's provenance recorded (``units.record_channel`` with a ProvenanceBuilder):
+    its entry in ``provenance.json``'s ``channels`` and its shards, records inline."""
+    tape, entry, _ = unit
+    shards: dict[str, str] = {}
+    index = _split_channel(name, resolve_refs(entry, list(range(len(tape)))),
+                           lambda i: tape[i][0], shards)
+    return _moved_index(index), {_moved(path): text for path, text in shards.items()}
+
+
+def _moved(path: str) -> str:
+    """A table shard's name as the provenance shard of the same map."""
+    return PROVENANCE_DIR + path.removeprefix(SHARD_DIR)
+
+
+def _moved_index(index: dict[str, Any]) -> dict[str, Any]:
+    def move(path: str | None) -> str | None:
+        return None if path is None else _moved(path)
+
+    return {**index, "groups": move(index["groups"]), "spaces": move(index["spaces"]),
+            "accounts": {k: move(v) for k, v in index["accounts"].items()},
+            "accounts_folded": {k: move(v) for k, v in index["accounts_folded"].items()}}

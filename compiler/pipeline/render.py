@@ -17,12 +17,11 @@ from ..runtime import EAGER_THROUGH, EXPORTS, INTEGRATIONS, MODULES
 from ..schema.models import model_class_name
 from .analyze import Resolved
 from .bundles import Bundles
-from .shards import split_tables
-from .tables import Tables
 
 DEFAULT_PACKAGE = "toolc_runtime"
 LINE_LENGTH = 100  # the generated Python's, as ruff checks it
-SOURCES = "sources.json"  # {relative path: text} of the definitions compiled
+SOURCES = "sources.json"  # before sources/: {relative path: text} of the definitions compiled
+SOURCES_DIR = "sources"  # sources/<relative path>: each definitions file compiled, as read
 
 
 def dump_json(value: Any) -> str:
@@ -139,40 +138,69 @@ def render_init(package: str, hashes: list[tuple[str, str]]) -> str:
         lazy_imports=lazy_imports, public=public)
 
 
-def render(resolved: Resolved, tables: Tables, bundles: Bundles, models: str | None, *,
-           package: str = DEFAULT_PACKAGE,
+# The files that depend on nothing but the base (``base_texts``), relative to the package,
+# except schema-notes.json (beside it).
+CATALOG, BUNDLES, MODELS, NOTES = "catalog.json", "bundles.json", "models.py", "schema-notes.json"
+
+
+def base_texts(resolved: Resolved, bundles: Bundles, models: str | None) -> dict[str, str]:
+    """The files that read nothing in the channels but their names: the catalog, the
+    provider bundles and their notes, the parameter models (``models`` None: none)."""
+    texts = {CATALOG: dump_json(catalog_json(resolved)), BUNDLES: dump_bundles(bundles.data),
+             NOTES: dump_json(bundles.notes)}
+    if models is not None:
+        texts[MODELS] = models
+    return texts
+
+
+def render(resolved: Resolved, index: Mapping[str, Any], texts: Mapping[str, str],
+           *, package: str = DEFAULT_PACKAGE, shards: Mapping[str, str],
+           sources: Mapping[str, str], counts: Mapping[str, int],
            warnings: Sequence[Diagnostic] = (), access: str | None = None,
-           provenance: Mapping[str, Any] | None = None) -> dict[str, str]:
-    """Every file of ``build/`` as text, keyed by path relative to the output directory
-    (``provenance``: the decision log's layer records, ``toolc.pipeline.provenance``)."""
-    index, shards = split_tables(tables.data)
-    data = {"catalog.json": dump_json(catalog_json(resolved)),
+           provenance: Mapping[str, Any] | None = None, inputs: str | None = None
+           ) -> dict[str, str]:
+    """The files of ``build/`` that are not already written, as text, keyed by path relative
+    to the output directory; ``shards`` and ``sources`` name the others (written as they were
+    compiled: the table and provenance shards, relative to the runtime package, and the
+    definitions, by relative path) with their sha256, which the manifest and the runtime's
+    ``__init__.py`` list. ``index``: ``tables.json``'s data (``split_tables`` and each
+    channel's entry); ``texts``: ``base_texts``; ``provenance``: the decision log's layer
+    records (``toolc.pipeline.provenance``); ``inputs``: the inputs digest the manifest
+    records."""
+    data = {CATALOG: texts[CATALOG],
             "tables.json": dump_compact(index),
-            **shards,
-            "bundles.json": dump_bundles(bundles.data),
+            BUNDLES: texts[BUNDLES],
             **({"provenance.json": dump_compact(provenance)} if provenance is not None else {}),
             **static_modules()}
+    models = texts.get(MODELS)
     checked = {**data, **({"models.py": models} if models is not None else {})}
-    hashes = sorted((name, sha256(text)) for name, text in checked.items())
+    hashes = sorted([*((name, sha256(text)) for name, text in checked.items()),
+                     *shards.items()])
     files = {f"{package}/{name}": text for name, text in data.items()}
     files[f"{package}/__init__.py"] = render_init(package, hashes)
     files[f"{package}/py.typed"] = ""
     if models is not None:
         files[f"{package}/models.py"] = models
-    files["schema-notes.json"] = dump_json(bundles.notes)
-    # The definitions themselves, so that `toolc explain --build` needs nothing but build/.
-    files[SOURCES] = dump_json(dict(resolved.defs.texts))
+    files[NOTES] = texts[NOTES]
     if access is not None:
         files["ACCESS.md"] = access
-    files["manifest.json"] = dump_json({
+    digests = {path: sha256(text) for path, text in files.items()}
+    digests.update((f"{package}/{name}", digest) for name, digest in shards.items())
+    # The definitions themselves, so that `toolc explain --build` needs nothing but build/.
+    digests.update((f"{SOURCES_DIR}/{rel}", digest) for rel, digest in sources.items())
+    manifest = {
         "toolc": __version__, "package": package,
         # the OpenClaw release whose semantics the tables follow
         "target": {"openclaw": resolved.target.key, "release": resolved.target.release},
         "sources": list(resolved.defs.files),
-        "files": {path: sha256(text) for path, text in sorted(files.items())},
-        "tables": tables.counts,
+        "files": dict(sorted(digests.items())),
+        "tables": dict(counts),
         # Without positions: `toolc diff` compares them, and unrelated edits move lines.
         "warnings": [{"code": c, "message": m}
                      for c, m in sorted({(d.code, d.message) for d in warnings})],
-    })
+    }
+    if inputs is not None:
+        # about the files on disk, not the definitions' meaning (``toolc.builds``)
+        manifest["inputs_sha256"] = inputs
+    files["manifest.json"] = dump_json(manifest)
     return files

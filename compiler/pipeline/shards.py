@@ -117,6 +117,16 @@ class _Read:
         return text
 
 
+def text_witnesses(text: str) -> int:
+    """The tools an inline stack's stripping layers test (``_Read.witnesses`` of its text)."""
+    out = 0
+    for layer in text.split("/")[4:]:
+        runs = layer.split(",", 1)[0]
+        if runs != "-":
+            out |= _bits(runs)
+    return out
+
+
 class _Intern:
     """A fresh interning of stacks (given as inline text) into the one-dictionary lists."""
 
@@ -270,26 +280,29 @@ def split_tables(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str
         ch = json.loads(raw)
         channels[name] = _split_channel(name, ch, read.text, shards)
         if summarize and ch["rule"]["kind"] == "groups":
-            channels[name]["summary"] = _summary(name, ch, read)
+            channels[name]["summary"] = channel_summary(name, ch, read.witnesses)
     out["channels"] = channels
     out["sharded"] = SHARD_FORMAT
     intern.into(out)
     return out, shards
 
 
-def _summary(name: str, ch: dict[str, Any], read: _Read) -> dict[str, Any]:
+def channel_summary(name: str, ch: dict[str, Any], witnesses: Callable[[int], int]
+                    ) -> dict[str, Any]:
     """What ``toolc diff`` needs of a channel whose shards are the same on both sides, so
     that it can leave them unread: how many classes the channel tells apart (per
     availability mode, ``pipeline.groups.channel_rows``), the tools that the stripping layers
-    of the stacks those classes reach test, and those of every stack its shards hold."""
-    found = groups.channel_summary(name, ch, read.witnesses)
+    of the stacks those classes reach test, and those of every stack its shards hold
+    (``witnesses``: of one stack by index, as a bitset over the tools). ``split_tables``
+    summarizes a whole-build channel, ``tables.channel_shards`` one compiled on its own."""
+    found = groups.channel_summary(name, ch, witnesses)
     stacks: set[int] = set()
     for gmap in groups.channel_maps(ch):
         for entry in gmap["exact"].values():
             stacks.update(_entry_stacks(entry))
     every = 0
     for stack in stacks:
-        every |= read.witnesses(stack)
+        every |= witnesses(stack)
     return {"classes": found["classes"], "witnesses": _runs(found["witnesses"]),
             "all_witnesses": _runs(every)}
 

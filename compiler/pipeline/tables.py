@@ -14,7 +14,6 @@ means the layer never strips.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,7 +28,6 @@ from ..rules.names import (
     normalize_tool_name,
 )
 from .analyze import PLUGINS_GROUP, Resolved, pattern_matches
-from .cache import BuildCache
 from .model import (
     AgentDef,
     ChannelDef,
@@ -58,7 +56,8 @@ from .policy import (
     sandbox_policy,
     subagent_policy,
 )
-from .units import Recorder, StackArgs, compile_channels
+from .shards import _split_channel, channel_summary, text_witnesses
+from .units import ChannelUnit, Recorder, StackArgs, resolve_refs
 
 NEVER = -1  # witness for layers that never strip
 # A stack's plugin-admission flags (2026.9 createPluginToolAllowlist): its allow lists have
@@ -128,13 +127,9 @@ class _Interner:
 
 
 class TableBuilder:
-    unit_kind = "channel"  # the incremental cache's kind for one channel's entry
-
-    def __init__(self, resolved: Resolved, diags: Diagnostics,
-                 cache: BuildCache | None = None) -> None:
+    def __init__(self, resolved: Resolved, diags: Diagnostics) -> None:
         self.r = resolved
         self.diags = diags
-        self.cache = cache
         self.tools = resolved.tools
         self.index = {t.name: i for i, t in enumerate(self.tools)}
         self.all = (1 << len(self.tools)) - 1
@@ -149,6 +144,8 @@ class TableBuilder:
                               if policy_name(resolved, normalize_tool_name(t.name)) in lean_names)
         self.intern = _Interner()
         self._pattern_cache: dict[str, int] = {}
+        self._entry_bits: dict[str, tuple[int, bool]] = {}
+        self._entry_blocks: dict[str, int] = {}
         self.gates, self.always = self.compile_gates()
         # Core tools present in every context for every sender: a witness holding one of
         # them can never come out empty, so such a layer never strips.
@@ -163,9 +160,6 @@ class TableBuilder:
             yield
         finally:
             self.intern = intern
-
-    def replay(self, item: StackArgs) -> int:
-        return self.intern.stack(*item)
 
     # -- bit helpers -------------------------------------------------------------------------
     def mask(self, tools: Iterable[ToolDef]) -> int:
@@ -193,19 +187,29 @@ class TableBuilder:
     def list_bits(self, names: Sequence[str]) -> tuple[int, bool]:
         """Bits matched by normalized entries (plugin groups, then core groups); exec hit?"""
         bits, exec_hit = 0, False
-        implied_by = self.target.apply_patch_implied_by
         for raw in names:
-            for name in policy_names(self.r, raw):
-                if name == PLUGINS_GROUP and self.all_plugins:
-                    bits |= self.all_plugins
-                    continue
-                if name in self.plugin_bits:
-                    bits |= self.plugin_bits[name]
-                    continue
-                for raw_member in self.expanded(name):
-                    member = policy_name(self.r, raw_member)
-                    bits |= self.pattern_bits(member)
-                    exec_hit = exec_hit or pattern_matches(member, implied_by)
+            found = self._entry_bits.get(raw)
+            if found is None:
+                found = self._entry_bits[raw] = self.entry_bits(raw)
+            bits |= found[0]
+            exec_hit = exec_hit or found[1]
+        return bits, exec_hit
+
+    def entry_bits(self, raw: str) -> tuple[int, bool]:
+        """``list_bits`` of one entry (kept per entry: lists repeat their entries)."""
+        bits, exec_hit = 0, False
+        implied_by = self.target.apply_patch_implied_by
+        for name in policy_names(self.r, raw):
+            if name == PLUGINS_GROUP and self.all_plugins:
+                bits |= self.all_plugins
+                continue
+            if name in self.plugin_bits:
+                bits |= self.plugin_bits[name]
+                continue
+            for raw_member in self.expanded(name):
+                member = policy_name(self.r, raw_member)
+                bits |= self.pattern_bits(member)
+                exec_hit = exec_hit or pattern_matches(member, implied_by)
         return bits, exec_hit
 
     def blocked_plugins(self, names: Sequence[str]) -> int:
@@ -213,11 +217,19 @@ class TableBuilder:
         group:plugins) a deny entry matches are never loaded."""
         bits = 0
         for raw in names:
-            name = policy_name(self.r, raw)
-            for pid, pbits in self.plugin_bits.items():
-                if (pattern_matches(name, normalize_tool_name(pid))
-                        or pattern_matches(name, PLUGINS_GROUP)):
-                    bits |= pbits
+            found = self._entry_blocks.get(raw)
+            if found is None:
+                found = self._entry_blocks[raw] = self.entry_blocks(raw)
+            bits |= found
+        return bits
+
+    def entry_blocks(self, raw: str) -> int:
+        bits = 0
+        name = policy_name(self.r, raw)
+        for pid, pbits in self.plugin_bits.items():
+            if (pattern_matches(name, normalize_tool_name(pid))
+                    or pattern_matches(name, PLUGINS_GROUP)):
+                bits |= pbits
         return bits
 
     # -- gates (availability) ----------------------------------------------------------------
@@ -525,15 +537,6 @@ class TableBuilder:
                     folded.setdefault(g.id.lower(), exact[g.id])
         return {"exact": exact, "folded": folded}
 
-    def channels(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        # one channel's entry is the unit of the incremental cache and of the worker
-        # processes (toolc.pipeline.units); the entries come back in definition order
-        for ch, entry in zip(self.r.defs.channels, compile_channels(self, self.channel,
-                                                                    self.cache), strict=True):
-            out[ch.name] = entry
-        return out
-
     def channel(self, ch: ChannelDef) -> dict[str, Any]:
         fold = ch.name in CASE_INSENSITIVE_GROUP_CHANNELS
         rule = rule_for(ch.name)
@@ -622,11 +625,10 @@ class TableBuilder:
             # [host, security, ask, [allowlist patterns]] per distinct agent policy
             "exec": {"variants": self.exec_variants},
             "global_bp": global_bp, "provider_profiles": self.provider_profiles(),
-            # One JSON string per channel: the runtime parses a channel on first use, so
-            # importing stays fast with thousands of groups.
-            "channels": {name: json.dumps(ch, sort_keys=True, separators=(",", ":"),
-                                          ensure_ascii=False)
-                         for name, ch in self.channels().items()},
+            # Per channel, one JSON string in the one-dictionary form (``shards.join_tables``):
+            # each channel is compiled on its own, straight into its shards
+            # (``channel_shards``), and the build adds their index (``toolc.builds``).
+            "channels": {},
             "subagent": {"stacks": subagent, "max_spawn_depth": self.r.max_spawn_depth},
             # which sessions are sandboxed when the caller does not say (rules.sandbox)
             "sandbox": sandbox_modes(defs).to_json(),
@@ -650,12 +652,78 @@ class TableBuilder:
                   "layers": len(self.intern.layers), "stacks": len(self.intern.stacks),
                   "agent_records": len(records), "gates": len(self.gates),
                   "byprovider_entries": len(bps),
-                  "groups": sum(len(m) for c in defs.channels for m in c.entry_maps())}
+                  "groups": 0}  # the channels' (added with them)
         return Tables(data=data, counts=counts)
 
 
+# Bitsets repeat (a deny list's pass set, "all but these tools"): their runs are kept, by
+# value, for a build (bounded; recomputing one is always right).
+_RUN_TEXTS: dict[int, str] = {}
+_RUN_LISTS: dict[int, list[int]] = {}
+_RUN_CACHE_LIMIT = 1 << 16
+
+
+def run_text(bits: int) -> str:
+    """A bitset as the dotted runs ``tables.json`` and the shards write."""
+    text = _RUN_TEXTS.get(bits)
+    if text is None:
+        if len(_RUN_TEXTS) >= _RUN_CACHE_LIMIT:
+            _RUN_TEXTS.clear()
+        text = _RUN_TEXTS[bits] = ".".join(map(str, _runs(bits)))
+    return text
+
+
+def inline_stack(args: StackArgs) -> str:
+    """The inline text (``toolc.pipeline.shards``) of the stack the build's interner makes of
+    ``stack(*args)``: never-stripping layers folded into the fixed mask, as ``_Interner``."""
+    mention, layers, all_bits, flags, preserve = args
+    fixed = all_bits
+    stripping = []
+    for witness, allow_pass, deny_pass in layers:
+        if witness == NEVER:
+            fixed &= allow_pass
+        else:
+            stripping.append(f"{run_text(witness)},{run_text(allow_pass)},{run_text(deny_pass)}")
+    return "/".join([run_text(mention), run_text(fixed), str(flags), run_text(preserve),
+                     *stripping])
+
+
+def channel_shards(name: str, unit: ChannelUnit, *, summarize: bool
+                   ) -> tuple[dict[str, Any], dict[str, str]]:
+    """A recorded channel (``units.record_channel``) as ``split_tables`` writes it: its entry
+    in ``tables.json`` (with ``toolc diff``'s summary of a groups channel when
+    ``summarize``) and its shard files, with no interning shared with other channels.
+    Stacks the build's interner would make one (their inline text is the same) get one
+    index here too, so the shards compare entries exactly as ``split_tables`` does."""
+    tape, entry, _ = unit
+    texts: list[str] = []
+    first: dict[str, int] = {}
+    ids = []
+    for args in tape:
+        text = inline_stack(args)
+        ids.append(first.setdefault(text, len(texts)))
+        if ids[-1] == len(texts):
+            texts.append(text)
+    shards: dict[str, str] = {}
+    ch = resolve_refs(entry, ids)
+    index = _split_channel(name, ch, texts.__getitem__, shards)
+    if summarize and ch["rule"]["kind"] == "groups":
+        index["summary"] = channel_summary(name, ch, lambda i: text_witnesses(texts[i]))
+    return index, shards
+
+
 def _runs(bits: int) -> list[int]:
-    """A bitset as runs of set bits ``[start, length, ...]``: short for sparse and dense sets."""
+    """A bitset as runs of set bits ``[start, length, ...]``: short for sparse and dense sets
+    (a list shared by every caller of the same bits: never changed)."""
+    found = _RUN_LISTS.get(bits)
+    if found is None:
+        if len(_RUN_LISTS) >= _RUN_CACHE_LIMIT:
+            _RUN_LISTS.clear()
+        found = _RUN_LISTS[bits] = _run_list(bits)
+    return found
+
+
+def _run_list(bits: int) -> list[int]:
     out: list[int] = []
     digits = bin(bits)[:1:-1]  # bit i is character i
     start = digits.find("1")
@@ -669,9 +737,3 @@ def _runs(bits: int) -> list[int]:
 
 def _texts(lst: EntryList) -> tuple[str, ...]:
     return tuple(e.text for e in lst.items)
-
-
-def build_tables(resolved: Resolved, diags: Diagnostics, cache: BuildCache | None = None
-                 ) -> Tables:
-    """``cache``: unchanged channels come from the incremental cache (same bytes)."""
-    return TableBuilder(resolved, diags, cache).build()

@@ -1,14 +1,14 @@
-"""Compile one channel's tables (and its provenance) through the incremental cache
-(``toolc.pipeline.cache``), and the units keyed on everything outside the channels.
+"""Record one channel's tables (and its provenance) apart from the rest of the build, run work
+in forked worker processes, and the units keyed on everything outside the channels
+(``toolc.pipeline.cache``).
 
-A channel's compiled entry names interned stacks by id (its provenance: interned records),
-and ids are handed out in the order the whole build first meets each one, so a cached entry
-cannot hold final ids. It holds a tape instead: the distinct values the channel interns, in
-the order it first interns them, and the entry with each id replaced by its place on the tape
-(``StackRef``). Replaying the tape into the build's interner makes exactly the calls a clean
-build makes (a repeated value is a no-op there), so every id, and so every byte of
-``build/``, is the clean build's. The warnings compiling the channel gave are stored with it
-and reported again on a hit.
+A channel compiled on its own (``toolc.pipeline.stream``) cannot intern its stacks into the
+build's lists: it records them instead, on a tape (the distinct values it interns, in the
+order it first interns them), and its entry names each by its place on the tape
+(``StackRef``). The shards write every stack inline (``toolc.pipeline.shards``), so a tape
+turns into shard texts that depend on the channel alone (``tables.channel_shards``,
+``provenance.channel_provenance``). The warnings compiling the channel gave are kept with
+it.
 """
 
 from __future__ import annotations
@@ -78,11 +78,8 @@ def record_channel(builder: Any, compile_channel: Callable[[ChannelDef], dict[st
     return recorder.tape, entry, tuple(local.items)
 
 
-def replay_channel(builder: Any, unit: ChannelUnit) -> dict[str, Any]:
-    """Intern a recorded channel's values into the build and give its entry real ids."""
-    tape, entry, warnings = unit
-    ids = [builder.replay(item) for item in tape]
-    builder.diags.extend(warnings)
+def resolve_refs(entry: dict[str, Any], ids: list[int]) -> dict[str, Any]:
+    """``entry`` with each ``StackRef`` r replaced by ``ids[r]``."""
     result: dict[str, Any] = _resolve(entry, ids)
     return result
 
@@ -97,40 +94,9 @@ def _resolve(value: Any, ids: list[int]) -> Any:
     return value
 
 
-def _channel_key(builder: Any, cache: BuildCache, ch: ChannelDef) -> str | None:
-    defs = builder.r.defs
-    digest = defs.file_digests.get(ch.pos.file)
-    if not defs.unit_base or digest is None:
-        return None  # definitions not read from files: nothing to key on
-    # the provenance names positions relative to the list of files (longest match first)
-    return cache.key(builder.unit_kind, [defs.unit_base, ch.pos.file, digest, str(ch.pos),
-                                         ch.name, "\0".join(defs.files)])
-
-
-# Channels are compiled in worker processes (both cores) when there are at least this many
-# groups to compile; fewer are not worth starting the processes. Tests lower it.
-PARALLEL_MIN_GROUPS = 20_000
 # Worker processes (None: one per core, at most MAX_WORKERS).
 WORKERS: int | None = None
 MAX_WORKERS = 8
-
-# The builder and its channel compiler, inherited by forked workers (never pickled).
-_FORKED: list[tuple[Any, Callable[[ChannelDef], dict[str, Any]]]] = []
-
-
-def _work(index: int) -> ChannelUnit:
-    builder, compile_channel = _FORKED[0]
-    return record_channel(builder, compile_channel, builder.r.defs.channels[index])
-
-
-def _groups(ch: ChannelDef) -> int:
-    return sum(len(m) for m in ch.entry_maps())
-
-
-def _workers(pending: list[int], channels: tuple[ChannelDef, ...]) -> int:
-    if sum(_groups(channels[i]) for i in pending) < PARALLEL_MIN_GROUPS:
-        return 1
-    return worker_count(len(pending))
 
 
 def worker_count(tasks: int) -> int:
@@ -150,46 +116,6 @@ def map_in_workers(fn: Callable[[Any], T], items: list[Any], workers: int) -> li
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         return list(pool.map(fn, items))
-
-
-def compile_channels(builder: Any, compile_channel: Callable[[ChannelDef], dict[str, Any]],
-                     cache: BuildCache | None) -> list[dict[str, Any]]:
-    """Every channel's entry, in definition order: unchanged ones from ``cache``, the others
-    recorded (in forked worker processes, one channel per task, when there are many
-    groups), then all replayed in definition order, so neither the number of workers nor
-    the order they finish in can change a byte."""
-    channels: tuple[ChannelDef, ...] = builder.r.defs.channels
-    keys = [None if cache is None else _channel_key(builder, cache, ch) for ch in channels]
-    units: list[ChannelUnit | None] = [None] * len(channels)
-    if cache is not None:
-        for i, key in enumerate(keys):
-            if key is not None:
-                hit, value = cache.get(key)
-                cache.stats.count(builder.unit_kind, hit)
-                units[i] = value if hit else None
-    pending = [i for i, unit in enumerate(units) if unit is None]
-    computed = set(pending)
-    workers = _workers(pending, channels)
-    if workers > 1:
-        # largest first, so one big channel does not run alone at the end
-        order = sorted(pending, key=lambda i: -_groups(channels[i]))
-        _FORKED.append((builder, compile_channel))
-        try:
-            for i, unit in zip(order, map_in_workers(_work, order, workers), strict=True):
-                units[i] = unit
-        finally:
-            _FORKED.clear()
-    else:
-        for i in pending:
-            units[i] = record_channel(builder, compile_channel, channels[i])
-    out = []
-    for i, found in enumerate(units):
-        assert found is not None
-        key = keys[i]
-        if cache is not None and key is not None and i in computed:
-            cache.put(key, found)
-        out.append(replay_channel(builder, found))
-    return out
 
 
 def outside_channels(cache: BuildCache | None, kind: str, defs: Definitions,

@@ -23,6 +23,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -170,13 +171,21 @@ def publish(files: FileMap, out: Path, *, check: Callable[[Path], None] | None =
     so what is checked is exactly what is swapped in. A failure before the swap leaves
     ``out`` untouched, so there is never a half-written build.
     """
+    publish_with(lambda staging: staging.write_all(files), out, check=check)
+
+
+def publish_with(fill: Callable[[Staging], None], out: Path, *,
+                 check: Callable[[Path], None] | None = None) -> None:
+    """``publish`` of whatever ``fill`` writes into the staging directory (``toolc build``
+    writes files as they are compiled, so that no file map of a whole build is ever held);
+    whatever ``fill`` raises leaves ``out`` untouched."""
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     with output_lock(out):
-        _publish_locked(files, out, check)
+        _publish_locked(fill, out, check)
 
 
-def _publish_locked(files: FileMap, out: Path,
+def _publish_locked(fill: Callable[[Staging], None], out: Path,
                     check: Callable[[Path], None] | None = None) -> None:
     remove_leftovers(out)
     _fault("leftovers-removed")
@@ -186,7 +195,7 @@ def _publish_locked(files: FileMap, out: Path,
         identity = _identity(tmp)
         _fault("tmp-created")
         try:
-            _write_tree(tmp, files)
+            fill(Staging(tmp, previous=out if out.is_dir() else None))
         except FileNotFoundError as exc:
             raise _vanished(tmp) from exc
         _fault("written")
@@ -217,22 +226,76 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-def _write_tree(tmp: Path, files: FileMap) -> None:
-    """Every file under ``tmp``, which must exist: directories are made one level at a time
-    with ``os.mkdir`` (never ``parents=True``, which would quietly re-create a removed
-    ``tmp``) and files are created exclusively, so nothing is written anywhere else."""
-    made: set[str] = set()
-    for i, (rel, text) in enumerate(sorted(files.items())):
+class Staging:
+    """The hidden directory a build is written into before the swap. Directories are made
+    one level at a time with ``os.mkdir`` (never ``parents=True``, which would quietly
+    re-create a removed directory) and files are created exclusively, so nothing is written
+    anywhere else.
+
+    A file given with its sha256 that the build being replaced (``previous``) holds with
+    the same bytes is linked to it instead of written (the swap then removes only a name):
+    an incremental build rewrites just what changed. The old file is hashed through the new
+    link, so a file edited in the old build is never carried over."""
+
+    def __init__(self, tmp: Path, previous: Path | None = None) -> None:
+        self.tmp = tmp
+        self.previous = previous
+        self._made: set[str] = set()
+        self._written = 0
+
+    def write(self, rel: str, data: str | bytes, digest: str | None = None) -> None:
         parts = rel.split("/")
         for depth in range(1, len(parts)):
             sub = "/".join(parts[:depth])
-            if sub not in made:
-                os.mkdir(tmp / sub)
-                made.add(sub)
-        with open(tmp / rel, "xb") as file:
-            file.write(text if isinstance(text, bytes) else text.encode("utf-8"))
-        if i == 0:
+            if sub not in self._made:
+                os.mkdir(self.tmp / sub)
+                self._made.add(sub)
+        raw = data if isinstance(data, bytes) else data.encode("utf-8")
+        if digest is None or not self._linked(rel, len(raw), digest):
+            with open(self.tmp / rel, "xb") as file:
+                file.write(raw)
+        self._written += 1
+        if self._written == 1:
             _fault("writing")
+
+    def _linked(self, rel: str, size: int, digest: str) -> bool:
+        """Link ``rel`` to the previous build's file when it holds exactly these bytes."""
+        if self.previous is None:
+            return False
+        old, new = self.previous / rel, self.tmp / rel
+        try:
+            st = os.lstat(old)
+            if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+                return False
+            os.link(old, new)
+        except OSError:
+            return False
+        with open(new, "rb") as file:
+            if hashlib.file_digest(file, "sha256").hexdigest() == digest:
+                return True
+        new.unlink()
+        return False
+
+    def write_all(self, files: FileMap) -> None:
+        for rel, data in sorted(files.items()):
+            self.write(rel, data)
+
+    def read(self, rel: str) -> bytes:
+        return (self.tmp / rel).read_bytes()
+
+    def files(self) -> list[str]:
+        """The files written so far (relative paths)."""
+        return sorted(p.relative_to(self.tmp).as_posix() for p in self.tmp.rglob("*")
+                      if p.is_file())
+
+    def clear(self) -> None:
+        """Remove everything written (the directory itself stays)."""
+        for child in list(self.tmp.iterdir()):
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+        self._made.clear()
 
 
 def _swap(new: Path, out: Path) -> None:

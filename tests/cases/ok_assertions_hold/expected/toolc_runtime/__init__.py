@@ -29,7 +29,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_approvals.py": "24ed7ad1ce2a17fc5f03dd1e27519bba86578cc6f9428b10e882ebba571472d5",
     "_bundles.py": "7a8da495f83f3f969db2a291b34c101ad90db3fc59e6b37c501fa3b416a80ecd",
     "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
-    "_decisions.py": "daae1e5f157d4e9c7ea0008301fa170701773ccb0ac46d50810ca64fe68bc8d7",
+    "_decisions.py": "3bda8b228e9a2df8edf5c38b591c781949f3066ef17829b4533febe63cf7fe7e",
     "_errors.py": "cc40d3036e004e02051143844bc64cd78759e031f46014e905bf7e444328d865",
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
@@ -51,7 +51,10 @@ FILE_SHA256: Final[Mapping[str, str]] = {
         "0223cac84acc809ee127f932f8a999f16c43450fa7382bfe99e05e19db046c70"
     ),
     "models.py": "4dd7f2994301c58352db809a8bd0b06406fe62f13192654e05c674cc73935260",
-    "provenance.json": "458f742b886e9c6eee9480c2a58f5f82879c99eaddf51c05e803e9b58223e380",
+    "provenance.json": "2891a672ccf175806e93ac9ad4f4e2f5ea8f84dec2c5ffb9902059e6f33762e1",
+    "provenance/telegram.33c0bf55fc89.shard": (
+        "7f44776ff8c23e61bbfe4c799d024804e62e0ebcb0ae202b9588f6c9078a0d00"
+    ),
     "tables.json": "f07e4b4e3dc0f87e23869d924af15dc3fc4cc4d92cf7ef9f2b3dbf2d87339257",
     "tables/telegram.33c0bf55fc89.shard": (
         "32d980b054cc460802e6756c71722dd3bfa81e1dd44bfe58af504c495e4a9d12"

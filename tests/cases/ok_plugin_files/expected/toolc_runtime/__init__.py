@@ -29,7 +29,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_approvals.py": "24ed7ad1ce2a17fc5f03dd1e27519bba86578cc6f9428b10e882ebba571472d5",
     "_bundles.py": "7a8da495f83f3f969db2a291b34c101ad90db3fc59e6b37c501fa3b416a80ecd",
     "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
-    "_decisions.py": "daae1e5f157d4e9c7ea0008301fa170701773ccb0ac46d50810ca64fe68bc8d7",
+    "_decisions.py": "3bda8b228e9a2df8edf5c38b591c781949f3066ef17829b4533febe63cf7fe7e",
     "_errors.py": "cc40d3036e004e02051143844bc64cd78759e031f46014e905bf7e444328d865",
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
@@ -51,7 +51,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
         "0223cac84acc809ee127f932f8a999f16c43450fa7382bfe99e05e19db046c70"
     ),
     "models.py": "b769bfa50833fe8fceaac061bdbac0bf02f9fc2d40e64ccf5b0dbea53dcf6ef5",
-    "provenance.json": "eb3df7d15bb1e9d4b3b44d3863be0aae5d6146ad797b6d8b8e3908eea6861e2e",
+    "provenance.json": "99f5c3b3d3b6ce5cda44866c24cf86db09a3619cdd3d2c5fda45165f6bd1b60a",
     "tables.json": "0d37dcc3c34c0d96da7b4ee8cdfd1b3acedf2af3341e45b51f3692429180b986",
 }
 # the static modules in load order: each imports only modules before it

@@ -29,7 +29,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_approvals.py": "24ed7ad1ce2a17fc5f03dd1e27519bba86578cc6f9428b10e882ebba571472d5",
     "_bundles.py": "7a8da495f83f3f969db2a291b34c101ad90db3fc59e6b37c501fa3b416a80ecd",
     "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
-    "_decisions.py": "daae1e5f157d4e9c7ea0008301fa170701773ccb0ac46d50810ca64fe68bc8d7",
+    "_decisions.py": "3bda8b228e9a2df8edf5c38b591c781949f3066ef17829b4533febe63cf7fe7e",
     "_errors.py": "cc40d3036e004e02051143844bc64cd78759e031f46014e905bf7e444328d865",
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
@@ -51,7 +51,16 @@ FILE_SHA256: Final[Mapping[str, str]] = {
         "0223cac84acc809ee127f932f8a999f16c43450fa7382bfe99e05e19db046c70"
     ),
     "models.py": "ff6a372eba839d0b750a8cc655f5f26a098ef43ccc906de7cbde6ff90a8e0439",
-    "provenance.json": "9ac7e8777620b2ba10870a7a3248c11201cf54cb8822b84fec120938c303accc",
+    "provenance.json": "968aee83aa712a0fcc1211b2552a6a48ee1185a11e70b9093e4fdd0c767ff871",
+    "provenance/discord.435dd17d80ae.shard": (
+        "eb4475cf55c582f84c80d21163cae3575316550d8f55711a6be98f747a2f65a3"
+    ),
+    "provenance/slack.34480138f86d.shard": (
+        "e54a2b73f3857c9b77f2b6d0a309f8ca60d07f134d416384bdd8956babe7ff06"
+    ),
+    "provenance/slack.work.95332c9f3ae7.shard": (
+        "f712d28645565897cc32fc5b2fe3ba9f19c308ea12bc357d76cc8e51bde10986"
+    ),
     "tables.json": "90400b06518f34f422d54d3126669726f294c36de9198fe48b7c50d9828e6298",
     "tables/discord.435dd17d80ae.shard": (
         "018c08ecb60904e6123b3c66b78feef68b72f8066d0b08aece14c7ff62297cab"

@@ -29,7 +29,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_approvals.py": "24ed7ad1ce2a17fc5f03dd1e27519bba86578cc6f9428b10e882ebba571472d5",
     "_bundles.py": "7a8da495f83f3f969db2a291b34c101ad90db3fc59e6b37c501fa3b416a80ecd",
     "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
-    "_decisions.py": "daae1e5f157d4e9c7ea0008301fa170701773ccb0ac46d50810ca64fe68bc8d7",
+    "_decisions.py": "3bda8b228e9a2df8edf5c38b591c781949f3066ef17829b4533febe63cf7fe7e",
     "_errors.py": "cc40d3036e004e02051143844bc64cd78759e031f46014e905bf7e444328d865",
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
@@ -51,7 +51,13 @@ FILE_SHA256: Final[Mapping[str, str]] = {
         "0223cac84acc809ee127f932f8a999f16c43450fa7382bfe99e05e19db046c70"
     ),
     "models.py": "4dd7f2994301c58352db809a8bd0b06406fe62f13192654e05c674cc73935260",
-    "provenance.json": "62df6fa48c1f7a7ce89101259c1262cc40134bc9f17a7251aad14f273de82906",
+    "provenance.json": "71e6dfbbac952bfc3f9faa9f6e87bdb76ae833c3dd484c2af1b526a310c89933",
+    "provenance/irc.4c8807fd0d0e.shard": (
+        "a296c32b0911ac8075aab566d163854a949c8128c1e2e8e91446625e83ce7539"
+    ),
+    "provenance/telegram.33c0bf55fc89.shard": (
+        "0621f8f391974f3375ba7679243894446cd733ecee6f51dd594aa1572a755b7b"
+    ),
     "tables.json": "e05fea256a7bac8d2eecc2dd2bb1364c0181ab802140902740069a1523bf1686",
     "tables/irc.4c8807fd0d0e.shard": (
         "47be678a1fa510c30e2a1aa3fc9883f16a4a19fd9a30e1844ff9cabec3a00bbd"

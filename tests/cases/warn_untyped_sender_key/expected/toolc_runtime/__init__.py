@@ -29,7 +29,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_approvals.py": "24ed7ad1ce2a17fc5f03dd1e27519bba86578cc6f9428b10e882ebba571472d5",
     "_bundles.py": "7a8da495f83f3f969db2a291b34c101ad90db3fc59e6b37c501fa3b416a80ecd",
     "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
-    "_decisions.py": "daae1e5f157d4e9c7ea0008301fa170701773ccb0ac46d50810ca64fe68bc8d7",
+    "_decisions.py": "3bda8b228e9a2df8edf5c38b591c781949f3066ef17829b4533febe63cf7fe7e",
     "_errors.py": "cc40d3036e004e02051143844bc64cd78759e031f46014e905bf7e444328d865",
     "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
@@ -51,7 +51,10 @@ FILE_SHA256: Final[Mapping[str, str]] = {
         "0223cac84acc809ee127f932f8a999f16c43450fa7382bfe99e05e19db046c70"
     ),
     "models.py": "230814222a15b2be2004c8732a987005fae742807490cd798518c4c6d02327e5",
-    "provenance.json": "2e0a4a7310392d79fb0feea87ef23289fbe2dceb0f9f61cc5c47f4b838c4e412",
+    "provenance.json": "f245832f87e831de2bac211be5b2617bd39817422747e385a72049bdc7b15b11",
+    "provenance/telegram.33c0bf55fc89.shard": (
+        "79187c63be7051c2d87e0bee2ef5a9e50affa5be88b7de05fcc05fe28fe1f54c"
+    ),
     "tables.json": "e2216ca647d29b413d8dc7342fc6783fcc4a00225013cc30d0bb969a47d95950",
     "tables/telegram.33c0bf55fc89.shard": (
         "bf9e73ae3a780f5fc55708014d3f7a2dcb9fa6092188f5f38bf8de0b728df54c"
