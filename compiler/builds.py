@@ -43,7 +43,6 @@ from .pipeline.stream import (
     base_key,
     compile_channel,
     load_base,
-    paused_gc,
     read_inputs,
     units,
 )
@@ -58,7 +57,7 @@ from .pipeline.writer import (
     output_lock,
     publish_with,
 )
-from .pipeline.yamlsrc import discover
+from .pipeline.yamlsrc import discover, paused_gc
 from .runtime.bootstrap import DataMismatchError, Digests, read_checked, tree_problems
 from .schema.models import generate_models
 from .semantics.access import ClassSpace, TablesView
@@ -172,12 +171,9 @@ def tables_of_files(files: dict[str, str], package: str) -> dict[str, Any]:
                        lambda name: files[f"{package}/{name}"].encode("utf-8"))
 
 
-def verify_build(out: Path) -> VerifiedBuild:
-    """Check a whole build as the runtime loader checks its files (one shared check,
-    ``toolc.runtime.bootstrap``): every file the manifest lists is there with its sha256,
-    no executable file is there that it does not list, and the runtime's own digests (its
-    ``__init__.py``, which the runtime trusts) agree with the manifest, so what a reader
-    sees is what the runtime would run. BuildError says what is wrong."""
+def _checked_manifest(out: Path) -> dict[str, Any]:
+    """A build's manifest, once it names only plain relative paths, every file it lists is
+    there and no executable file is there that it does not list (BuildError otherwise)."""
     manifest = read_manifest(out)
     names = manifest["files"]
     bad = [rel for rel in names if not plain_relative(rel)]
@@ -190,6 +186,17 @@ def verify_build(out: Path) -> VerifiedBuild:
         raise BuildError(f"{out.as_posix()}: {'; '.join(problems[:5])}"
                          f"{f' (and {len(problems) - 5} more)' if len(problems) > 5 else ''}; "
                          f"{digests.advice}")
+    return manifest
+
+
+def verify_build(out: Path) -> VerifiedBuild:
+    """Check a whole build as the runtime loader checks its files (one shared check,
+    ``toolc.runtime.bootstrap``): every file the manifest lists is there with its sha256,
+    no executable file is there that it does not list, and the runtime's own digests (its
+    ``__init__.py``, which the runtime trusts) agree with the manifest, so what a reader
+    sees is what the runtime would run. BuildError says what is wrong."""
+    manifest = _checked_manifest(out)
+    names = manifest["files"]
     files = {rel: read_build_file(out, rel, manifest) for rel in sorted(names)}
     _check_runtime_digests(out, manifest, files)
     return VerifiedBuild(out=out, manifest=manifest, files=files)
@@ -226,18 +233,8 @@ def open_build(out: Path) -> OpenedBuild:
     diff``: the tables, catalog, bundles and the shards it compares) hashes only those, and
     still never reads bytes that differ from what the runtime would load. BuildError says
     what is wrong."""
-    manifest = read_manifest(out)
+    manifest = _checked_manifest(out)
     names = manifest["files"]
-    bad = [rel for rel in names if not plain_relative(rel)]
-    if bad or not all(isinstance(v, str) for v in names.values()):
-        raise BuildError(f"{out.as_posix()}/manifest.json: not written by toolc (file "
-                         f"names {', '.join(map(repr, bad[:3]))})")
-    digests = _manifest_digests(out, manifest)
-    problems = tree_problems(digests, ("manifest.json",))
-    if problems:
-        raise BuildError(f"{out.as_posix()}: {'; '.join(problems[:5])}"
-                         f"{f' (and {len(problems) - 5} more)' if len(problems) > 5 else ''}; "
-                         f"{digests.advice}")
     init = f"{manifest['package']}/__init__.py"
     files = {init: read_build_file(out, init, manifest)} if init in names else {}
     _check_runtime_digests(out, manifest, files)

@@ -24,7 +24,6 @@ in-memory path: the file is modelled with the base, as every file once was.
 from __future__ import annotations
 
 import functools
-import gc
 import hashlib
 import json
 import multiprocessing
@@ -72,21 +71,6 @@ OVERLAP_MIN_BYTES = 256 << 10
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused for a build (and its forked workers): a build
-    allocates millions of objects that live until its end (values, positions, the model,
-    the tables) and makes few cycles, and each full collection walked them all, which
-    doubled the time to load a file. What the build drops is freed by reference counts."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 # -- what a channel file says outside its channels ---------------------------------------------

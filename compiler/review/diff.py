@@ -8,15 +8,13 @@ sides' context classes (``access.ClassSpace``), never by enumerating the product
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import json
 import os
 import secrets
 import shutil
 import subprocess
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,6 +31,7 @@ from ..pipeline.shards import (
     map_shard,
     parse_shard,
 )
+from ..pipeline.yamlsrc import paused_gc
 from ..semantics.access import DIMS, ClassSpace, InlineStacks, TablesView, Unread, runs_bits
 from ..semantics.factored import Cube, bit_indices
 from .delta import ToolChange, compute_delta
@@ -114,20 +113,6 @@ class Side:
         return self._joined
 
 
-@contextlib.contextmanager
-def no_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused: reading and comparing two builds allocates
-    millions of small objects that live until the end, and each collection would walk all of
-    them again for nothing (a third of the time at 100,000 groups)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 # -- loading ---------------------------------------------------------------------------------
 def side_from_build(out: Path, label: str | None = None) -> Side:
     """A build directory, checked as its runtime checks its files (``builds.open_build``: the
@@ -138,7 +123,7 @@ def side_from_build(out: Path, label: str | None = None) -> Side:
     try:
         build = open_build(out)
         package = build.manifest["package"]
-        with no_gc():
+        with paused_gc():
             index = build.json(f"{package}/tables.json")
             catalog = build.json(f"{package}/catalog.json")
             bundles = build.json(f"{package}/bundles.json")
@@ -431,7 +416,7 @@ def compute_diff(base: Side, head: Side, *, skip: bool | None = None) -> DiffRes
     build directories (the others are in memory already)."""
     if skip is None:
         skip = all(isinstance(side.shards, _BuildShards) for side in (base, head))
-    with no_gc():
+    with paused_gc():
         return _compute_diff(base, head, skip)
 
 
@@ -605,7 +590,7 @@ def _md_cube(words: Words, cube: Cube) -> str:
 
 
 def render_diff(result: DiffResult, fmt: str, *, color: bool = False) -> str:
-    with no_gc():
+    with paused_gc():
         return _render_diff(result, fmt, color=color)
 
 
