@@ -331,3 +331,31 @@ def test_every_request_falls_in_a_class_that_behaves_like_it(
             flags = space.flags(space.classify(**ctx))
             for ref in refs:
                 assert ref.resolve(**ctx).names == ref.resolve(**flags).names, (ctx, flags)
+
+
+def test_lines_widen_only_over_classes_counted_once() -> None:
+    """A group rule mentions owner-only plugin tools for one sender. Agent main changes too
+    (touched): its whole line and its own non-owner classes, where the tools are absent on
+    both sides, must not both count in the widening pool (coverage sums overlaps), or a line
+    widened over agents claims a1's sandboxed classes, where its sandbox list keeps plug_b
+    on both sides."""
+    tool = {"description": "A tool.", "parameters": {"type": "object"}}
+    base: dict[str, Any] = {
+        "catalog": [{"name": "web_search", "ownerOnly": True, **tool},
+                    {"name": "pb_one", "ownerOnly": True, "plugin": "plug_b", **tool},
+                    {"name": "plug_b", "ownerOnly": True, "plugin": "plug_b", "optional": True,
+                     **tool}],
+        "profiles": {"minimal": {"allow": ["session_status"]}, "full": {}},
+        "tools": {"profile": "minimal", "alsoAllow": ["web_search"]},
+        "agents": {"defaults": {"subagents": {"maxSpawnDepth": 1}}, "list": [
+            {"id": "main"},
+            {"id": "a1", "tools": {"profile": "full",
+                                   "sandbox": {"tools": {"allow": ["plug_b"]}}}}]},
+        "channels": {"telegram": {}},
+    }
+    head = copy.deepcopy(base)
+    head["agents"]["list"][0]["tools"] = {"alsoAllow": ["pa_one"]}
+    head["channels"]["telegram"] = {"groups": {
+        "g2": {"toolsBySender": {"id:42": {"alsoAllow": ["group:plugins"]}}}}}
+    got = _check(base, head)
+    assert got["plug_b"][0] > 0
