@@ -238,6 +238,9 @@ def _effects(variants: Mapping[tuple[int, int, int], Mapping[int, list[tuple[int
               *(((0, 0, k), klass.label) for k, klass in enumerate(space.subagent) if k)]
     for key, label in labels:
         other = per_pair(key)
+        if base and not other:  # a subagent at depth 0 whose session key is sandboxed
+            lines.append(f"- {label}: never unsandboxed (its session key is sandboxed)")
+            continue
         gained = lost = 0
         always_gained = always_lost = -1
         for pair, bits in base.items():

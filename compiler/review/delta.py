@@ -579,6 +579,12 @@ class _Delta:
             pool += cubes
         if channel_led:  # touched agents' classes there can let the lines cover every agent
             pool += self._touched_filler(t, lined)
+        # classes no request falls in may be covered too (not where a whole line holds them)
+        whole_agents = 0
+        for c, _ in whole:
+            whole_agents |= c[0]
+        pool += [(c[0] & ~whole_agents, *c[1:]) for c in self.space.empty_cubes()
+                 if c[0] & ~whole_agents]
         lines: list[Piece] = []
         if whole:
             merged = merge_cubes(c for c, _ in whole) if len(whole) > 1 else [whole[0][0]]
@@ -676,7 +682,7 @@ def _restrict_agents(xs: XState, agents: int) -> XState:
     for aps, o, s, k in xs.members:
         members = [(a, p) for a, p in aps.members if agents >> a & 1]
         if members:
-            sub = type(aps)(aps.inputs, members, aps.lean, aps.maps)
+            sub = type(aps)(aps.inputs, members, aps.lean, aps.maps, aps.depth0)
             out.members.append((sub, o, s, k))
     return out
 
