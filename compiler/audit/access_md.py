@@ -116,7 +116,8 @@ def access_markdown(tables: Mapping[str, Any]) -> str:
            f"{plural(channels, 'channel class', 'channel classes')}, "
            f"{plural(len(space.owner), 'owner class', 'owner classes')}, "
            f"{plural(len(space.sandbox), 'sandbox class', 'sandbox classes')} and "
-           f"{plural(len(space.subagent), 'subagent class', 'subagent classes')}.", ""]
+           f"{plural(len(space.subagent), 'subagent class', 'subagent classes')}"
+           f"{_empty_note(space)}.", ""]
     for a, klass in enumerate(space.agents):
         variants = acc[a]
         default = variants[(0, 0, 0)]
@@ -129,6 +130,15 @@ def access_markdown(tables: Mapping[str, Any]) -> str:
 
 
 Sets = dict[int, dict[tuple[int, int, int], dict[int, list[tuple[int, int]]]]]
+
+
+def _empty_note(space: ClassSpace) -> str:
+    """The classes of the product no request falls in (``ClassSpace.holds``), if any."""
+    product = 1
+    for d in space.dims():
+        product *= len(d)
+    empty = product - space.size()
+    return f", less {empty:,} that no request reaches" if empty else ""
 
 
 def access_sets(space: ClassSpace) -> Sets:

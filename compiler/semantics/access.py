@@ -12,13 +12,16 @@ A request's tool set depends on six effective inputs, each with finitely many cl
   given explicitly or only came from the session key or ``spawned_by``;
 * **owner** (or not; with OpenClaw 2026.9 three classes: unknown, the default request,
   which keeps owner-only tools, the owner, and known not to be: ``sender_is_owner=False``),
-  **sandboxed** (or not), **subagent** (none, not a leaf, leaf).
+  **sandboxed** (or not), **subagent** (none, not a leaf, leaf; where maxSpawnDepth is 1, a
+  subagent at depth 0, never a leaf).
   Sandboxed is ``sandboxed=True`` or what the sandbox mode derives from the session key
   (``rules.sandbox``); when two sides derive differently (a diff that changes a mode), the
   session keys that tell them apart add classes ("sandboxed on one side only").
 
 Every request falls into exactly one class and every class has a representative request
-(``Klass.flags``) that reproduces it. Classes are never enumerated as a product: the
+(``ClassSpace.flags``) that reproduces it, but for the classes no request falls in
+(``ClassSpace.holds``: a subagent at depth 0 whose session key's sandbox mode rules out the
+class's sandbox verdict). Classes are never enumerated as a product: the
 evaluation groups (agent, provider) pairs and group locations into kinds by the table
 entries they select, evaluates kind pairs, and multiplies counts.
 
@@ -1346,7 +1349,7 @@ class ClassSpace:
             if depth == 0:
                 label = "not a subagent"
             elif depth == DEPTH0:
-                label = "subagent at depth 0 (spawn_depth 0 or a bare subagent: key)"
+                label = "subagent at depth 0 (never a leaf)"
             elif len(self.views) == 1 or all(v.leaf_depth == self.views[0].leaf_depth
                                               for v in self.views):
                 label = "leaf subagent" if depth >= self.views[0].leaf_depth else \
