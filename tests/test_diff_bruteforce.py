@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toolc.api import compile_files, resolve_definitions
@@ -148,9 +149,14 @@ def pairs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def _brute_force(space: ClassSpace, base: ReferenceInterpreter, head: ReferenceInterpreter
                  ) -> dict[tuple[int, ...], tuple[frozenset[str], frozenset[str]]]:
-    """Every class's tool set on both sides, through the reference interpreter."""
+    """Every class's tool set on both sides, through the reference interpreter (the classes
+    no request falls in have none: ``ClassSpace.holds``)."""
     out = {}
     for point in itertools.product(*(range(len(d)) for d in space.dims())):
+        if not space.holds(point):
+            with pytest.raises(LookupError):
+                space.flags(point)
+            continue
         flags = space.flags(point)
         out[point] = (frozenset(base.resolve(**flags).names),
                       frozenset(head.resolve(**flags).names))
@@ -175,6 +181,8 @@ def _check_lines(change: ToolChange, classes: dict[tuple[int, ...], Any]) -> Non
         for cube, n in lines:
             hits = 0
             for point in itertools.product(*(bit_indices(b) for b in cube)):
+                if point not in classes:
+                    continue  # a class no request falls in: a line may cover it
                 before, after = classes[point]
                 was, now = change.tool in before, change.tool in after
                 assert (not was and not now) or (now and not was if gained else was and not now)
@@ -331,3 +339,67 @@ def test_every_request_falls_in_a_class_that_behaves_like_it(
             flags = space.flags(space.classify(**ctx))
             for ref in refs:
                 assert ref.resolve(**ctx).names == ref.resolve(**flags).names, (ctx, flags)
+
+
+def test_lines_widen_only_over_classes_counted_once() -> None:
+    """A group rule mentions owner-only plugin tools for one sender. Agent main changes too
+    (touched): its whole line and its own non-owner classes, where the tools are absent on
+    both sides, must not both count in the widening pool (coverage sums overlaps), or a line
+    widened over agents claims a1's sandboxed classes, where its sandbox list keeps plug_b
+    on both sides."""
+    tool = {"description": "A tool.", "parameters": {"type": "object"}}
+    base: dict[str, Any] = {
+        "catalog": [{"name": "web_search", "ownerOnly": True, **tool},
+                    {"name": "pb_one", "ownerOnly": True, "plugin": "plug_b", **tool},
+                    {"name": "plug_b", "ownerOnly": True, "plugin": "plug_b", "optional": True,
+                     **tool}],
+        "profiles": {"minimal": {"allow": ["session_status"]}, "full": {}},
+        "tools": {"profile": "minimal", "alsoAllow": ["web_search"]},
+        "agents": {"defaults": {"subagents": {"maxSpawnDepth": 1}}, "list": [
+            {"id": "main"},
+            {"id": "a1", "tools": {"profile": "full",
+                                   "sandbox": {"tools": {"allow": ["plug_b"]}}}}]},
+        "channels": {"telegram": {}},
+    }
+    head = copy.deepcopy(base)
+    head["agents"]["list"][0]["tools"] = {"alsoAllow": ["pa_one"]}
+    head["channels"]["telegram"] = {"groups": {
+        "g2": {"toolsBySender": {"id:42": {"alsoAllow": ["group:plugins"]}}}}}
+    got = _check(base, head)
+    assert got["plug_b"][0] > 0
+
+
+@pytest.mark.parametrize("target", ["2026.3", "2026.9"])
+@pytest.mark.parametrize("mode", [None, "off", "non-main", "all"])
+def test_a_subagent_at_depth_0_is_no_leaf_with_max_spawn_depth_1(target: str,
+                                                                 mode: str | None) -> None:
+    """With maxSpawnDepth 1 every spawn_depth >= 1 is a leaf, yet a subagent key at depth 0
+    (2026.3: a bare `subagent:x` key; both: spawn_depth=0) is not: it keeps sessions_list.
+    Its class is reached only through a session key, so under a sandbox mode that
+    sandboxes such keys its unsandboxed classes are empty."""
+    tool = {"description": "A tool.", "parameters": {"type": "object"}}
+    data: dict[str, Any] = {
+        "catalog": [{"name": n, **tool} for n in ("read", "sessions_list", "sessions_spawn")],
+        "profiles": {"full": {}}, "tools": {},
+        "agents": {"defaults": {"subagents": {"maxSpawnDepth": 1},
+                                **({"sandbox": {"mode": mode}} if mode else {})},
+                   "list": [{"id": "main", "default": target == "2026.9"},
+                            {"id": "viewer", "sandbox": {"mode": "off"}}]},
+        "channels": {},
+    }
+    if target == "2026.9":
+        data["openclaw"] = "2026.9"
+    ctxs = [{"session_key": "subagent:x"}, {"session_key": "subagent:x", "agent_id": "main"},
+            {"session_key": "agent:viewer:subagent:x", "spawn_depth": 0},
+            {"session_key": "agent:main:subagent:x", "spawn_depth": 0, "sandboxed": True}]
+    with tempfile.TemporaryDirectory() as tmp:
+        defs = write_definitions(Path(tmp) / "d", split_files(data, []))
+        side = side_from_definitions(defs)
+        ref = ReferenceInterpreter(resolve_definitions(defs))
+        space = ClassSpace([TablesView(side.tables, side.tables["tools"])])
+        for ctx in ctxs:
+            flags = space.flags(space.classify(**ctx))
+            if target == "2026.3" or "spawn_depth" in ctx:  # 2026.9: `subagent:x` is depth 1
+                assert "sessions_list" in ref.resolve(**ctx).names
+            assert ref.resolve(**flags).names == ref.resolve(**ctx).names, (ctx, flags)
+    _check(data, {**data, "tools": {"deny": ["sessions_list"]}})

@@ -133,7 +133,8 @@ def access_markdown(tables: Mapping[str, Any]) -> str:
            f"{plural(channels, 'channel class', 'channel classes')}, "
            f"{plural(len(space.owner), 'owner class', 'owner classes')}, "
            f"{plural(len(space.sandbox), 'sandbox class', 'sandbox classes')} and "
-           f"{plural(len(space.subagent), 'subagent class', 'subagent classes')}.", ""]
+           f"{plural(len(space.subagent), 'subagent class', 'subagent classes')}"
+           f"{_empty_note(space)}.", ""]
     for a, klass in enumerate(space.agents):
         variants = acc[a]
         default = variants[(0, 0, 0)]
@@ -146,6 +147,15 @@ def access_markdown(tables: Mapping[str, Any]) -> str:
 
 
 Sets = dict[int, dict[tuple[int, int, int], dict[int, list[tuple[int, int]]]]]
+
+
+def _empty_note(space: ClassSpace) -> str:
+    """The classes of the product no request falls in (``ClassSpace.holds``), if any."""
+    product = 1
+    for d in space.dims():
+        product *= len(d)
+    empty = product - space.size()
+    return f", less {empty:,} that no request reaches" if empty else ""
 
 
 def access_sets(space: ClassSpace) -> Sets:
@@ -255,6 +265,9 @@ def _effects(variants: Mapping[tuple[int, int, int], Mapping[int, list[tuple[int
               *(((0, 0, k), klass.label) for k, klass in enumerate(space.subagent) if k)]
     for key, label in labels:
         other = per_pair(key)
+        if base and not other:  # a subagent at depth 0 whose session key is sandboxed
+            lines.append(f"- {label}: never unsandboxed (its session key is sandboxed)")
+            continue
         gained = lost = 0
         always_gained = always_lost = -1
         for pair, bits in base.items():

@@ -64,11 +64,15 @@ class Selection:
 
     cube: Cube
     witness: tuple[dict[int, dict[str, Any]], ...]
+    space: ClassSpace | None = None
 
     def flags(self, point: Sequence[int]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for d, i in enumerate(point):
             out.update(self.witness[d][i])
+        if self.space is not None and point[5] == self.space.depth0:
+            # a subagent at depth 0 is reached through a session key (ClassSpace.holds)
+            out.update(self.space.depth0_flags(out, point[4]))
         return out
 
 
@@ -120,7 +124,7 @@ class Patterns:
                 self._bool(where.get("sandboxed"), "sandboxed"),
                 self._subagents(where.get("subagent")))
         cube = tuple(sum(1 << i for i in d) for d in dims)
-        return Selection(cube=cube, witness=dims)
+        return Selection(cube=cube, witness=dims, space=self.space)
 
     def _agents(self, p: PatternValue | None) -> dict[int, dict[str, Any]]:
         agents = self.space.agents
@@ -299,7 +303,9 @@ def check_assertion(space: ClassSpace, patterns: Patterns, a: AssertionDef,
     """The first counterexample (in class order) of one assertion, with counts."""
     index = {n: i for i, n in enumerate(space.tool_names)}
     sel = patterns.select(a.where)
-    matching = cube_size(sel.cube)
+    matching = cube_size(sel.cube) - sum(  # less the classes no request falls in
+        cube_size(tuple(x & y for x, y in zip(e, sel.cube, strict=True)))
+        for e in space.empty_cubes())
     r = 0
     for t in tools:  # a catalog tool the build leaves out (a disabled plugin's) is never seen
         if t in index:

@@ -556,11 +556,13 @@ class _Delta:
         whole: list[Piece] = []  # agents where the change holds everywhere it is visible
         pieces: list[Piece] = []
         pool: list[Cube] = []
+        lined = 0  # agents whose classes a line or their own filler already holds
         for a, acc in sorted(self.acc.items()):
             hit = (acc.gained if gained else acc.lost) >> t & 1
             bad = (acc.bad_gained if gained else acc.bad_lost) >> t & 1
             if not hit:
                 continue
+            lined |= 1 << a
             if not bad:
                 cube = (1 << a, *self.full[1:])
                 whole.append((cube, self._count(acc, t, gained, gates)))
@@ -576,7 +578,13 @@ class _Delta:
         for cubes in absent:
             pool += cubes
         if channel_led:  # touched agents' classes there can let the lines cover every agent
-            pool += self._touched_filler(t)
+            pool += self._touched_filler(t, lined)
+        # classes no request falls in may be covered too (not where a whole line holds them)
+        whole_agents = 0
+        for c, _ in whole:
+            whole_agents |= c[0]
+        pool += [(c[0] & ~whole_agents, *c[1:]) for c in self.space.empty_cubes()
+                 if c[0] & ~whole_agents]
         lines: list[Piece] = []
         if whole:
             merged = merge_cubes(c for c, _ in whole) if len(whole) > 1 else [whole[0][0]]
@@ -609,12 +617,16 @@ class _Delta:
         return (self._units_by_tool.get((t, kind), []),
                 self._units_by_tool.get((t, kind + 2), []))
 
-    def _touched_filler(self, t: int) -> list[Cube]:
+    def _touched_filler(self, t: int, lined: int) -> list[Cube]:
         """Touched agents' classes at differing channel classes where ``t`` is absent on
-        both sides (agents whose change in ``t`` is whole are covered by their line)."""
+        both sides, but for the agents in ``lined``: those whose change in ``t`` is whole are
+        covered by their line, the others' filler is already in the pool (coverage sums
+        overlaps, so the pool must not hold a class twice)."""
         out: list[Cube] = []
         for a, acc in self.acc.items():
             mine = 1 << a
+            if lined & mine:
+                continue
             for unit in acc.units:
                 if unit.side is not None or not unit.tools >> t & 1:
                     continue
@@ -670,7 +682,7 @@ def _restrict_agents(xs: XState, agents: int) -> XState:
     for aps, o, s, k in xs.members:
         members = [(a, p) for a, p in aps.members if agents >> a & 1]
         if members:
-            sub = type(aps)(aps.inputs, members, aps.lean, aps.maps)
+            sub = type(aps)(aps.inputs, members, aps.lean, aps.maps, aps.depth0)
             out.members.append((sub, o, s, k))
     return out
 

@@ -167,8 +167,9 @@ def _gates(space: ClassSpace, pool: _Pool) -> dict[str, Any]:
                 varying |= p ^ ps[0]
             for s, sb in enumerate(space.sandbox):
                 for k in range(len(space.subagent)):
-                    if (o, s, k) not in wanted:
-                        continue
+                    if (o, s, k) not in wanted or (
+                            k == space.depth0 and not aps.depth0 >> s & 1):
+                        continue  # not offered, or no request there (ClassSpace.holds)
                     parts = [c for c in (main, sandbox if sb.key[0] else None, ev.subs[0][k])
                              if c is not None]
                     members = [[ab, pb, o, s, k] for ab, pb in cubes]

@@ -12,13 +12,16 @@ A request's tool set depends on six effective inputs, each with finitely many cl
   given explicitly or only came from the session key or ``spawned_by``;
 * **owner** (or not; with OpenClaw 2026.9 three classes: unknown, the default request,
   which keeps owner-only tools, the owner, and known not to be: ``sender_is_owner=False``),
-  **sandboxed** (or not), **subagent** (none, not a leaf, leaf).
+  **sandboxed** (or not), **subagent** (none, not a leaf, leaf; where maxSpawnDepth is 1, a
+  subagent at depth 0, never a leaf).
   Sandboxed is ``sandboxed=True`` or what the sandbox mode derives from the session key
   (``rules.sandbox``); when two sides derive differently (a diff that changes a mode), the
   session keys that tell them apart add classes ("sandboxed on one side only").
 
 Every request falls into exactly one class and every class has a representative request
-(``Klass.flags``) that reproduces it. Classes are never enumerated as a product: the
+(``ClassSpace.flags``) that reproduces it, but for the classes no request falls in
+(``ClassSpace.holds``: a subagent at depth 0 whose session key's sandbox mode rules out the
+class's sandbox verdict). Classes are never enumerated as a product: the
 evaluation groups (agent, provider) pairs and group locations into kinds by the table
 entries they select, evaluates kind pairs, and multiplies counts.
 
@@ -55,6 +58,9 @@ from ..rules.sandbox import SandboxModes, derive_sandboxed
 from . import channels9 as c9
 
 DIMS = ("agent", "provider", "channel", "owner", "sandbox", "subagent")
+# The key of the subagent class "subagent at depth 0" (never a leaf), there when no depth
+# a ``spawn_depth`` can give behaves like it on every side (a side with maxSpawnDepth 1)
+DEPTH0 = -1
 OTHER = groups.OTHER  # the stem of fresh values that no definition declares
 
 
@@ -427,6 +433,10 @@ class TablesView:
         return groups.decide(channel, self.channels[channel], found, group, senders)
 
     def subagent_stack(self, depth: int) -> int | None:
+        """The subagent layer's stack at ``depth`` (0: no subagent; DEPTH0: a subagent at
+        depth 0, which neither release makes a leaf)."""
+        if depth == DEPTH0:
+            return self.subagent[0]
         if depth <= 0:
             return None
         return self.subagent[1] if depth >= self.leaf_depth else self.subagent[0]
@@ -592,7 +602,16 @@ class ClassSpace:
         n = 1
         for d in self.dims():
             n *= len(d)
+        if self.depth0 is not None:  # less the empty classes (see depth0_sandboxes)
+            rest = len(self.providers) * len(self.channels) * len(self.owner)
+            n -= rest * sum(len(self.sandbox) - self.depth0_sandboxes(a).bit_count()
+                            for a in range(len(self.agents)))
         return n
+
+    def holds(self, point: Sequence[int]) -> bool:
+        """Whether some request falls in the class: all do but a subagent at depth 0 in the
+        sandbox classes its session key cannot reach (``depth0_sandboxes``)."""
+        return point[5] != self.depth0 or bool(self.depth0_sandboxes(point[0]) >> point[4] & 1)
 
     def flags(self, point: Sequence[int]) -> dict[str, Any]:
         """The representative request of a class (``resolve`` keywords)."""
@@ -601,6 +620,8 @@ class ClassSpace:
             raise LookupError(f"channel class {point[2]} is one of a channel not read")
         for dim, i in zip(self.dims(), point, strict=True):
             out.update(dim[i].flags)
+        if point[5] == self.depth0:
+            out.update(self.depth0_flags(out, point[4]))
         if "agent_id" not in out and ("session_key" in out or any(
                 v.agent_selection for v in self.views)):
             # a sandbox class's session key must not pick the policy agent, nor (2026.9) the
@@ -1309,16 +1330,26 @@ class ClassSpace:
             out.append(Klass(label="", flags=(("spawn_depth", depth),) if depth else (),
                              key=(depth,)))
         # a subagent at depth 0 (2026.9: a stored depth 0, the `main` role; 2026.3: a bare
-        # `subagent:` key) is never a leaf: it shares the class of a depth that is no leaf
-        # on any side (none when maxSpawnDepth is 1: classify then counts it as depth 1)
+        # `subagent:` key, or a subagent key with spawn_depth=0) is never a leaf: it shares
+        # the class of a depth whose subagent layer is the same on every side, else (a side
+        # with maxSpawnDepth 1) it is a class of its own, reached only through a session key
+        nonleaf = [v.stack(v.subagent[0]) for v in self.views]
         self._main_role: int | None = next(
             (self._depth_index[d] for d in range(1, top + 1)
-             if all(d < v.leaf_depth for v in self.views)), None)
+             if all(v.stack(v.subagent[1] if d >= v.leaf_depth else v.subagent[0]) == n
+                    for v, n in zip(self.views, nonleaf, strict=True))), None)
+        self.depth0: int | None = None
+        self._depth0: dict[int, int] = {}
+        if self._main_role is None:
+            self.depth0 = self._main_role = len(out)
+            out.append(Klass(label="", key=(DEPTH0,)))
         labelled = []
         for i, k in enumerate(out):
             depth = k.key[0]
             if depth == 0:
                 label = "not a subagent"
+            elif depth == DEPTH0:
+                label = "subagent at depth 0 (never a leaf)"
             elif len(self.views) == 1 or all(v.leaf_depth == self.views[0].leaf_depth
                                               for v in self.views):
                 label = "leaf subagent" if depth >= self.views[0].leaf_depth else \
@@ -1328,6 +1359,70 @@ class ClassSpace:
                 label = f"subagent depth {depth}" + (" or more" if last else "")
             labelled.append(Klass(label=label, flags=k.flags, key=k.key))
         return labelled
+
+    def depth0_sandboxes(self, agent: int) -> int:
+        """The sandbox classes (bits) a subagent at depth 0 reaches with agent class
+        ``agent``: ``sandboxed=True``'s, and those whose verdict some subagent session key
+        gets. Its key's sandbox mode is the key's agent's (2026.9: the request's agent), so
+        a mode that sandboxes every other session leaves the rest empty."""
+        if self.depth0 is None:
+            return (1 << len(self.sandbox)) - 1
+        found = self._depth0.get(agent)
+        if found is None:
+            found = 0
+            aid = self.agents[agent].key[0] or self._fresh_agent
+            for s in range(len(self.sandbox)):
+                if self._depth0_key(aid, s) is not None:
+                    found |= 1 << s
+            self._depth0[agent] = found
+        return found
+
+    def empty_cubes(self) -> list[tuple[int, ...]]:
+        """The classes no request falls in (see ``holds``), as cubes: one per set of
+        agent classes whose depth-0 subagents reach the same sandbox classes."""
+        if self.depth0 is None:
+            return []
+        by_mask: dict[int, int] = defaultdict(int)
+        for a in range(len(self.agents)):
+            by_mask[self.depth0_sandboxes(a)] |= 1 << a
+        everything = [(1 << len(d)) - 1 for d in self.dims()]
+        return [(agents, *everything[1:4], everything[4] & ~mask, 1 << self.depth0)
+                for mask, agents in by_mask.items() if everything[4] & ~mask]
+
+    def depth0_flags(self, flags: Mapping[str, Any], sandbox: int) -> dict[str, Any]:
+        """What makes the request ``flags`` (of sandbox class ``sandbox``) a subagent at
+        depth 0: a subagent session key and ``spawn_depth=0``; LookupError where no request
+        of that agent and sandbox class is one (``holds``)."""
+        raw = flags.get("agent_id")
+        aid = normalize_agent_id(raw) if raw is not None else self._fresh_agent
+        key = self._depth0_key(aid, sandbox)
+        if key is None:
+            raise LookupError(f"no subagent at depth 0 of agent {aid!r} gets the sandbox "
+                              f"verdict of class {self.sandbox[sandbox].label!r}")
+        out = {"session_key": key, "spawn_depth": 0}
+        if raw is None:  # the key's agent must be the request's (2026.9)
+            out["agent_id"] = aid
+        return out
+
+    def _depth0_key(self, aid: str, sandbox: int) -> str | None:
+        """A subagent session key for the depth-0 representative of agent ``aid`` in sandbox
+        class ``sandbox`` (its flags set ``spawn_depth=0``), or None: the class is empty.
+        The key names an agent: 2026.9 requires it to be the request's, 2026.3 reads its
+        agent only for the sandbox mode (the request names its agent)."""
+        verdict = self.sandbox[sandbox].key
+        forced = ("sandboxed", True) in self.sandbox[sandbox].flags  # any key will do
+        if any(v.agent_selection for v in self.views) or forced:
+            candidates = [aid]
+        else:
+            candidates = sorted({a for v in self.views for a in v.sandbox_modes.agents}
+                                | {aid, self._fresh_agent})
+        for owner in candidates:
+            key = f"agent:{owner}:subagent:{OTHER}"
+            got = tuple(derive_sandboxed(v.sandbox_modes, key, aid if v.agent_selection
+                                         else None) for v in self.views)
+            if forced or got == verdict:
+                return key
+        return None
 
 
 def _keyed_values(chans: list[dict[str, Any]]) -> dict[str, Any]:

@@ -107,6 +107,7 @@ class APState:
     members: list[tuple[int, int]] = field(default_factory=list)  # (agent, provider bits)
     lean: tuple[bool, ...] = ()  # per side: the agents' experimental.localModelLean (2026.9)
     maps: tuple[int, ...] = ()  # per side: the agents' own toolsBySender map (2026.9)
+    depth0: int = -1  # the sandbox classes a subagent at depth 0 reaches (ClassSpace.holds)
     _by_agent: tuple[int, dict[int, int]] | None = None
 
     @property
@@ -334,7 +335,7 @@ class Evaluator:
         are alike on R (record, sandbox, apply_patch choice, byProvider keys and stacks) are
         grouped first: they make the same states, so each group is evaluated once."""
         space, views = self.space, self.views
-        agents: dict[Any, tuple[list[Record], list[int]]] = {}
+        agents: dict[tuple[Any, int], tuple[list[Record], list[int]]] = {}
         for ai, agent in enumerate(space.agents):
             if self.agent_filter is not None and not self.agent_filter >> ai & 1:
                 continue
@@ -345,17 +346,17 @@ class Evaluator:
                                               for k, e in rec.bp.items())), rec.lean,
                          space.sender_map(side, rec))
                         for side, rec in enumerate(recs))
-            agents.setdefault(sig, (recs, []))[1].append(ai)
+            agents.setdefault((sig, space.depth0_sandboxes(ai)), (recs, []))[1].append(ai)
         states: dict[Any, APState] = {}
         # a provider group without the agent's own entries gives the same state to every
         # agent whose own stack, sandbox and apply_patch choice read the same on R
         known: dict[tuple[Any, ...], APState] = {}
-        for recs, members in agents.values():
+        for (_, depth0), (recs, members) in agents.items():
             maps = tuple(space.sender_map(side, rec) for side, rec in enumerate(recs))
             sandboxes = [self.content(side, (rec.sandbox,)) for side, rec in enumerate(recs)]
             lean = tuple(rec.lean for rec in recs)
             mine = (tuple((id(self.content(side, (rec.stack,))), id(sandboxes[side]), rec.ap)
-                          for side, rec in enumerate(recs)), lean, maps)
+                          for side, rec in enumerate(recs)), lean, maps, depth0)
             for small, pbits in self._small_groups(recs):
                 own = any(small[2 * side] is not None for side in range(len(recs)))
                 state = None if own else known.get((mine, small))
@@ -368,9 +369,10 @@ class Evaluator:
                         inputs.append((self.content(side, stacks), sandboxes[side], ap_ok,
                                        gates))
                     tkey = tuple(inputs)
-                    state = states.get((tkey, lean, maps))
+                    state = states.get((tkey, lean, maps, depth0))
                     if state is None:
-                        state = states[(tkey, lean, maps)] = APState(tkey, lean=lean, maps=maps)
+                        state = states[(tkey, lean, maps, depth0)] = APState(
+                            tkey, lean=lean, maps=maps, depth0=depth0)
                     if not own:
                         known[(mine, small)] = state
                 state.members.extend((ai, pbits) for ai in members)
@@ -436,6 +438,8 @@ class Evaluator:
                            for side, n in enumerate(nonopt)]
                 for s, sb in enumerate(self.space.sandbox):
                     for k in range(len(self.space.subagent)):
+                        if k == self.space.depth0 and not aps.depth0 >> s & 1:
+                            continue  # no request there (ClassSpace.holds)
                         values = tuple(
                             self._values(presents[side], main,
                                          sandbox if sb.key[side] else None,
