@@ -83,7 +83,7 @@ bench-quick: install
 
 ## Opt-in: a million groups over 100 channel accounts (two clean compiles, byte-identical), and
 ## the 100,000-group baselines (compile, import, diff, incremental rebuild) in the same run.
-## Budget on the 2-core machine: about 45 minutes wall when it is otherwise idle, about 4 GiB
+## Budget on the 2-core machine: about 15 minutes wall when it is otherwise idle, about 4.5 GiB
 ## of disk in a temporary directory (removed at the end); bench/README.md.
 bench-huge: install
 	$(PY) -m bench.huge
