@@ -33,7 +33,7 @@ from .model import AgentDef, ChannelDef, EntryList, Policy, ProviderPolicy
 from .policy import LayerPolicy, pick_policy, profile_policy, sandbox_policy, subagent_policy
 from .shards import SHARD_DIR, _split_channel
 from .tables import NEVER, Part, TableBuilder, _runs, _texts
-from .units import ChannelUnit, Recorder, StackArgs, resolve_refs
+from .units import ChannelUnit, Recorder, resolve_refs
 
 PROVENANCE_FORMAT = 2  # 2: the group layer in shards with inline records
 PROVENANCE_DIR = "provenance"
@@ -120,7 +120,7 @@ class ProvenanceBuilder(TableBuilder):
             # one layer, its stack for the tables and its record (its warnings: the tables')
             part = self.layer(policy, strips=True, label=label)
             record = self.record_of(part, policy, label=path or label, lists=_lists(block))
-            return _Both(self._both.stack(*_stack_args(self, [part])), record)
+            return _Both(self._both.stack(*self.stack_args([part])), record)
         found = self.record(policy, strips=True, label=path or label, lists=_lists(block))
         return -1 if found is None else found
 
@@ -226,19 +226,6 @@ class _Both(NamedTuple):
 
     stack: int
     record: int | None
-
-
-def _stack_args(builder: TableBuilder, parts: Sequence[Part]) -> StackArgs:
-    """The arguments ``TableBuilder.stack`` passes its interner for ``parts``."""
-    mention = flags = preserve = 0
-    layers = []
-    for layer, m, f, p in parts:
-        mention |= m
-        flags |= f
-        preserve |= p
-        if layer is not None:
-            layers.append(layer)
-    return mention, tuple(layers), builder.all, flags, preserve
 
 
 def record_both(builder: ProvenanceBuilder, ch: ChannelDef) -> tuple[ChannelUnit, ChannelUnit]:

@@ -414,6 +414,10 @@ class TableBuilder:
         return bits
 
     def stack(self, parts: Sequence[Part]) -> int:
+        return self.intern.stack(*self.stack_args(parts))
+
+    def stack_args(self, parts: Sequence[Part]) -> StackArgs:
+        """The arguments ``stack`` passes its interner for ``parts``."""
         mention = flags = preserve = 0
         layers = []
         for layer_id, m, f, p in parts:
@@ -422,7 +426,7 @@ class TableBuilder:
             preserve |= p
             if layer_id is not None:
                 layers.append(layer_id)
-        return self.intern.stack(mention, layers, self.all, flags, preserve)
+        return mention, tuple(layers), self.all, flags, preserve
 
     # -- factors -----------------------------------------------------------------------------
     def agent_record(self, agent: AgentDef | None) -> dict[str, Any]:

@@ -75,7 +75,7 @@ from ._policy import (
     _built,
     _full_model_key,
     _group_stack,
-    _lazy,
+    _lazy_channel,
     _normalize_id,
     _present,
     _request_agent,
@@ -366,17 +366,7 @@ def _prov_channel(name: str) -> dict[str, Any] | None:
         if isinstance(raw, str):
             channel = json.loads(raw)
         else:
-            lazy = {a: _lazy(s) for a, s in raw["accounts"].items()}
-            channel = {
-                **raw,
-                "groups": _lazy(raw["groups"]),
-                "spaces": _lazy(raw["spaces"], "spaces"),
-                "accounts": lazy,
-                "accounts_folded": {
-                    k: next((lazy[a] for a, s in raw["accounts"].items() if s == v and v), None)
-                    for k, v in raw["accounts_folded"].items()
-                },
-            }
+            channel = _lazy_channel(raw)
         _PROV_CHANNELS[name] = channel
     return channel
 

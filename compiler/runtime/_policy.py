@@ -454,18 +454,23 @@ def _channel(name: str) -> dict[str, Any] | None:
         raw = _RAW_CHANNELS.get(name)
         if raw is None:
             return None
-        lazy = {a: _lazy(s) for a, s in raw["accounts"].items()}
-        channel = _CHANNELS[name] = {
-            **raw,
-            "groups": _lazy(raw["groups"]),
-            "spaces": _lazy(raw["spaces"], "spaces"),
-            "accounts": lazy,
-            "accounts_folded": {
-                k: next((lazy[a] for a, s in raw["accounts"].items() if s == v and v), None)
-                for k, v in raw["accounts_folded"].items()
-            },
-        }
+        channel = _CHANNELS[name] = _lazy_channel(raw)
     return channel
+
+
+def _lazy_channel(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A channel's index entry with its shards (tables or provenance) read when first used."""
+    lazy = {a: _lazy(s) for a, s in raw["accounts"].items()}
+    return {
+        **raw,
+        "groups": _lazy(raw["groups"]),
+        "spaces": _lazy(raw["spaces"], "spaces"),
+        "accounts": lazy,
+        "accounts_folded": {
+            k: next((lazy[a] for a, s in raw["accounts"].items() if s == v and v), None)
+            for k, v in raw["accounts_folded"].items()
+        },
+    }
 
 
 # The OpenClaw release's rule switches (toolc.targets; absent in older builds: 2026.3).
