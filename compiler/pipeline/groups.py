@@ -31,6 +31,15 @@ Answer = tuple[Any, Any]  # (which map, entry and rule, or None; the stack, or N
 Row = tuple[Senders, Answer]  # a representative sender and the answer it gets
 
 
+def account_candidates(declared: list[str]) -> list[str | None]:
+    """The accounts a channel's classes try, ``declared`` sorted: no account, each declared
+    one, and, when ``default`` is among them, one that no definition names."""
+    accounts: list[str | None] = [None, *declared]
+    if "default" in declared:
+        accounts.append(fresh(declared, OTHER))
+    return accounts
+
+
 def fresh(taken: Iterable[str], stem: str = OTHER) -> str:
     """A value none of ``taken``: ``stem``, else ``stem-2``, ``stem-3``, ..."""
     taken = set(taken)
@@ -192,10 +201,7 @@ def channel_rows(name: str, ch: Mapping[str, Any]) -> ChannelRows:
     its resolver reaches through a declared id) and "any other group", per group the senders
     that its entries (and ``*``'s) tell apart, one row per distinct answer."""
     maps = channel_maps(ch)
-    declared = sorted(ch["accounts"])
-    accounts: list[str | None] = [None, *declared]
-    if "default" in declared:
-        accounts.append(fresh(declared, OTHER))
+    accounts = account_candidates(sorted(ch["accounts"]))
     gids = sorted({g for m in maps for g in m["exact"] if g != "*"})
     other = fresh(gids)
     account_keys: dict[Any, str | None] = {}

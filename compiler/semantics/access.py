@@ -1041,10 +1041,8 @@ class ClassSpace:
             return
         per_view_maps = _maps_per_view(self, name)
         maps = [m for view_maps in per_view_maps for m in view_maps]
-        declared = sorted({a for ch in chans if ch for a in ch["accounts"]})
-        accounts: list[str | None] = [None, *declared]
-        if "default" in declared:
-            accounts.append(_fresh(declared, OTHER))
+        accounts = groups.account_candidates(
+            sorted({a for ch in chans if ch for a in ch["accounts"]}))
         gids = sorted({g for m in maps for g in m["exact"] if g != "*"})
         other_group = _fresh(gids)
         acc_sigs: dict[Any, str | None] = {}
@@ -1160,10 +1158,8 @@ class ClassSpace:
         """A channel whose rule tries several keys (Slack, Discord): representative requests
         built from every declared key (and the names that reach it) plus fresh values; one
         class per distinct answer of the group layer on every side."""
-        declared = sorted({a for ch in chans if ch for a in ch["accounts"]})
-        accounts: list[str | None] = [None, *declared]
-        if "default" in declared:
-            accounts.append(_fresh(declared, OTHER))
+        accounts = groups.account_candidates(
+            sorted({a for ch in chans if ch for a in ch["accounts"]}))
         acc_sigs: dict[Any, str | None] = {}
         for acc in accounts:
             acc_sigs.setdefault(tuple(self._map_key(v, name, acc) for v in self.views), acc)
