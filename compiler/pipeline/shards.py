@@ -410,13 +410,3 @@ def join_tables(data: Mapping[str, Any], read: Callable[[str], bytes]) -> dict[s
     del out["sharded"]
     intern.into(out)
     return out
-
-
-def shard_files(data: Mapping[str, Any]) -> Iterator[str]:
-    """The shard files ``tables.json``'s data names (relative to the runtime package)."""
-    seen: set[str] = set()
-    for ch in (data.get("channels") or {}).values() if data.get("sharded") else ():
-        for name in channel_shards(ch):
-            if name not in seen:
-                seen.add(name)
-                yield name

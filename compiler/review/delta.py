@@ -43,7 +43,6 @@ from ..semantics.factored import (
     index_bits,
     merge_cubes,
     result,
-    widen,
     widen_exact,
 )
 
@@ -786,9 +785,3 @@ def _stacks_diff(changes: Changes, per_selector: Iterable[tuple[tuple[int, ...],
             out |= changes.stack_diff(sb[i] if i < len(sb) else None,
                                       sh[i] if i < len(sh) else None)
     return out
-
-
-def widened_all(space: ClassSpace, cubes: Iterable[Cube]) -> list[Cube]:
-    """Merged and widened over nothing but themselves (single-side reports)."""
-    cubes = list(cubes)
-    return widen(cubes, cubes, full_cube(space))

@@ -512,14 +512,6 @@ def _model_in(models: frozenset[str], provider: str | None, model: str | None) -
     return model in models or ("/" not in model and f"{provider}/{model}" in models)
 
 
-def eval_stack(view: TablesView, index: int, present: int) -> int:
-    stack = view.stack(index)
-    bits = stack.fixed
-    for witness, allow_pass, deny_pass in stack.layers:
-        bits &= allow_pass if witness & present else deny_pass
-    return bits
-
-
 # -- classes ---------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Klass:
