@@ -21,6 +21,7 @@ from ._version import __version__
 from .audit.access_md import access_capped, access_markdown, access_term
 from .audit.checks import base_checks, check_assertions, lint_channel
 from .diagnostics import DefinitionsError, Diagnostic, Diagnostics
+from .pipeline import stream
 from .pipeline.analyze import Resolved, analyze, channel_checks
 from .pipeline.bundles import build_bundles
 from .pipeline.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
@@ -28,19 +29,33 @@ from .pipeline.cache import BuildCache
 from .pipeline.frontend import load_definitions, load_files
 from .pipeline.model import ChannelDef
 from .pipeline.provenance import ProvenanceBuilder
-from .pipeline.render import DEFAULT_PACKAGE, SOURCES, SOURCES_DIR, base_texts, render
+from .pipeline.render import (
+    DEFAULT_PACKAGE,
+    INIT_TEMPLATE,
+    SOURCES,
+    SOURCES_DIR,
+    base_files,
+    base_texts,
+    compact_members,
+    environment,
+    join_members,
+    render,
+)
 from .pipeline.shards import SHARD_DIR, join_tables, split_tables
 from .pipeline.stream import (
     Base,
     ChannelContext,
     ChannelResult,
     InputFile,
+    NoBase,
     Reclassify,
+    ScanMemo,
     Shape,
     UnitContext,
     UnitResult,
     UnitRun,
     base_key,
+    can_fork,
     compile_channel,
     load_base,
     read_inputs,
@@ -417,10 +432,13 @@ def _compile(root: Path, outputs: _MemoryOutputs | _StagedOutputs, options: _Opt
     """Compile ``root`` into ``outputs``: (diagnostics, counts); DefinitionsError on errors.
     Redone when a channel file is not what its scan said (``stream.Reclassify``)."""
     shapes: dict[str, Shape | None] = {}
+    memo = ScanMemo(options.cache, root.as_posix().rstrip("/"))
     for attempt in range(_ATTEMPTS):
         try:
             with paused_gc():
-                return _Compilation(root, outputs, options, shapes).run()
+                done = _Compilation(root, outputs, options, shapes, memo).run()
+            memo.save()
+            return done
         except Reclassify as again:
             outputs.reset()
             shapes.update(again.shapes if attempt < _ATTEMPTS - 2 else
@@ -428,13 +446,23 @@ def _compile(root: Path, outputs: _MemoryOutputs | _StagedOutputs, options: _Opt
     raise AssertionError("unreachable: the last attempt streams nothing")
 
 
+@dataclass(frozen=True, slots=True)
+class _Last:
+    """The base of the last build of a definitions directory (its cache key) and the bytes
+    of its channel files: what ``_Compilation.ahead`` starts a worker on."""
+
+    base: str
+    size: int
+
+
 class _Compilation:
     """One attempt of ``_compile``: the base in this process, the channel files as units
     (``toolc.pipeline.stream``), then the steps over everything, from the units' results."""
 
     def __init__(self, root: Path, outputs: _MemoryOutputs | _StagedOutputs,
-                 options: _Options, shapes: dict[str, Shape | None]) -> None:
+                 options: _Options, shapes: dict[str, Shape | None], memo: ScanMemo) -> None:
         self.root, self.outputs, self.options, self.shapes = root, outputs, options, shapes
+        self.memo = memo
         self.display = root.as_posix().rstrip("/")
         self.diags = Diagnostics()
         self.digests: dict[str, str] = {}  # package-relative shard path -> sha256
@@ -444,10 +472,21 @@ class _Compilation:
         self.terms: list[int] = []
         self.streamed: list[str] = []  # the channel files compiled as units
         self.shaped: dict[str, Shape | None] = {}  # their shapes, as guessed
+        self.last: _Last | None = None  # the last build's base (``ahead``)
 
     def run(self) -> tuple[list[Diagnostic], dict[str, int]]:
+        kind = "unit" if self.options.with_models else "unit-tables"
+        ahead = self.ahead(kind)
+        try:
+            return self.run_with(kind, ahead)
+        finally:
+            if ahead is not None:
+                ahead.close()
+
+    def run_with(self, kind: str, ahead: UnitRun | None) -> tuple[list[Diagnostic],
+                                                                 dict[str, int]]:
         options, diags = self.options, self.diags
-        files = read_inputs(self.root, diags, self.outputs, self.shapes)
+        files = read_inputs(self.root, diags, self.outputs, self.shapes, self.memo)
         if files is None:
             raise DefinitionsError(diags.sorted(strict=options.strict))
         streamed = [f for f in files if f.shape is not None]
@@ -455,19 +494,53 @@ class _Compilation:
         self.shaped = {f.rel: f.shape for f in streamed}
         cache = options.cache
         key = None if cache is None else base_key(cache, files, self.display)
-        kind = "unit" if options.with_models else "unit-tables"
-        # with the base in the cache, the changed units start at once, each worker reading
-        # the base itself, while this process reads it too and does the rest
         sources = {f.rel: f.digest for f in files}
+        if cache is not None and key is not None:
+            self.remember(kind, key, sum(f.size for f in streamed))
+        # with the base in the cache, the changed units start at once, each worker reading
+        # the base itself (or read already, ``ahead``), while this process reads it too and
+        # does the rest
         if cache is not None and key is not None and cache.has(key):
             with units(functools.partial(self.context_from, files), kind, streamed, cache,
-                       key) as run:
+                       key, ahead=ahead) as run:
                 base = load_base(files, self.display, cache)
                 return self.compile(base, self.context(base), run, sources)
         base = load_base(files, self.display, cache)
         ctx = self.context(base)  # forked workers inherit it
-        with units(lambda: ctx, kind, streamed, cache, key) as run:
+        with units(lambda: ctx, kind, streamed, cache, key, ahead=ahead) as run:
             return self.compile(base, ctx, run, sources)
+
+    def last_key(self, kind: str) -> str | None:
+        """The cache entry naming the base of the last build of these definitions (``_Last``)."""
+        cache = self.options.cache
+        return None if cache is None else cache.key("last-base", [self.display, kind])
+
+    def ahead(self, kind: str) -> UnitRun | None:
+        """A worker started now, reading the base of the last build of these definitions,
+        when that build had channel files to compile on their own (``UnitRun.ahead``)."""
+        cache, key = self.options.cache, self.last_key(kind)
+        if cache is None or key is None or not can_fork():
+            return None
+        hit, last = cache.get(key)
+        self.last = last if hit and isinstance(last, _Last) else None
+        if self.last is None or self.last.size < stream.OVERLAP_MIN_BYTES:
+            return None
+        return UnitRun.ahead(functools.partial(self.context_by_key, self.last.base), kind,
+                             cache, self.last.base)
+
+    def remember(self, kind: str, base: str, size: int) -> None:
+        last, cache, key = _Last(base=base, size=size), self.options.cache, self.last_key(kind)
+        if cache is not None and key is not None and last != self.last:
+            cache.put(key, last)
+
+    def context_by_key(self, key: str) -> UnitContext:
+        """A worker's context from the base cached under ``key``; ``NoBase`` when it is not
+        there (the building process compiles the unit)."""
+        cache = self.options.cache
+        hit, base = (False, None) if cache is None else cache.get(key)
+        if not hit or not isinstance(base, Base):
+            raise NoBase(key)
+        return self.context(base)
 
     def compile(self, base: Base, ctx: UnitContext, run: UnitRun, sources: dict[str, str]
                 ) -> tuple[list[Diagnostic], dict[str, int]]:
@@ -582,8 +655,20 @@ class _BaseWork:
         base_checks(self.resolved, self.tables.data, late, cache)
         self.late = late
         provenance = ctx.channels.provenance
+        # provenance.json's and tables.json's members outside the channels, as text
         self.prov = None if provenance is None else outside_channels(
-            cache, "provenance-base", defs, lambda _: provenance.provenance(), Diagnostics())
+            cache, "provenance-base", defs,
+            lambda _: compact_members(provenance.provenance()), Diagnostics())
+        self.index = outside_channels(cache, "tables-index", defs,
+                                      lambda _: _index_members(self.tables.data), Diagnostics())
+        # the files that depend on the base alone are written now, while the units compile
+        package = c.options.package
+        self.written = {}
+        for rel, text in sorted(base_files(self.texts, package).items()):
+            data = text.encode("utf-8")
+            digest = self.written[rel] = hashlib.sha256(data).hexdigest()
+            c.outputs.add(rel, data, digest)
+        environment().get_template(INIT_TEMPLATE)  # parsed now, rendered last
 
     def base_texts(self, diags: Diagnostics) -> dict[str, str]:
         """The catalog, bundles and models files (``render.base_texts``): cached as text."""
@@ -614,10 +699,15 @@ class _BaseWork:
         diags = c.diags
         diags.extend(self.late.items)
         diags.extend(d for result in memory for d in result.late)
-        index, _ = split_tables(self.tables.data)
-        index["channels"] = dict(sorted(c.index.items()))
-        full = _Lazy(lambda: join_tables(index, lambda name: c.outputs.read(
-            f"{options.package}/{name}")))
+        channels = join_members(compact_members(c.index))
+        tables = join_members({**self.index.members, "channels": channels})
+
+        def joined() -> dict[str, Any]:
+            index, _ = split_tables(self.tables.data)
+            index["channels"] = dict(sorted(c.index.items()))
+            return join_tables(index, lambda name: c.outputs.read(f"{options.package}/{name}"))
+
+        full = _Lazy(joined)
         self.assertions(full, diags, bool(results))
         if diags.has_errors(strict=options.strict):
             raise DefinitionsError(diags.sorted(strict=options.strict))
@@ -627,12 +717,12 @@ class _BaseWork:
                 access_markdown(full.get())
         prov = None
         if self.prov is not None:
-            prov = {**self.prov, "channels": dict(sorted(c.provenance.items()))}
-        counts = {**self.tables.counts, "groups": c.groups, "bitsets": len(index["bitsets"]),
-                  "layers": len(index["layers"]), "stacks": len(index["stacks"]),
+            prov = join_members({**self.prov,
+                                 "channels": join_members(compact_members(c.provenance))})
+        counts = {**self.tables.counts, "groups": c.groups, **self.index.counts,
                   "shards": sum(1 for path in c.digests if path.startswith(f"{SHARD_DIR}/"))}
         found = diags.sorted()
-        files = render(self.resolved, index, self.texts, package=options.package,
+        files = render(self.resolved, tables, package=options.package, written=self.written,
                        shards=c.digests, sources=sources, counts=counts,
                        warnings=[d for d in found if d.severity == "warning"], access=access,
                        provenance=prov, inputs=options.inputs)
@@ -652,6 +742,22 @@ class _BaseWork:
         if streamed and any(d.code == "TC300" for d in found.items):
             raise Reclassify(dict.fromkeys(self.c.streamed, None))
         diags.extend(found.items)
+
+
+@dataclass(frozen=True, slots=True)
+class _Index:
+    """``tables.json`` outside the channels: its members as text (``compact_members``), and
+    the counts of its interned lists (the manifest's)."""
+
+    members: dict[str, str]
+    counts: dict[str, int]
+
+
+def _index_members(data: Mapping[str, Any]) -> _Index:
+    index, _ = split_tables(data)
+    index.pop("channels", None)
+    return _Index(members=compact_members(index),
+                  counts={k: len(index[k]) for k in ("bitsets", "layers", "stacks")})
 
 
 def _base_tables(builder: TableBuilder, diags: Diagnostics) -> Tables:

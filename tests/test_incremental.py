@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from toolc import api
+from toolc import api, builds
 from toolc.builds import cache_salt, compile_files
 from toolc.diagnostics import DefinitionsError
 from toolc.pipeline import frontend, stream, units
@@ -364,3 +364,75 @@ def test_the_secret_is_made_once_per_user(tmp_path: Path, monkeypatch: pytest.Mo
     first = cache_secret()
     assert len(first) == 32 and cache_secret() == first
     assert (tmp_path / "xdg" / "toolc" / "cache-secret").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_worker_started_ahead_changes_no_byte(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """An incremental build starts a worker on the last build's base before it has read the
+    definitions (``UnitRun.ahead``): used when the base is that one, stopped when a base file
+    changed, and a worker that cannot read the base hands its unit back. Every way, the file
+    map is the clean one."""
+    defs = _project(tmp_path, random.Random(51), channels=5)
+    cache = BuildCache(tmp_path / "cache", cache_salt())
+    _parallel(monkeypatch)
+    _files(defs, cache, models=True)  # warms the cache, names the base
+
+    def edited(kind: str, nth: int) -> BuildCache:
+        _edit_kind(defs, kind, nth)
+        fresh = BuildCache(cache.root, cache.salt)
+        with monkeypatch.context() as m:
+            m.setattr(stream, "OVERLAP_MIN_BYTES", 10**12)
+            m.setattr(stream, "PARALLEL_MIN_BYTES", 10**12)
+            clean = _files(defs, None, models=True)
+        assert _files(defs, fresh, models=True) == clean, kind
+        return fresh
+
+    used = edited("group", 0)
+    assert used.stats.hits.get("ahead") == 1 and used.stats.misses.get("unit") == 1
+    stopped = edited("agents", 0)  # another base: the worker ahead read the wrong one
+    assert stopped.stats.misses.get("ahead") == 1
+
+    def unreadable(self: Any, key: str) -> Any:
+        raise stream.NoBase(key)
+
+    monkeypatch.setattr(builds._Compilation, "context_by_key", unreadable)
+    handed_back = edited("group", 1)
+    assert handed_back.stats.hits.get("ahead") == 1
+    assert handed_back.stats.hits.get("no-base") == 1
+
+
+def _edit_kind(defs: Path, kind: str, nth: int = 0) -> None:
+    """The ``nth`` seeded ``_edit`` of one kind."""
+    seeds = (seed for seed in range(10_000) if random.Random(seed).choice(
+        ["group", "group", "add-group", "drop-group", "new-channel", "drop-channel", "agents",
+         "shipped-channel", "catalog"]) == kind)
+    for _ in range(nth):
+        next(seeds)
+    _edit(defs, random.Random(next(seeds)))
+
+
+def test_a_rebuild_scans_only_the_files_that_changed(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which files are channel files is read off their text (``stream.scan_shape``); the
+    answers are kept in the cache by file digest (``ScanMemo``), so a rebuild after one
+    edit scans one file, and the build is the clean one."""
+    defs = _project(tmp_path, random.Random(52), channels=4)
+    cache = BuildCache(tmp_path / "cache", cache_salt())
+    scanned: list[bytes] = []
+    real = stream.scan_shape
+
+    def counted(raw: bytes) -> stream.Shape | None:
+        scanned.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(stream, "scan_shape", counted)
+    first = _files(defs, cache, models=True)
+    assert len(scanned) == len(list(defs.rglob("*.yaml")))
+    scanned.clear()
+    assert _files(defs, cache, models=True) == first
+    assert scanned == []
+    _edit_kind(defs, "group")
+    clean = _files(defs, None, models=True)
+    scanned.clear()
+    assert _files(defs, cache, models=True) == clean
+    assert len(scanned) == 1

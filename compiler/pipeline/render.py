@@ -7,6 +7,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
+from json.encoder import encode_basestring  # ensure_ascii=False's string writer
 from typing import Any
 
 import jinja2
@@ -25,14 +26,73 @@ SOURCES_DIR = "sources"  # sources/<relative path>: each definitions file compil
 
 
 def dump_json(value: Any) -> str:
-    """The one JSON writer: sorted keys, two-space indent, UTF-8, final newline."""
-    return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """The one JSON writer: sorted keys, two-space indent, UTF-8, final newline. The text is
+    ``json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)``'s
+    (a test compares them); written here because the standard library's C encoder does not
+    indent, and its Python one takes twice as long over a manifest of 25,000 warnings."""
+    out: list[str] = []
+    try:
+        _indented(value, out, "\n")
+    except _Unusual:
+        return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False,
+                          allow_nan=False) + "\n"
+    out.append("\n")
+    return "".join(out)
+
+
+class _Unusual(Exception):
+    """A key that is not a string: the standard library's writer decides what it becomes."""
+
+
+def _indented(value: Any, out: list[str], newline: str) -> None:
+    if isinstance(value, str):
+        out.append(encode_basestring(value))
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner, sep = newline + "  ", "{"
+        for key in sorted(value):
+            if not isinstance(key, str):
+                raise _Unusual
+            out.append(f"{sep}{inner}{encode_basestring(key)}: ")
+            _indented(value[key], out, inner)
+            sep = ","
+        out.append(newline + "}")
+    elif isinstance(value, list | tuple):
+        if not value:
+            out.append("[]")
+            return
+        inner, sep = newline + "  ", "["
+        for item in value:
+            out.append(sep + inner)
+            _indented(item, out, inner)
+            sep = ","
+        out.append(newline + "]")
+    else:  # numbers, booleans, null (and what json refuses, refused alike)
+        out.append(json.dumps(value, allow_nan=False))
 
 
 def dump_compact(value: Any) -> str:
     """Large tables: sorted keys, no indentation (still one line per file plus newline)."""
+    return _compact(value) + "\n"
+
+
+def _compact(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False) + "\n"
+                      allow_nan=False)
+
+
+def compact_members(value: Mapping[str, Any]) -> dict[str, str]:
+    """An object's members with their values as ``dump_compact`` writes them: an object
+    some of whose members were written earlier (``join_members``)."""
+    return {key: _compact(item) for key, item in value.items()}
+
+
+def join_members(members: Mapping[str, str]) -> str:
+    """The ``dump_compact`` text (without its newline) of an object whose members' values
+    are written already (``compact_members``): sorted keys, as ``sort_keys`` sorts them."""
+    return "{" + ",".join(f"{pystr(key)}:{members[key]}" for key in sorted(members)) + "}"
 
 
 def dump_bundles(value: Any) -> str:
@@ -121,6 +181,9 @@ def _import_order(names: Iterable[str]) -> list[str]:
     return sorted(names, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))
 
 
+INIT_TEMPLATE = "__init__.py.jinja"
+
+
 def render_init(package: str, hashes: list[tuple[str, str]]) -> str:
     """The generated ``__init__.py``: this build's values, the loader, the public names."""
     eager_modules = MODULES[:MODULES.index(EAGER_THROUGH) + 1]
@@ -132,7 +195,7 @@ def render_init(package: str, hashes: list[tuple[str, str]]) -> str:
                             *(n for names in EXPORTS.values() for n in names)])
     # an entry longer than a line (ruff's 100) is written as ruff format writes it
     entries = [(n, d, len(f"    {pystr(n)}: {pystr(d)},") > LINE_LENGTH) for n, d in hashes]
-    return environment().get_template("__init__.py.jinja").render(
+    return environment().get_template(INIT_TEMPLATE).render(
         package_name=package, toolc_version=__version__, hashes=entries, modules=MODULES,
         lazy=lazy, bootstrap=bootstrap_body(), eager_through=EAGER_THROUGH, eager=eager,
         lazy_imports=lazy_imports, public=public)
@@ -153,38 +216,47 @@ def base_texts(resolved: Resolved, bundles: Bundles, models: str | None) -> dict
     return texts
 
 
-def render(resolved: Resolved, index: Mapping[str, Any], texts: Mapping[str, str],
-           *, package: str = DEFAULT_PACKAGE, shards: Mapping[str, str],
+def base_files(texts: Mapping[str, str], package: str = DEFAULT_PACKAGE) -> dict[str, str]:
+    """The files of ``build/`` that depend on the base alone, by path relative to the output
+    directory: ``base_texts`` and the runtime's static modules (written while the units
+    compile)."""
+    files = {f"{package}/{name}": text for name, text in static_modules().items()}
+    files[f"{package}/{CATALOG}"] = texts[CATALOG]
+    files[f"{package}/{BUNDLES}"] = texts[BUNDLES]
+    if MODELS in texts:
+        files[f"{package}/{MODELS}"] = texts[MODELS]
+    files[f"{package}/py.typed"] = ""
+    files[NOTES] = texts[NOTES]
+    return files
+
+
+def render(resolved: Resolved, tables: str, *, package: str = DEFAULT_PACKAGE,
+           written: Mapping[str, str], shards: Mapping[str, str],
            sources: Mapping[str, str], counts: Mapping[str, int],
            warnings: Sequence[Diagnostic] = (), access: str | None = None,
-           provenance: Mapping[str, Any] | None = None, inputs: str | None = None
-           ) -> dict[str, str]:
+           provenance: str | None = None, inputs: str | None = None) -> dict[str, str]:
     """The files of ``build/`` that are not already written, as text, keyed by path relative
-    to the output directory; ``shards`` and ``sources`` name the others (written as they were
-    compiled: the table and provenance shards, relative to the runtime package, and the
-    definitions, by relative path) with their sha256, which the manifest and the runtime's
-    ``__init__.py`` list. ``index``: ``tables.json``'s data (``split_tables`` and each
-    channel's entry); ``texts``: ``base_texts``; ``provenance``: the decision log's layer
+    to the output directory. ``written`` (the ``base_files``), ``shards`` and ``sources``
+    name the others with their sha256, which the manifest and the runtime's ``__init__.py``
+    list: the table and provenance shards, relative to the runtime package, and the
+    definitions, by relative path. ``tables``: ``tables.json``'s text (``split_tables`` and
+    each channel's entry); ``provenance``: ``provenance.json``'s, the decision log's layer
     records (``toolc.pipeline.provenance``); ``inputs``: the inputs digest the manifest
     records."""
-    data = {CATALOG: texts[CATALOG],
-            "tables.json": dump_compact(index),
-            BUNDLES: texts[BUNDLES],
-            **({"provenance.json": dump_compact(provenance)} if provenance is not None else {}),
-            **static_modules()}
-    models = texts.get(MODELS)
-    checked = {**data, **({"models.py": models} if models is not None else {})}
-    hashes = sorted([*((name, sha256(text)) for name, text in checked.items()),
-                     *shards.items()])
+    data = {"tables.json": tables + "\n",
+            **({"provenance.json": provenance + "\n"} if provenance is not None else {})}
     files = {f"{package}/{name}": text for name, text in data.items()}
+    digests = {path: sha256(text) for path, text in files.items()}
+    digests.update(written)
+    # every file of the package the loader reads, with its sha256 (py.typed: none)
+    inside = f"{package}/"
+    hashes = sorted([*((path.removeprefix(inside), digest) for path, digest in digests.items()
+                       if path.startswith(inside) and path != f"{inside}py.typed"),
+                     *shards.items()])
     files[f"{package}/__init__.py"] = render_init(package, hashes)
-    files[f"{package}/py.typed"] = ""
-    if models is not None:
-        files[f"{package}/models.py"] = models
-    files[NOTES] = texts[NOTES]
     if access is not None:
         files["ACCESS.md"] = access
-    digests = {path: sha256(text) for path, text in files.items()}
+    digests.update((path, sha256(files[path])) for path in files if path not in digests)
     digests.update((f"{package}/{name}", digest) for name, digest in shards.items())
     # The definitions themselves, so that `toolc explain --build` needs nothing but build/.
     digests.update((f"{SOURCES_DIR}/{rel}", digest) for rel, digest in sources.items())

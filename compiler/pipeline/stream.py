@@ -199,12 +199,44 @@ class Outputs(Protocol):
     def read(self, rel: str) -> bytes: ...
 
 
+class ScanMemo:
+    """``scan_shape``'s answers by file digest (it is a function of the bytes alone), kept in
+    the cache between builds (one entry per definitions directory, holding the files of its
+    last build), so that a rebuild scans only the files that changed."""
+
+    def __init__(self, cache: BuildCache | None, display: str) -> None:
+        self.cache = cache
+        self.key = None if cache is None else cache.key("scan", [display])
+        found: dict[str, Shape | None] = {}
+        if cache is not None and self.key is not None:
+            hit, value = cache.get(self.key)
+            if hit and isinstance(value, dict):
+                found = value
+        self.known: dict[str, Shape | None] = found
+        self.used: dict[str, Shape | None] = {}
+
+    def shape(self, digest: str, raw: bytes) -> Shape | None:
+        if digest in self.known:
+            shape = self.known[digest]
+        else:
+            shape = scan_shape(raw)
+        self.used[digest] = shape
+        return shape
+
+    def save(self) -> None:
+        """Keep the answers this build used (when they are not what the entry holds)."""
+        if self.cache is not None and self.key is not None and self.used != self.known:
+            self.cache.put(self.key, self.used)
+
+
 def read_inputs(root: Path, diags: Diagnostics, outputs: Outputs,
-                shapes: Mapping[str, Shape | None] | None = None) -> list[InputFile] | None:
+                shapes: Mapping[str, Shape | None] | None = None,
+                memo: ScanMemo | None = None) -> list[InputFile] | None:
     """Every definitions file below ``root`` in path order, read once: its bytes go to
     ``outputs`` as ``sources/<relative path>`` (what ``toolc explain --build`` reads back),
     and a channel file's bytes are dropped. ``shapes``: files whose shape is known (from a
-    previous attempt), instead of scanned. Reports what ``read_tree`` reports."""
+    previous attempt), instead of scanned; ``memo``: scans of earlier builds. Reports what
+    ``read_tree`` reports."""
     paths = tree_paths(root, diags)
     if paths is None:
         return None
@@ -214,7 +246,10 @@ def read_inputs(root: Path, diags: Diagnostics, outputs: Outputs,
         raw = path.read_bytes()
         digest = sha256(raw)
         outputs.add(f"{SOURCES_DIR}/{rel}", raw, digest)
-        shape = shapes[rel] if shapes is not None and rel in shapes else scan_shape(raw)
+        if shapes is not None and rel in shapes:
+            shape = shapes[rel]
+        else:
+            shape = scan_shape(raw) if memo is None else memo.shape(digest, raw)
         out.append(InputFile(rel=rel, digest=digest, size=len(raw),
                              raw=None if shape else raw, shape=shape))
     return out
@@ -515,12 +550,22 @@ _CONTEXT: list[UnitContext] = []  # a worker's context, once made
 _PENDING: list[tuple[str, Any]] = []
 
 
+class NoBase(Exception):
+    """A worker started ahead of its build (``UnitRun.ahead``) could not read the base: the
+    unit is compiled in the building process instead."""
+
+
 def _work(file: InputFile) -> tuple[UnitResult, bool | None, bool]:
     """A worker's unit: from the cache, else compiled and stored (the cache is shared)."""
-    context_of, kind, base, defer = _FORKED[0]
-    if not _CONTEXT:
-        _CONTEXT.append(context_of())
+    _prepare()
+    _, kind, base, defer = _FORKED[0]
     return _unit(_CONTEXT[0], kind, base, file, defer=defer)
+
+
+def _prepare() -> None:
+    """Make the worker's context (once)."""
+    if not _CONTEXT:
+        _CONTEXT.append(_FORKED[0][0]())
 
 
 def _flush() -> None:
@@ -547,12 +592,19 @@ def _unit(ctx: UnitContext, kind: str, base: str | None, file: InputFile, *,
     return result, file_hit, False
 
 
+def can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
 def _pool_size(size: int, tasks: int) -> int:
     """Worker processes for ``tasks`` units of ``size`` bytes to compile (0: none, they are
     compiled in this process)."""
-    if size < OVERLAP_MIN_BYTES or "fork" not in multiprocessing.get_all_start_methods():
+    if size < OVERLAP_MIN_BYTES or not can_fork():
         return 0
     return worker_count(tasks) if size >= PARALLEL_MIN_BYTES else 1
+
+
+Attempt = tuple[UnitResult, bool | None, bool]
 
 
 class UnitRun:
@@ -562,31 +614,58 @@ class UnitRun:
     has the base (an incremental build whose base is cached: the worker reads it from the
     cache too, and its unit starts at once)."""
 
-    def __init__(self, context_of: ContextOf, kind: str, files: list[InputFile],
-                 cache: BuildCache | None, base: str | None) -> None:
-        self.kind, self.files, self.cache, self.base = kind, files, cache, base
-        keys = [None if cache is None or base is None else unit_key(cache, base, f, kind)
-                for f in files]
-        todo = [f for f, key in zip(files, keys, strict=True)
-                if cache is None or key is None or not cache.has(key)]
-        self.workers = _pool_size(sum(f.size for f in todo), len(todo))
+    def __init__(self, context_of: ContextOf, kind: str, cache: BuildCache | None,
+                 base: str | None) -> None:
+        self.context_of, self.kind, self.cache, self.base = context_of, kind, cache, base
+        self.files: list[InputFile] = []
+        self.workers = 0
         self._pool: ProcessPoolExecutor | None = None
-        self._futures: dict[str, Future[tuple[UnitResult, bool | None, bool]]] = {}
-        if self.workers:
-            # one worker beside this process (an incremental build): the loads' cache entries
-            # are written after the results are sent, while this process finishes the build
-            defer = self.workers == 1
-            _FORKED.append((context_of, kind, base, defer))
-            context = multiprocessing.get_context("fork")
-            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
-            # largest first, so that one big file does not run alone at the end
-            for f in sorted(todo, key=lambda f: -f.size):
-                self._futures[f.rel] = self._pool.submit(_work, f)
-            if defer:
-                self._pool.submit(_flush)
+        self._futures: dict[str, Future[Attempt]] = {}
 
-    def results(self, ctx: UnitContext
-                ) -> Iterator[tuple[UnitResult, bool | None, bool] | Exception]:
+    @classmethod
+    def ahead(cls, context_of: ContextOf, kind: str, cache: BuildCache, base: str) -> UnitRun:
+        """One worker started before the build has read its definitions, reading the base
+        its last build had (``base``) from the cache, so that a unit of a small change starts
+        as soon as it is known (``start``). Used only when the base is that one (the caller
+        checks); a worker that cannot read it hands its units back (``NoBase``)."""
+        run = cls(context_of, kind, cache, base)
+        run._fork(1)
+        assert run._pool is not None
+        run._pool.submit(_prepare)
+        return run
+
+    def _fork(self, workers: int) -> None:
+        # one worker beside this process (an incremental build): the loads' cache entries are
+        # written after the results are sent, while this process finishes the build
+        _FORKED.append((self.context_of, self.kind, self.base, workers == 1))
+        context = multiprocessing.get_context("fork")
+        self.workers = workers
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+    def todo(self, files: list[InputFile]) -> list[InputFile]:
+        """The files the cache does not hold."""
+        cache, base = self.cache, self.base
+        return [f for f in files if cache is None or base is None
+                or not cache.has(unit_key(cache, base, f, self.kind))]
+
+    def start(self, files: list[InputFile]) -> None:
+        """Compile ``files`` (those the cache does not hold in workers when there is much to
+        compile, or in the worker already started)."""
+        self.files = files
+        todo = self.todo(files)
+        if self._pool is None:
+            workers = _pool_size(sum(f.size for f in todo), len(todo))
+            if not workers:
+                return
+            self._fork(workers)
+        assert self._pool is not None
+        # largest first, so that one big file does not run alone at the end
+        for f in sorted(todo, key=lambda f: -f.size):
+            self._futures[f.rel] = self._pool.submit(_work, f)
+        if self.workers == 1:
+            self._pool.submit(_flush)
+
+    def results(self, ctx: UnitContext) -> Iterator[Attempt | Exception]:
         """Every unit's result (``ctx``: this process's context), the cached ones first,
         then the workers' as each is done (so that no finished result waits in memory for a
         slower one), or what it raised (a unit compiled on a base that a wrong guess made
@@ -595,16 +674,22 @@ class UnitRun:
             if f.rel not in self._futures:
                 yield self._outcome(functools.partial(_unit, ctx, self.kind, self.base, f))
         # a finished future holds its result: none is kept once it is handed on
+        files = {id(future): f for f in self.files
+                 if (future := self._futures.get(f.rel)) is not None}
         running = as_completed(list(self._futures.values()))
         self._futures.clear()
         for future in running:
             outcome = self._outcome(future.result)
+            if isinstance(outcome, NoBase):
+                if self.cache is not None:
+                    self.cache.stats.count("no-base", True)
+                outcome = self._outcome(functools.partial(
+                    _unit, ctx, self.kind, self.base, files[id(future)]))
             del future
             yield outcome
 
     @staticmethod
-    def _outcome(get: Callable[[], tuple[UnitResult, bool | None, bool]]
-                 ) -> tuple[UnitResult, bool | None, bool] | Exception:
+    def _outcome(get: Callable[[], Attempt]) -> Attempt | Exception:
         try:
             return get()
         except DefinitionsChanged:
@@ -613,18 +698,32 @@ class UnitRun:
             return exc
 
     def close(self) -> None:
+        """Stop the workers. Nothing waits for them: a worker started ahead may still be
+        reading a base that turned out not to be needed, and exits when it is done."""
         if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
+            self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
             _FORKED.clear()
 
 
 @contextmanager
 def units(context_of: ContextOf, kind: str, files: list[InputFile],
-          cache: BuildCache | None, base: str | None) -> Iterator[UnitRun]:
-    """``UnitRun``, its workers stopped when the block ends (whatever it raised)."""
-    run = UnitRun(context_of, kind, files, cache, base)
+          cache: BuildCache | None, base: str | None, *, ahead: UnitRun | None = None
+          ) -> Iterator[UnitRun]:
+    """``UnitRun`` (``ahead``: the one started ahead, used when it reads this base), its
+    workers stopped when the block ends (whatever it raised)."""
+    run = ahead if ahead is not None and ahead.base == base else None
+    if ahead is not None and run is None:
+        ahead.close()
+    todo = [] if run is None else run.todo(files)
+    if run is not None and _pool_size(sum(f.size for f in todo), len(todo)) > 1:
+        run.close()  # much to compile: a worker per core
+        run = None
+    if ahead is not None and cache is not None:
+        cache.stats.count("ahead", run is not None)
+    run = run or UnitRun(context_of, kind, cache, base)
     try:
+        run.start(files)
         yield run
     finally:
         run.close()
