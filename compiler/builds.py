@@ -11,7 +11,7 @@ import json
 import keyword
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -385,6 +385,8 @@ class _Options:
     with_models: bool
     cache: BuildCache | None = None
     inputs: str | None = None  # the inputs digest the manifest records (``stamped_files``)
+    # files the inputs digest read, by relative path: (sha256, bytes), not read again
+    read: Mapping[str, tuple[str, bytes]] = field(default_factory=dict)
 
 
 class _MemoryOutputs:
@@ -486,7 +488,8 @@ class _Compilation:
     def run_with(self, kind: str, ahead: UnitRun | None) -> tuple[list[Diagnostic],
                                                                  dict[str, int]]:
         options, diags = self.options, self.diags
-        files = read_inputs(self.root, diags, self.outputs, self.shapes, self.memo)
+        files = read_inputs(self.root, diags, self.outputs, self.shapes, self.memo,
+                            options.read)
         if files is None:
             raise DefinitionsError(diags.sorted(strict=options.strict))
         streamed = [f for f in files if f.shape is not None]
@@ -809,12 +812,31 @@ def cache_salt() -> bytes:
 
 def inputs_digest(definitions_dir: Path, *, package: str, strict: bool) -> str:
     """Everything a build depends on: toolc itself, the options, and every input file."""
+    return _inputs(definitions_dir, package=package, strict=strict)[0]
+
+
+# The build that follows the inputs digest takes up to this many bytes of the files it read
+# from it, instead of reading and hashing them again (the files of a million groups: not all).
+KEEP_READ_BYTES = 64 << 20
+
+
+def _inputs(definitions_dir: Path, *, package: str, strict: bool, keep: int = 0
+            ) -> tuple[str, dict[str, tuple[str, bytes]]]:
+    """``inputs_digest``, and the files it read (sha256, bytes) by relative path, up to
+    ``keep`` bytes of them."""
     h = hashlib.sha256(f"{__version__}\0{package}\0{strict}\0".encode())
     h.update(_toolc_digest())
+    kept = {}
     for path in discover(definitions_dir) if definitions_dir.is_dir() else []:
-        h.update(path.relative_to(definitions_dir).as_posix().encode() + b"\0")
-        h.update(hashlib.sha256(path.read_bytes()).digest())
-    return h.hexdigest()
+        rel = path.relative_to(definitions_dir).as_posix()
+        raw = path.read_bytes()
+        digest = hashlib.sha256(raw)
+        h.update(rel.encode() + b"\0")
+        h.update(digest.digest())
+        if len(raw) <= keep:
+            kept[rel] = (digest.hexdigest(), raw)
+            keep -= len(raw)
+    return h.hexdigest(), kept
 
 
 def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "build", *,
@@ -838,14 +860,14 @@ def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "bu
     check_output_dir(out, defs)
     with output_lock(out, timeout=lock_timeout, on_wait=on_wait):
         check_output_dir(out, defs)  # again: the output may have changed while we waited
-        digest = inputs_digest(defs, package=package_name, strict=strict)
+        digest, read = _inputs(defs, package=package_name, strict=strict, keep=KEEP_READ_BYTES)
         if not force and matches_disk(out, digest):
             return BuildResult(out_dir=out, files=(), diagnostics=(), counts={},
                                up_to_date=True)
         unit_cache = (None if cache is False else BuildCache(
             default_cache_dir(defs) if cache is True else Path(cache), cache_salt()))
         options = _Options(package=package_name, strict=strict, with_models=True,
-                           cache=unit_cache, inputs=digest)
+                           cache=unit_cache, inputs=digest, read=read)
         done: list[tuple[list[Diagnostic], dict[str, int], list[str]]] = []
 
         def fill(staging: Staging) -> None:

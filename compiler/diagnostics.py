@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import operator
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
@@ -70,6 +71,9 @@ def _diagnostic(pos: Pos, code: str, severity: Severity, message: str, hint: str
     return Diagnostic(pos=pos, code=code, severity=severity, message=message, hint=hint)
 
 
+_SORT_KEY = operator.attrgetter("pos.file", "pos.line", "pos.col", "code", "message")  # sort_key
+
+
 @dataclass(slots=True)
 class Diagnostics:
     """Collects diagnostics across all stages so one run reports everything it can."""
@@ -98,15 +102,21 @@ class Diagnostics:
 
     def sorted(self, *, strict: bool = False) -> list[Diagnostic]:
         """Deduplicated, position-ordered; under ``strict`` warnings become errors."""
-        seen: set[Diagnostic] = set()
         out: list[Diagnostic] = []
-        for item in sorted(self.items, key=Diagnostic.sort_key):
+        # equal diagnostics have equal sort keys: each is looked for among those (a build's
+        # tens of thousands of warnings are never hashed)
+        same: list[Diagnostic] = []
+        last = None
+        for item in sorted(self.items, key=_SORT_KEY):
             d = item
             if strict and d.severity == "warning":
                 d = Diagnostic(pos=d.pos, code=d.code, severity="error", message=d.message,
                                hint=d.hint)
-            if d not in seen:
-                seen.add(d)
+            key = _SORT_KEY(d)
+            if key != last:
+                last, same = key, []
+            if d not in same:
+                same.append(d)
                 out.append(d)
         return out
 

@@ -436,3 +436,29 @@ def test_a_rebuild_scans_only_the_files_that_changed(tmp_path: Path,
     scanned.clear()
     assert _files(defs, cache, models=True) == clean
     assert len(scanned) == 1
+
+
+def test_files_the_inputs_digest_read_are_not_read_again(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """``toolc build`` reads every definitions file for its no-op check (the inputs
+    digest); the build that follows takes those bytes (up to ``KEEP_READ_BYTES``) instead of
+    reading and hashing the files again, and writes the same build."""
+    defs = _project(tmp_path, random.Random(53), channels=3)
+    # the files that are not compiled on their own (a unit reads its file again)
+    base = [p for p in defs.rglob("*.yaml") if stream.scan_shape(p.read_bytes()) is None]
+    reads: dict[Path, int] = {}
+    real = Path.read_bytes
+
+    def counted(self: Path) -> bytes:
+        reads[self] = reads.get(self, 0) + 1
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    api.build(defs, tmp_path / "kept", cache=False)
+    assert {reads.get(p) for p in base} == {1}
+    reads.clear()
+    monkeypatch.setattr(builds, "KEEP_READ_BYTES", 0)
+    api.build(defs, tmp_path / "read", cache=False)
+    assert {reads.get(p) for p in base} == {2}
+    assert _tree(tmp_path / "kept") == _tree(tmp_path / "read")

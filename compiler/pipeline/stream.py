@@ -231,20 +231,25 @@ class ScanMemo:
 
 def read_inputs(root: Path, diags: Diagnostics, outputs: Outputs,
                 shapes: Mapping[str, Shape | None] | None = None,
-                memo: ScanMemo | None = None) -> list[InputFile] | None:
+                memo: ScanMemo | None = None,
+                read: Mapping[str, tuple[str, bytes]] | None = None) -> list[InputFile] | None:
     """Every definitions file below ``root`` in path order, read once: its bytes go to
     ``outputs`` as ``sources/<relative path>`` (what ``toolc explain --build`` reads back),
     and a channel file's bytes are dropped. ``shapes``: files whose shape is known (from a
-    previous attempt), instead of scanned; ``memo``: scans of earlier builds. Reports what
-    ``read_tree`` reports."""
+    previous attempt), instead of scanned; ``memo``: scans of earlier builds; ``read``:
+    files read already (sha256 and bytes by relative path). Reports what ``read_tree``
+    reports."""
     paths = tree_paths(root, diags)
     if paths is None:
         return None
     out = []
     for path in paths:
         rel = path.relative_to(root).as_posix()
-        raw = path.read_bytes()
-        digest = sha256(raw)
+        if read is not None and rel in read:
+            digest, raw = read[rel]
+        else:
+            raw = path.read_bytes()
+            digest = sha256(raw)
         outputs.add(f"{SOURCES_DIR}/{rel}", raw, digest)
         if shapes is not None and rel in shapes:
             shape = shapes[rel]
