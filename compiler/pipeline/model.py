@@ -280,23 +280,24 @@ class Definitions:
 # slots unpickles through ``dataclasses``' generic ``__setstate__``, which looks up the
 # fields of every object; these classes pickle as their field values instead, restored
 # without a lookup (several times faster for a model of thousands of agents).
-_FIELDS: dict[type, tuple[str, ...]] = {}
+# A class's ``__slots__`` are its fields, in order (``dataclass(slots=True)``; checked below).
+_new, _set = object.__new__, object.__setattr__
 
 
-def _restore(cls: type, values: tuple[Any, ...]) -> Any:
-    obj: Any = object.__new__(cls)
-    for name, value in zip(_FIELDS[cls], values, strict=True):
-        object.__setattr__(obj, name, value)
+def _restore(cls: Any, values: tuple[Any, ...]) -> Any:
+    obj: Any = _new(cls)
+    for name, value in zip(cls.__slots__, values):  # noqa: B905 (as many: _by_values)
+        _set(obj, name, value)
     return obj
 
 
 def _by_values(self: Any) -> tuple[Callable[[type, tuple[Any, ...]], Any], tuple[Any, ...]]:
     cls = type(self)
-    return _restore, (cls, tuple(getattr(self, name) for name in _FIELDS[cls]))
+    return _restore, (cls, tuple(getattr(self, name) for name in cls.__slots__))
 
 
 for _cls in (Entry, EntryList, Policy, ProviderPolicy, Availability, ToolDef, GroupDef,
              ProfileDef, SenderRule, ToolsConfig, AgentDef, GroupConfig, AccountDef,
              SpaceConfig, ChannelDef, PluginEntry, ProviderDialect, AssertionDef, Definitions):
-    _FIELDS[_cls] = tuple(f.name for f in fields(_cls))
+    assert _cls.__slots__ == tuple(f.name for f in fields(_cls)), _cls
     _cls.__reduce__ = _by_values  # type: ignore[method-assign]
