@@ -429,16 +429,23 @@ class _StagedOutputs:
 _ATTEMPTS = 3  # a build whose channel files are not what they seemed is redone at most twice
 
 
-def _compile(root: Path, outputs: _MemoryOutputs | _StagedOutputs, options: _Options
-             ) -> tuple[list[Diagnostic], dict[str, int]]:
+def _kind(with_models: bool) -> str:
+    """The cache's name for a channel file compiled on its own (``stream.unit_key``)."""
+    return "unit" if with_models else "unit-tables"
+
+
+def _compile(root: Path, outputs: _MemoryOutputs | _StagedOutputs, options: _Options,
+             started: Started | None = None) -> tuple[list[Diagnostic], dict[str, int]]:
     """Compile ``root`` into ``outputs``: (diagnostics, counts); DefinitionsError on errors.
-    Redone when a channel file is not what its scan said (``stream.Reclassify``)."""
+    Redone when a channel file is not what its scan said (``stream.Reclassify``).
+    ``started``: ``_ahead`` called already (by ``build``, before its no-op check)."""
     shapes: dict[str, Shape | None] = {}
     memo = ScanMemo(options.cache, root.as_posix().rstrip("/"))
     for attempt in range(_ATTEMPTS):
         try:
             with paused_gc():
-                done = _Compilation(root, outputs, options, shapes, memo).run()
+                done = _Compilation(root, outputs, options, shapes, memo,
+                                    started if attempt == 0 else None).run()
             memo.save()
             return done
         except Reclassify as again:
@@ -450,11 +457,86 @@ def _compile(root: Path, outputs: _MemoryOutputs | _StagedOutputs, options: _Opt
 
 @dataclass(frozen=True, slots=True)
 class _Last:
-    """The base of the last build of a definitions directory (its cache key) and the bytes
-    of its channel files: what ``_Compilation.ahead`` starts a worker on."""
+    """The last build of a definitions directory: its base (the cache key), the bytes of its
+    channel files, and each file's (relative path, size, mtime): what ``_ahead`` reads."""
 
     base: str
     size: int
+    stats: tuple[tuple[str, int, int], ...]
+
+
+def _stats(root: Path) -> tuple[tuple[str, int, int], ...]:
+    found = []
+    for path in discover(root) if root.is_dir() else []:
+        st = path.stat()
+        found.append((path.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
+    return tuple(found)
+
+
+@dataclass(frozen=True, slots=True)
+class _Contexts:
+    """How a build's units get their context (``stream.UnitContext``), in this process or
+    in a forked worker."""
+
+    root: Path
+    cache: BuildCache | None
+    with_models: bool
+
+    @property
+    def display(self) -> str:
+        return self.root.as_posix().rstrip("/")
+
+    def of(self, base: Base) -> UnitContext:
+        if base.defs is None or base.target is None:
+            return UnitContext(root=self.root, display=self.display, channels=None,
+                               target=None, cache=self.cache)
+        resolved = base.resolved
+        tables = provenance = None
+        if resolved is not None:
+            tables = TableBuilder(resolved, Diagnostics())
+            provenance = ProvenanceBuilder(resolved) if self.with_models else None
+        channels = ChannelContext(
+            defs=base.defs, checks=channel_checks(base.defs, base.target), tables=tables,
+            provenance=provenance, term=access_term,
+            lint=None if resolved is None else functools.partial(lint_channel, resolved))
+        return UnitContext(root=self.root, display=self.display, channels=channels,
+                           target=base.target, cache=self.cache)
+
+    def from_files(self, files: list[InputFile]) -> UnitContext:
+        """A worker's context, its base read (from the cache) in the worker."""
+        return self.of(load_base(files, self.display, self.cache))
+
+    def by_key(self, key: str) -> UnitContext:
+        """A worker's context from the base cached under ``key``; ``NoBase`` when it is not
+        there (the building process compiles the unit)."""
+        hit, base = (False, None) if self.cache is None else self.cache.get(key)
+        if not hit or not isinstance(base, Base):
+            raise NoBase(key)
+        return self.of(base)
+
+    def last_key(self, kind: str) -> str | None:
+        """The cache entry naming the last build of these definitions (``_Last``)."""
+        return None if self.cache is None else self.cache.key("last-base", [self.display, kind])
+
+
+Started = tuple[UnitRun | None, _Last | None]
+
+
+def _ahead(contexts: _Contexts, kind: str, *, unless_unchanged: bool = False) -> Started:
+    """A worker started now on the base of the last build of these definitions, when that
+    build had channel files to compile on their own (``UnitRun.ahead``), and that build.
+    ``unless_unchanged``: not when every file has the size and mtime it had then (most
+    likely a build with nothing to do: its no-op check decides)."""
+    cache, key = contexts.cache, contexts.last_key(kind)
+    if cache is None or key is None or not can_fork():
+        return None, None
+    hit, found = cache.get(key)
+    last = found if hit and isinstance(found, _Last) else None
+    if last is None or last.size < stream.OVERLAP_MIN_BYTES or (
+            unless_unchanged and last.stats == _stats(contexts.root)):
+        return None, last
+    return UnitRun.ahead(functools.partial(contexts.by_key, last.base), kind, cache,
+                         last.base), last
 
 
 class _Compilation:
@@ -462,10 +544,12 @@ class _Compilation:
     (``toolc.pipeline.stream``), then the steps over everything, from the units' results."""
 
     def __init__(self, root: Path, outputs: _MemoryOutputs | _StagedOutputs,
-                 options: _Options, shapes: dict[str, Shape | None], memo: ScanMemo) -> None:
+                 options: _Options, shapes: dict[str, Shape | None], memo: ScanMemo,
+                 started: Started | None = None) -> None:
         self.root, self.outputs, self.options, self.shapes = root, outputs, options, shapes
-        self.memo = memo
-        self.display = root.as_posix().rstrip("/")
+        self.memo, self.started = memo, started
+        self.contexts = _Contexts(root, options.cache, options.with_models)
+        self.display = self.contexts.display
         self.diags = Diagnostics()
         self.digests: dict[str, str] = {}  # package-relative shard path -> sha256
         self.index: dict[str, dict[str, Any]] = {}  # tables.json's channels
@@ -477,8 +561,8 @@ class _Compilation:
         self.last: _Last | None = None  # the last build's base (``ahead``)
 
     def run(self) -> tuple[list[Diagnostic], dict[str, int]]:
-        kind = "unit" if self.options.with_models else "unit-tables"
-        ahead = self.ahead(kind)
+        kind = _kind(self.options.with_models)
+        ahead, self.last = self.started or _ahead(self.contexts, kind)
         try:
             return self.run_with(kind, ahead)
         finally:
@@ -498,52 +582,23 @@ class _Compilation:
         cache = options.cache
         key = None if cache is None else base_key(cache, files, self.display)
         sources = {f.rel: f.digest for f in files}
-        if cache is not None and key is not None:
-            self.remember(kind, key, sum(f.size for f in streamed))
+        last_key = self.contexts.last_key(kind)
+        if cache is not None and last_key is not None and key is not None:
+            last = _Last(base=key, size=sum(f.size for f in streamed), stats=_stats(self.root))
+            if last != self.last:
+                cache.put(last_key, last)
         # with the base in the cache, the changed units start at once, each worker reading
         # the base itself (or read already, ``ahead``), while this process reads it too and
         # does the rest
         if cache is not None and key is not None and cache.has(key):
-            with units(functools.partial(self.context_from, files), kind, streamed, cache,
-                       key, ahead=ahead) as run:
+            with units(functools.partial(self.contexts.from_files, files), kind, streamed,
+                       cache, key, ahead=ahead) as run:
                 base = load_base(files, self.display, cache)
-                return self.compile(base, self.context(base), run, sources)
+                return self.compile(base, self.contexts.of(base), run, sources)
         base = load_base(files, self.display, cache)
-        ctx = self.context(base)  # forked workers inherit it
+        ctx = self.contexts.of(base)  # forked workers inherit it
         with units(lambda: ctx, kind, streamed, cache, key, ahead=ahead) as run:
             return self.compile(base, ctx, run, sources)
-
-    def last_key(self, kind: str) -> str | None:
-        """The cache entry naming the base of the last build of these definitions (``_Last``)."""
-        cache = self.options.cache
-        return None if cache is None else cache.key("last-base", [self.display, kind])
-
-    def ahead(self, kind: str) -> UnitRun | None:
-        """A worker started now, reading the base of the last build of these definitions,
-        when that build had channel files to compile on their own (``UnitRun.ahead``)."""
-        cache, key = self.options.cache, self.last_key(kind)
-        if cache is None or key is None or not can_fork():
-            return None
-        hit, last = cache.get(key)
-        self.last = last if hit and isinstance(last, _Last) else None
-        if self.last is None or self.last.size < stream.OVERLAP_MIN_BYTES:
-            return None
-        return UnitRun.ahead(functools.partial(self.context_by_key, self.last.base), kind,
-                             cache, self.last.base)
-
-    def remember(self, kind: str, base: str, size: int) -> None:
-        last, cache, key = _Last(base=base, size=size), self.options.cache, self.last_key(kind)
-        if cache is not None and key is not None and last != self.last:
-            cache.put(key, last)
-
-    def context_by_key(self, key: str) -> UnitContext:
-        """A worker's context from the base cached under ``key``; ``NoBase`` when it is not
-        there (the building process compiles the unit)."""
-        cache = self.options.cache
-        hit, base = (False, None) if cache is None else cache.get(key)
-        if not hit or not isinstance(base, Base):
-            raise NoBase(key)
-        return self.context(base)
 
     def compile(self, base: Base, ctx: UnitContext, run: UnitRun, sources: dict[str, str]
                 ) -> tuple[list[Diagnostic], dict[str, int]]:
@@ -571,26 +626,6 @@ class _Compilation:
         if work is None or self.diags.has_errors():
             raise DefinitionsError(self.diags.sorted(strict=self.options.strict))
         return work.finish(results, sources)
-
-    def context_from(self, files: list[InputFile]) -> UnitContext:
-        """A worker's context, its base read (from the cache) in the worker."""
-        return self.context(load_base(files, self.display, self.options.cache))
-
-    def context(self, base: Base) -> UnitContext:
-        if base.defs is None or base.target is None:
-            return UnitContext(root=self.root, display=self.display, channels=None,
-                               target=None, cache=self.options.cache)
-        resolved = base.resolved
-        tables = provenance = None
-        if resolved is not None:
-            tables = TableBuilder(resolved, Diagnostics())
-            provenance = ProvenanceBuilder(resolved) if self.options.with_models else None
-        channels = ChannelContext(
-            defs=base.defs, checks=channel_checks(base.defs, base.target), tables=tables,
-            provenance=provenance, term=access_term,
-            lint=None if resolved is None else functools.partial(lint_channel, resolved))
-        return UnitContext(root=self.root, display=self.display, channels=channels,
-                           target=base.target, cache=self.options.cache)
 
     def unit(self, result: UnitResult, hits: list[bool | None]) -> UnitResult:
         """Write a unit's shards and keep the rest of its result."""
@@ -860,23 +895,30 @@ def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "bu
     check_output_dir(out, defs)
     with output_lock(out, timeout=lock_timeout, on_wait=on_wait):
         check_output_dir(out, defs)  # again: the output may have changed while we waited
-        digest, read = _inputs(defs, package=package_name, strict=strict, keep=KEEP_READ_BYTES)
-        if not force and matches_disk(out, digest):
-            return BuildResult(out_dir=out, files=(), diagnostics=(), counts={},
-                               up_to_date=True)
         unit_cache = (None if cache is False else BuildCache(
             default_cache_dir(defs) if cache is True else Path(cache), cache_salt()))
-        options = _Options(package=package_name, strict=strict, with_models=True,
-                           cache=unit_cache, inputs=digest, read=read)
-        done: list[tuple[list[Diagnostic], dict[str, int], list[str]]] = []
+        # a changed file: a worker starts on the last build's base while the files are read
+        started = _ahead(_Contexts(defs, unit_cache, True), _kind(True), unless_unchanged=True)
+        try:
+            digest, read = _inputs(defs, package=package_name, strict=strict,
+                                   keep=KEEP_READ_BYTES)
+            if not force and matches_disk(out, digest):
+                return BuildResult(out_dir=out, files=(), diagnostics=(), counts={},
+                                   up_to_date=True)
+            options = _Options(package=package_name, strict=strict, with_models=True,
+                               cache=unit_cache, inputs=digest, read=read)
+            done: list[tuple[list[Diagnostic], dict[str, int], list[str]]] = []
 
-        def fill(staging: Staging) -> None:
-            outputs = _StagedOutputs(staging)
-            diagnostics, counts = _compile(defs, outputs, options)
-            done.append((diagnostics, counts, staging.files()))
-            staging.write_all(_kept_signature(out, staging.read("manifest.json")))
+            def fill(staging: Staging) -> None:
+                outputs = _StagedOutputs(staging)
+                diagnostics, counts = _compile(defs, outputs, options, started)
+                done.append((diagnostics, counts, staging.files()))
+                staging.write_all(_kept_signature(out, staging.read("manifest.json")))
 
-        publish_with(fill, out)
+            publish_with(fill, out)
+        finally:
+            if started[0] is not None:
+                started[0].close()
     diagnostics, counts, files = done[0]
     return BuildResult(out_dir=out, files=tuple(sorted(files)), diagnostics=tuple(diagnostics),
                        counts=counts, up_to_date=False)

@@ -395,7 +395,7 @@ def test_a_worker_started_ahead_changes_no_byte(tmp_path: Path,
     def unreadable(self: Any, key: str) -> Any:
         raise stream.NoBase(key)
 
-    monkeypatch.setattr(builds._Compilation, "context_by_key", unreadable)
+    monkeypatch.setattr(builds._Contexts, "by_key", unreadable)
     handed_back = edited("group", 1)
     assert handed_back.stats.hits.get("ahead") == 1
     assert handed_back.stats.hits.get("no-base") == 1
@@ -462,3 +462,36 @@ def test_files_the_inputs_digest_read_are_not_read_again(tmp_path: Path,
     api.build(defs, tmp_path / "read", cache=False)
     assert {reads.get(p) for p in base} == {2}
     assert _tree(tmp_path / "kept") == _tree(tmp_path / "read")
+
+
+def test_toolc_build_starts_the_worker_before_its_no_op_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``toolc build`` starts the worker ahead before it hashes the definitions when a file's
+    size or mtime is not what the last build saw, and not when none changed (a build with
+    nothing to do stays one). The build is the clean one; a build found to be a no-op after
+    all stops its worker."""
+    defs = _project(tmp_path, random.Random(54), channels=4)
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    _parallel(monkeypatch)
+    started: list[str] = []
+    real = stream.UnitRun.ahead.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[stream.UnitRun], *args: Any) -> stream.UnitRun:
+        started.append(args[1])
+        run: stream.UnitRun = real(cls, *args)
+        return run
+
+    monkeypatch.setattr(stream.UnitRun, "ahead", classmethod(counted))
+    assert not api.build(defs, out, cache=cache).up_to_date
+    assert started == []  # no last build
+    assert api.build(defs, out, cache=cache).up_to_date
+    assert started == []
+    _edit_kind(defs, "group", 2)
+    assert not api.build(defs, out, cache=cache).up_to_date
+    assert started == ["unit"]
+    api.build(defs, tmp_path / "clean", cache=False)
+    assert _tree(out) == _tree(tmp_path / "clean")
+    path = sorted((defs / "channels").glob("*.yaml"))[0]
+    path.write_bytes(path.read_bytes())  # a new mtime, the same bytes
+    assert api.build(defs, out, cache=cache).up_to_date
+    assert started == ["unit", "unit"]
