@@ -567,7 +567,7 @@ class _Compilation:
             return self.run_with(kind, ahead)
         finally:
             if ahead is not None:
-                ahead.close()
+                ahead.close(wait=False)  # unless used (and closed) by ``units``
 
     def run_with(self, kind: str, ahead: UnitRun | None) -> tuple[list[Diagnostic],
                                                                  dict[str, int]]:
@@ -918,7 +918,7 @@ def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "bu
             publish_with(fill, out)
         finally:
             if started[0] is not None:
-                started[0].close()
+                started[0].close(wait=False)  # unless used (and closed) by ``units``
     diagnostics, counts, files = done[0]
     return BuildResult(out_dir=out, files=tuple(sorted(files)), diagnostics=tuple(diagnostics),
                        counts=counts, up_to_date=False)

@@ -23,9 +23,10 @@ and an entry nobody wrote with this user's secret (one committed to a repository
 planted by a pull request) is never unpickled. Without a usable secret the cache is off.
 Writers write a temporary file in the entry's directory and rename it into place, so two
 builds that share a cache (into different outputs) never see half an entry; two writers of
-one key write the same bytes. ``toolc build`` calls
+one key write the same bytes. ``toolc build`` writes
 the cache only while it holds the output's lock (``writer.output_lock``), the one lock of
-every writer of ``build/``. Entries are pickles, trusted because only a holder of the secret
+every writer of ``build/`` (a worker it started ahead and did not need may finish reading
+an entry after the build). Entries are pickles, trusted because only a holder of the secret
 can write one that verifies: never share the secret, and a cache is per user.
 """
 

@@ -702,11 +702,12 @@ class UnitRun:
         except Exception as exc:
             return exc
 
-    def close(self) -> None:
-        """Stop the workers. Nothing waits for them: a worker started ahead may still be
-        reading a base that turned out not to be needed, and exits when it is done."""
+    def close(self, *, wait: bool = True) -> None:
+        """Stop the workers once their tasks are done (the cache entries they write are
+        written under the build's lock); ``wait=False``, for a worker started ahead that only
+        reads a base the build turned out not to need: it exits when it is done."""
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.shutdown(wait=wait, cancel_futures=True)
             self._pool = None
             _FORKED.clear()
 
@@ -719,10 +720,10 @@ def units(context_of: ContextOf, kind: str, files: list[InputFile],
     workers stopped when the block ends (whatever it raised)."""
     run = ahead if ahead is not None and ahead.base == base else None
     if ahead is not None and run is None:
-        ahead.close()
+        ahead.close(wait=False)
     todo = [] if run is None else run.todo(files)
     if run is not None and _pool_size(sum(f.size for f in todo), len(todo)) > 1:
-        run.close()  # much to compile: a worker per core
+        run.close(wait=False)  # much to compile: a worker per core
         run = None
     if ahead is not None and cache is not None:
         cache.stats.count("ahead", run is not None)
