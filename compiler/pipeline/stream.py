@@ -59,6 +59,7 @@ from .provenance import ProvenanceBuilder, channel_provenance, record_both
 from .render import SOURCES_DIR
 from .tables import TableBuilder, channel_shards
 from .units import record_channel, worker_count
+from .yamlsrc import paused_gc
 
 CHANNEL_FILE_KEYS = frozenset({"version", "openclaw", "channels"})
 # Units are compiled in worker processes (one per core) when at least this many bytes of
@@ -564,13 +565,15 @@ def _work(file: InputFile) -> tuple[UnitResult, bool | None, bool]:
     """A worker's unit: from the cache, else compiled and stored (the cache is shared)."""
     _prepare()
     _, kind, base, defer = _FORKED[0]
-    return _unit(_CONTEXT[0], kind, base, file, defer=defer)
+    with paused_gc():  # as in the build's process (a worker started ahead forked before it)
+        return _unit(_CONTEXT[0], kind, base, file, defer=defer)
 
 
 def _prepare() -> None:
     """Make the worker's context (once)."""
     if not _CONTEXT:
-        _CONTEXT.append(_FORKED[0][0]())
+        with paused_gc():
+            _CONTEXT.append(_FORKED[0][0]())
 
 
 def _flush() -> None:
