@@ -43,14 +43,16 @@ _SLUG_BAD = re.compile(r"[^a-z0-9_-]+")
 Leaf = int | str | None  # an entry's stack: an index (-1: no lists), an inline stack, or None
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
+# ``json.dumps`` with options builds an encoder per call; one encoder, made once, writes
+# the same bytes (it keeps no state between calls)
+_compact = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                            allow_nan=False).encode
+_key_text = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _key(text: str) -> str:
     """A map key as its line starts (JSON never writes a raw tab or newline in a string)."""
-    return json.dumps(text, ensure_ascii=False)
+    return _key_text(text)
 
 
 def _runs(bits: int) -> str:
