@@ -146,6 +146,7 @@ class TableBuilder:
         self._pattern_cache: dict[str, int] = {}
         self._entry_bits: dict[str, tuple[int, bool]] = {}
         self._entry_blocks: dict[str, int] = {}
+        self._mentions: dict[str, int] = {}  # ``mention_bits`` per name
         self.gates, self.always = self.compile_gates()
         # Core tools present in every context for every sender: a witness holding one of
         # them can never come out empty, so such a layer never strips.
@@ -405,13 +406,20 @@ class TableBuilder:
     def mention_bits(self, policy: LayerPolicy) -> int:
         bits = 0
         for name in mentioned_names(policy):
-            if name == PLUGINS_GROUP:
-                bits |= self.optional
-            elif name in self.plugin_bits:
-                bits |= self.plugin_bits[name] & self.optional
-            else:
-                bits |= self.names_mask([name]) & self.optional
+            found = self._mentions.get(name)
+            if found is None:
+                found = self._mentions[name] = self.name_mention_bits(name)
+            bits |= found
         return bits
+
+    def name_mention_bits(self, name: str) -> int:
+        """``mention_bits`` of one name (kept per name by ``mention_bits``: allow lists
+        repeat their names, and the optional tools a name materializes depend on it alone)."""
+        if name == PLUGINS_GROUP:
+            return self.optional
+        if name in self.plugin_bits:
+            return self.plugin_bits[name] & self.optional
+        return self.names_mask([name]) & self.optional
 
     def stack(self, parts: Sequence[Part]) -> int:
         return self.intern.stack(*self.stack_args(parts))
