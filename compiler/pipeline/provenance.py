@@ -33,7 +33,7 @@ from .model import AgentDef, ChannelDef, EntryList, Policy, ProviderPolicy
 from .policy import LayerPolicy, pick_policy, profile_policy, sandbox_policy, subagent_policy
 from .shards import SHARD_DIR, _split_channel
 from .tables import NEVER, Part, TableBuilder, _runs, _texts
-from .units import ChannelUnit, Recorder, resolve_refs
+from .units import ChannelUnit, Recorder
 
 PROVENANCE_FORMAT = 2  # 2: the group layer in shards with inline records
 PROVENANCE_DIR = "provenance"
@@ -64,6 +64,7 @@ class ProvenanceBuilder(TableBuilder):
         self._record_ids: dict[str, int] = {}
         self._files = tuple(sorted(resolved.defs.files, key=len, reverse=True))
         self._names: dict[str, str] = {}  # a position's file -> its name in ``files``
+        self._deny_runs: dict[str, list[list[int]]] = {}  # ``deny_runs`` by name
 
     def pos(self, pos: Pos | None) -> str | None:
         if pos is None or pos == BUILTIN:
@@ -88,14 +89,9 @@ class ProvenanceBuilder(TableBuilder):
         if layer is None or policy is None:
             return None
         witness, allow_pass, deny_pass = layer
-        deny = []
-        admission = self.target.optional_admitted_by_wildcard
-        for entry in policy.deny or ():
-            bits, _ = self.list_bits([entry.name]) if entry.name else (0, False)
-            # 2026.9: a deny entry naming a plugin keeps the plugin from loading at all
-            blocked = self.blocked_plugins([entry.name]) if admission and entry.name else 0
-            item = [entry.text, self.pos(entry.pos), _runs(bits | blocked)]
-            deny.append([*item, _runs(blocked)] if blocked else item)
+        pos = self.pos
+        deny = [[entry.text, pos(entry.pos), *self.deny_runs(entry.name)]
+                for entry in policy.deny or ()]
         given = next((lst.pos for lst in lists if lst is not None), None)
         allow = given if given is not None else policy.allow[0].pos if policy.allow else None
         rec = {"label": label, "w": None if witness == NEVER else _runs(witness),
@@ -104,6 +100,20 @@ class ProvenanceBuilder(TableBuilder):
                "deny": deny}
         # the key is the record's inline text in a shard (``channel_provenance``)
         return self.intern_record(_RECORD.encode(rec), rec)
+
+    def deny_runs(self, name: str) -> list[list[int]]:
+        """A deny entry's tools as runs, and the plugin tools it unloads when there are any
+        (kept per normalized name: deny lists repeat their names, and both depend on the name
+        alone)."""
+        found = self._deny_runs.get(name)
+        if found is None:
+            bits, _ = self.list_bits([name]) if name else (0, False)
+            # 2026.9: a deny entry naming a plugin keeps the plugin from loading at all
+            admission = self.target.optional_admitted_by_wildcard
+            blocked = self.blocked_plugins([name]) if admission and name else 0
+            found = [_runs(bits | blocked), _runs(blocked)] if blocked else [_runs(bits)]
+            self._deny_runs[name] = found
+        return found
 
     def intern_record(self, key: str, rec: dict[str, Any]) -> int:
         if key not in self._record_ids:
@@ -260,8 +270,8 @@ def channel_provenance(name: str, unit: ChannelUnit) -> tuple[dict[str, Any], di
     its entry in ``provenance.json``'s ``channels`` and its shards, records inline."""
     tape, entry, _ = unit
     shards: dict[str, str] = {}
-    index = _split_channel(name, resolve_refs(entry, list(range(len(tape)))),
-                           lambda i: tape[i][0], shards)
+    # a record's place on the tape names it (a StackRef is that int): no ids to resolve
+    index = _split_channel(name, entry, lambda i: tape[i][0], shards)
     return _moved_index(index), {_moved(path): text for path, text in shards.items()}
 
 
