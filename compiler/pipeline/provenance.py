@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from json.encoder import encode_basestring
 from typing import Any, NamedTuple
 
 from ..diagnostics import BUILTIN, Diagnostics, Pos
@@ -32,12 +33,32 @@ from .analyze import Resolved
 from .model import AgentDef, ChannelDef, EntryList, Policy, ProviderPolicy
 from .policy import LayerPolicy, pick_policy, profile_policy, sandbox_policy, subagent_policy
 from .shards import SHARD_DIR, _split_channel
-from .tables import NEVER, Part, TableBuilder, _runs, _texts
+from .tables import _RUN_CACHE_LIMIT, NEVER, Part, TableBuilder, _runs, _texts
 from .units import ChannelUnit, Recorder
 
 PROVENANCE_FORMAT = 2  # 2: the group layer in shards with inline records
 PROVENANCE_DIR = "provenance"
 _RECORD = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+_string = encode_basestring  # a JSON string as _RECORD writes it (ensure_ascii=False)
+# Bitsets repeat (pass sets, a deny entry's tools): the JSON of their runs is kept, by value,
+# for a build (bounded; recomputing one is always right).
+_RUN_JSON: dict[int, str] = {}
+
+
+def run_json(bits: int) -> str:
+    """``_RECORD.encode(_runs(bits))``."""
+    text = _RUN_JSON.get(bits)
+    if text is None:
+        if len(_RUN_JSON) >= _RUN_CACHE_LIMIT:
+            _RUN_JSON.clear()
+        text = _RUN_JSON[bits] = _RECORD.encode(_runs(bits))
+    return text
+
+
+def _json(text: str | None) -> str:
+    return "null" if text is None else _string(text)
 
 
 def _pos(pos: Pos | None, files: tuple[str, ...]) -> str | None:
@@ -64,7 +85,7 @@ class ProvenanceBuilder(TableBuilder):
         self._record_ids: dict[str, int] = {}
         self._files = tuple(sorted(resolved.defs.files, key=len, reverse=True))
         self._names: dict[str, str] = {}  # a position's file -> its name in ``files``
-        self._deny_runs: dict[str, list[list[int]]] = {}  # ``deny_runs`` by name
+        self._deny_runs: dict[str, tuple[list[list[int]], str]] = {}  # ``deny_runs``
 
     def pos(self, pos: Pos | None) -> str | None:
         if pos is None or pos == BUILTIN:
@@ -90,29 +111,41 @@ class ProvenanceBuilder(TableBuilder):
             return None
         witness, allow_pass, deny_pass = layer
         pos = self.pos
-        deny = [[entry.text, pos(entry.pos), *self.deny_runs(entry.name)]
-                for entry in policy.deny or ()]
+        deny, deny_json = [], []
+        for entry in policy.deny or ():
+            runs, runs_json = self.deny_runs(entry.name)
+            at = pos(entry.pos)
+            deny.append([entry.text, at, *runs])
+            deny_json.append(f"[{_string(entry.text)},{_json(at)}{runs_json}]")
         given = next((lst.pos for lst in lists if lst is not None), None)
         allow = given if given is not None else policy.allow[0].pos if policy.allow else None
+        allow_at = pos(allow)
         rec = {"label": label, "w": None if witness == NEVER else _runs(witness),
                "a": _runs(allow_pass), "d": _runs(deny_pass), "m": _runs(mention),
-               "allow": self.pos(allow),
+               "allow": allow_at,
                "deny": deny}
-        # the key is the record's inline text in a shard (``channel_provenance``)
-        return self.intern_record(_RECORD.encode(rec), rec)
+        # the key is the record's inline text in a shard (``channel_provenance``):
+        # ``_RECORD.encode(rec)``, written from its parts (keys in sorted order; each run
+        # list's JSON kept by value), which a test holds equal
+        text = (f'{{"a":{run_json(allow_pass)},"allow":{_json(allow_at)},'
+                f'"d":{run_json(deny_pass)},"deny":[{",".join(deny_json)}],'
+                f'"label":{_string(label)},"m":{run_json(mention)},'
+                f'"w":{"null" if witness == NEVER else run_json(witness)}}}')
+        return self.intern_record(text, rec)
 
-    def deny_runs(self, name: str) -> list[list[int]]:
-        """A deny entry's tools as runs, and the plugin tools it unloads when there are any
-        (kept per normalized name: deny lists repeat their names, and both depend on the name
-        alone)."""
+    def deny_runs(self, name: str) -> tuple[list[list[int]], str]:
+        """A deny entry's tools as runs, and the plugin tools it unloads when there are any,
+        and their JSON (each after a comma), kept per normalized name: deny lists repeat
+        their names, and both depend on the name alone."""
         found = self._deny_runs.get(name)
         if found is None:
             bits, _ = self.list_bits([name]) if name else (0, False)
             # 2026.9: a deny entry naming a plugin keeps the plugin from loading at all
             admission = self.target.optional_admitted_by_wildcard
             blocked = self.blocked_plugins([name]) if admission and name else 0
-            found = [_runs(bits | blocked), _runs(blocked)] if blocked else [_runs(bits)]
-            self._deny_runs[name] = found
+            runs = [bits | blocked, blocked] if blocked else [bits]
+            found = self._deny_runs[name] = ([_runs(b) for b in runs],
+                                             "".join(f",{run_json(b)}" for b in runs))
         return found
 
     def intern_record(self, key: str, rec: dict[str, Any]) -> int:
