@@ -42,19 +42,20 @@ _RECORD = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=F
 
 
 _string = encode_basestring  # a JSON string as _RECORD writes it (ensure_ascii=False)
-# Bitsets repeat (pass sets, a deny entry's tools): the JSON of their runs is kept, by value,
-# for a build (bounded; recomputing one is always right).
-_RUN_JSON: dict[int, str] = {}
+# Bitsets repeat (pass sets, a deny entry's tools): their runs and the runs' JSON are kept,
+# by value, for a build (bounded; recomputing one is always right).
+_RUN_JSON: dict[int, tuple[list[int], str]] = {}
 
 
-def run_json(bits: int) -> str:
-    """``_RECORD.encode(_runs(bits))``."""
-    text = _RUN_JSON.get(bits)
-    if text is None:
+def runs_json(bits: int) -> tuple[list[int], str]:
+    """``_runs(bits)`` and its JSON (``_RECORD.encode``), one lookup for both."""
+    found = _RUN_JSON.get(bits)
+    if found is None:
         if len(_RUN_JSON) >= _RUN_CACHE_LIMIT:
             _RUN_JSON.clear()
-        text = _RUN_JSON[bits] = _RECORD.encode(_runs(bits))
-    return text
+        runs = _runs(bits)
+        found = _RUN_JSON[bits] = (runs, _RECORD.encode(runs))
+    return found
 
 
 def _json(text: str | None) -> str:
@@ -113,24 +114,24 @@ class ProvenanceBuilder(TableBuilder):
         pos = self.pos
         deny, deny_json = [], []
         for entry in policy.deny or ():
-            runs, runs_json = self.deny_runs(entry.name)
+            runs, tail = self.deny_runs(entry.name)
             at = pos(entry.pos)
             deny.append([entry.text, at, *runs])
-            deny_json.append(f"[{_string(entry.text)},{_json(at)}{runs_json}]")
+            deny_json.append(f"[{_string(entry.text)},{_json(at)}{tail}]")
         given = next((lst.pos for lst in lists if lst is not None), None)
         allow = given if given is not None else policy.allow[0].pos if policy.allow else None
         allow_at = pos(allow)
-        rec = {"label": label, "w": None if witness == NEVER else _runs(witness),
-               "a": _runs(allow_pass), "d": _runs(deny_pass), "m": _runs(mention),
-               "allow": allow_at,
-               "deny": deny}
+        a, a_json = runs_json(allow_pass)
+        d, d_json = runs_json(deny_pass)
+        m, m_json = runs_json(mention)
+        w, w_json = (None, "null") if witness == NEVER else runs_json(witness)
+        rec = {"label": label, "w": w, "a": a, "d": d, "m": m, "allow": allow_at, "deny": deny}
         # the key is the record's inline text in a shard (``channel_provenance``):
-        # ``_RECORD.encode(rec)``, written from its parts (keys in sorted order; each run
-        # list's JSON kept by value), which a test holds equal
-        text = (f'{{"a":{run_json(allow_pass)},"allow":{_json(allow_at)},'
-                f'"d":{run_json(deny_pass)},"deny":[{",".join(deny_json)}],'
-                f'"label":{_string(label)},"m":{run_json(mention)},'
-                f'"w":{"null" if witness == NEVER else run_json(witness)}}}')
+        # ``_RECORD.encode(rec)``, written from its parts (keys in sorted order), which a test
+        # holds equal
+        text = (f'{{"a":{a_json},"allow":{_json(allow_at)},"d":{d_json},'
+                f'"deny":[{",".join(deny_json)}],"label":{_string(label)},"m":{m_json},'
+                f'"w":{w_json}}}')
         return self.intern_record(text, rec)
 
     def deny_runs(self, name: str) -> tuple[list[list[int]], str]:
@@ -143,9 +144,9 @@ class ProvenanceBuilder(TableBuilder):
             # 2026.9: a deny entry naming a plugin keeps the plugin from loading at all
             admission = self.target.optional_admitted_by_wildcard
             blocked = self.blocked_plugins([name]) if admission and name else 0
-            runs = [bits | blocked, blocked] if blocked else [bits]
-            found = self._deny_runs[name] = ([_runs(b) for b in runs],
-                                             "".join(f",{run_json(b)}" for b in runs))
+            pairs = [runs_json(b) for b in ([bits | blocked, blocked] if blocked else [bits])]
+            found = self._deny_runs[name] = ([runs for runs, _ in pairs],
+                                             "".join(f",{text}" for _, text in pairs))
         return found
 
     def intern_record(self, key: str, rec: dict[str, Any]) -> int:
