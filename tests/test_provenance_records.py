@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
-import toolc
-from toolc.pipeline.provenance import _RECORD, ProvenanceBuilder
-from toolc.pipeline.units import Recorder
+from toolc.builds import resolve_definitions
+from toolc.pipeline.provenance import _RECORD, ProvenanceBuilder, record_both
 
 from tests.helpers import ROOT
 
@@ -37,31 +35,25 @@ channels:
 
 
 @pytest.mark.parametrize("openclaw", ["2026.9", "2026.3"])
-def test_every_record_text_is_the_records_json(tmp_path: Path, monkeypatch: Any,
-                                               openclaw: str) -> None:
+def test_every_record_text_is_the_records_json(tmp_path: Path, openclaw: str) -> None:
     defs = tmp_path / "defs"
     shutil.copytree(ROOT / "definitions", defs)
     agents = defs / "deployment" / "agents.yaml"
     agents.write_text(agents.read_text(encoding="utf-8").replace(
         'openclaw: "2026.9"', f'openclaw: "{openclaw}"'), encoding="utf-8")
     (defs / "deployment" / "tricky.yaml").write_text(TRICKY, encoding="utf-8")
-    seen: list[tuple[str, dict[str, Any]]] = []
-    record, intern = Recorder.record, ProvenanceBuilder.intern_record
-
-    def recorded(self: Recorder, key: str, rec: dict[str, Any]) -> int:
-        seen.append((key, rec))
-        return record(self, key, rec)
-
-    def interned(self: ProvenanceBuilder, key: str, rec: dict[str, Any]) -> int:
-        seen.append((key, rec))
-        return intern(self, key, rec)
-
-    monkeypatch.setattr(Recorder, "record", recorded)
-    monkeypatch.setattr(ProvenanceBuilder, "intern_record", interned)
-    toolc.build(defs, tmp_path / "out", cache=False, force=True)
-    texts = [key for key, _ in seen]
+    resolved = resolve_definitions(defs)
+    builder = ProvenanceBuilder(resolved)
+    data = builder.provenance()  # agents, providers, subagents, senders
+    for ch in resolved.defs.channels:
+        builder.channel(ch)  # the whole-build path: every record kept with its text
+        # the unit path (one pass with the tables) keeps the same texts alone
+        _, (tape, _, _) = record_both(ProvenanceBuilder(resolved), ch)
+        assert all(text in builder._record_ids for text, _ in tape)
+    texts = list(builder._record_ids)
+    assert [_RECORD.encode(rec) for rec in builder.records] == texts
+    assert data["records"] is builder.records
     assert any("ü" in t and '\\"' in t for t in texts)  # escaped and unescaped strings
-    assert any(len(item) == 4 for _, rec in seen for item in rec["deny"]) == (
+    assert any(len(item) == 4 for rec in builder.records for item in rec["deny"]) == (
         openclaw == "2026.9")  # a deny entry that unloads a plugin's tools (2026.9)
-    assert any(rec["w"] is not None for _, rec in seen) == (openclaw == "2026.3")
-    assert [_RECORD.encode(rec) for _, rec in seen] == texts
+    assert any(rec["w"] is not None for rec in builder.records) == (openclaw == "2026.3")

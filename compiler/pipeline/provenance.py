@@ -112,11 +112,13 @@ class ProvenanceBuilder(TableBuilder):
             return None
         witness, allow_pass, deny_pass = layer
         pos = self.pos
-        deny, deny_json = [], []
+        deny: list[list[Any]] = []
+        deny_json = []
         for entry in policy.deny or ():
             runs, tail = self.deny_runs(entry.name)
             at = pos(entry.pos)
-            deny.append([entry.text, at, *runs])
+            if self._records is None:
+                deny.append([entry.text, at, *runs])
             deny_json.append(f"[{_string(entry.text)},{_json(at)}{tail}]")
         given = next((lst.pos for lst in lists if lst is not None), None)
         allow = given if given is not None else policy.allow[0].pos if policy.allow else None
@@ -125,13 +127,17 @@ class ProvenanceBuilder(TableBuilder):
         d, d_json = runs_json(deny_pass)
         m, m_json = runs_json(mention)
         w, w_json = (None, "null") if witness == NEVER else runs_json(witness)
-        rec = {"label": label, "w": w, "a": a, "d": d, "m": m, "allow": allow_at, "deny": deny}
         # the key is the record's inline text in a shard (``channel_provenance``):
         # ``_RECORD.encode(rec)``, written from its parts (keys in sorted order), which a test
         # holds equal
         text = (f'{{"a":{a_json},"allow":{_json(allow_at)},"d":{d_json},'
                 f'"deny":[{",".join(deny_json)}],"label":{_string(label)},"m":{m_json},'
                 f'"w":{w_json}}}')
+        if self._records is not None:
+            # a channel's records in one pass with its tables (``record_both``): their shard
+            # writes their text alone
+            return self._records.record(text)
+        rec = {"label": label, "w": w, "a": a, "d": d, "m": m, "allow": allow_at, "deny": deny}
         return self.intern_record(text, rec)
 
     def deny_runs(self, name: str) -> tuple[list[list[int]], str]:
@@ -168,19 +174,20 @@ class ProvenanceBuilder(TableBuilder):
         found = self.record(policy, strips=True, label=path or label, lists=_lists(block))
         return -1 if found is None else found
 
-    _both: Recorder | None = None  # a channel's tables and provenance in one pass
+    # a channel's tables and provenance in one pass: where its stacks and records go
+    _both: Recorder | None = None
+    _records: Recorder | None = None
 
     @contextmanager
     def recording_both(self, stacks: Recorder, records: Recorder) -> Iterator[None]:
-        """Record the stacks into ``stacks`` and the records into ``records``: compiling a
-        channel then gives its tables' entry and its provenance's at once (``record_both``)."""
-        self._both = stacks
-        self.intern_record = records.record  # type: ignore[method-assign]
+        """Record the stacks into ``stacks`` and the records' texts into ``records``:
+        compiling a channel then gives its tables' entry and its provenance's at once
+        (``record_both``)."""
+        self._both, self._records = stacks, records
         try:
             yield
         finally:
-            del self._both
-            del self.intern_record
+            del self._both, self._records
 
     def agent_entry(self, agent: AgentDef | None) -> dict[str, Any]:
         g = self.r.defs.tools_config
