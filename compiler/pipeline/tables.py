@@ -720,7 +720,15 @@ def channel_shards(name: str, unit: ChannelUnit, *, summarize: bool
     ch = resolve_refs(entry, ids)
     index = _split_channel(name, ch, texts.__getitem__, shards)
     if summarize and ch["rule"]["kind"] == "groups":
-        index["summary"] = channel_summary(name, ch, lambda i: text_witnesses(texts[i]))
+        witnesses: dict[int, int] = {}  # per stack (the summary asks for most twice)
+
+        def witness(i: int) -> int:
+            found = witnesses.get(i)
+            if found is None:
+                found = witnesses[i] = text_witnesses(texts[i])
+            return found
+
+        index["summary"] = channel_summary(name, ch, witness)
     return index, shards
 
 
