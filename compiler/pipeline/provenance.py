@@ -23,7 +23,7 @@ on that map alone, as a table shard's do, and a channel is compiled on its own.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from json.encoder import encode_basestring
 from typing import Any, NamedTuple
@@ -291,28 +291,30 @@ def record_both(builder: ProvenanceBuilder, ch: ChannelDef) -> tuple[ChannelUnit
             entry = builder.channel(ch)
     finally:
         builder.diags = diags
-    return ((stacks.tape, _pick(entry, 0), tuple(local.items)),
-            (records.tape, _pick(entry, 1), ()))
+    tape = records.tape
+    # the provenance's entry holds each record's text (its shard writes them inline)
+    return ((stacks.tape, _pick(entry, lambda both: both.stack), tuple(local.items)),
+            (tape, _pick(entry, lambda both: -1 if both.record is None
+                         else tape[both.record][0]), ()))
 
 
-def _pick(value: Any, which: int) -> Any:
+def _pick(value: Any, leaf: Callable[[_Both], Any]) -> Any:
+    """``value`` with every _Both replaced by ``leaf`` of it."""
     if type(value) is _Both:
-        found = value[which]
-        return -1 if found is None else found
+        return leaf(value)
     if isinstance(value, dict):
-        return {k: _pick(v, which) for k, v in value.items()}
+        return {k: _pick(v, leaf) for k, v in value.items()}
     if isinstance(value, list):
-        return [_pick(v, which) for v in value]
+        return [_pick(v, leaf) for v in value]
     return value
 
 
 def channel_provenance(name: str, unit: ChannelUnit) -> tuple[dict[str, Any], dict[str, str]]:
-    """A channel's provenance recorded (``units.record_channel`` with a ProvenanceBuilder):
+    """A channel's provenance recorded (``record_both``: each record's text in its entry):
     its entry in ``provenance.json``'s ``channels`` and its shards, records inline."""
-    tape, entry, _ = unit
+    _, entry, _ = unit
     shards: dict[str, str] = {}
-    # a record's place on the tape names it (a StackRef is that int): no ids to resolve
-    index = _split_channel(name, entry, lambda i: tape[i][0], shards)
+    index = _split_channel(name, entry, None, shards)
     return _moved_index(index), {_moved(path): text for path, text in shards.items()}
 
 
