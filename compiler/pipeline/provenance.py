@@ -35,6 +35,7 @@ from .policy import LayerPolicy, pick_policy, profile_policy, sandbox_policy, su
 from .shards import SHARD_DIR, _split_channel
 from .tables import _RUN_CACHE_LIMIT, NEVER, Part, TableBuilder, _runs, _texts
 from .units import ChannelUnit, Recorder
+from .yamlsrc import paused_gc
 
 PROVENANCE_FORMAT = 2  # 2: the group layer in shards with inline records
 PROVENANCE_DIR = "provenance"
@@ -287,7 +288,8 @@ def record_both(builder: ProvenanceBuilder, ch: ChannelDef) -> tuple[ChannelUnit
     stacks, records = Recorder(), Recorder()
     builder.diags = local
     try:
-        with builder.recording_both(stacks, records):
+        # a channel's tables and records are many small objects and no cycles (``paused_gc``)
+        with builder.recording_both(stacks, records), paused_gc():
             entry = builder.channel(ch)
     finally:
         builder.diags = diags
@@ -314,7 +316,8 @@ def channel_provenance(name: str, unit: ChannelUnit) -> tuple[dict[str, Any], di
     its entry in ``provenance.json``'s ``channels`` and its shards, records inline."""
     _, entry, _ = unit
     shards: dict[str, str] = {}
-    index = _split_channel(name, entry, None, shards)
+    with paused_gc():  # as ``record_both``
+        index = _split_channel(name, entry, None, shards)
     return _moved_index(index), {_moved(path): text for path, text in shards.items()}
 
 

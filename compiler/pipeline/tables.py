@@ -58,6 +58,7 @@ from .policy import (
 )
 from .shards import _split_channel, channel_summary, text_witnesses
 from .units import ChannelUnit, Recorder, StackArgs, resolve_refs
+from .yamlsrc import paused_gc
 
 NEVER = -1  # witness for layers that never strip
 # A stack's plugin-admission flags (2026.9 createPluginToolAllowlist): its allow lists have
@@ -707,6 +708,12 @@ def channel_shards(name: str, unit: ChannelUnit, *, summarize: bool
     ``summarize``) and its shard files, with no interning shared with other channels.
     Stacks the build's interner would make one (their inline text is the same) get one
     index here too, so the shards compare entries exactly as ``split_tables`` does."""
+    with paused_gc():  # many small objects, no cycles (``yamlsrc.paused_gc``)
+        return _channel_shards(name, unit, summarize=summarize)
+
+
+def _channel_shards(name: str, unit: ChannelUnit, *, summarize: bool
+                    ) -> tuple[dict[str, Any], dict[str, str]]:
     tape, entry, _ = unit
     texts: list[str] = []
     first: dict[str, int] = {}
