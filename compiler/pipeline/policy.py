@@ -325,7 +325,7 @@ def mentioned_names(policy: LayerPolicy | None) -> set[str]:
     """Normalized allow entries: the explicit allowlist that materializes optional tools."""
     if policy is None or not policy.allow:
         return set()
-    return {normalize_tool_name(e.text) for e in policy.allow if e.text.strip()}
+    return {e.name for e in policy.allow if e.text.strip()}  # e.name: normalized, memoized
 
 
 def is_owner_only(resolved: Resolved, tool: ToolDef) -> bool:

@@ -23,8 +23,9 @@ on that map alone, as a table shard's do, and a channel is compiled on its own.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from json.encoder import encode_basestring
 from typing import Any, NamedTuple
 
 from ..diagnostics import BUILTIN, Diagnostics, Pos
@@ -32,12 +33,34 @@ from .analyze import Resolved
 from .model import AgentDef, ChannelDef, EntryList, Policy, ProviderPolicy
 from .policy import LayerPolicy, pick_policy, profile_policy, sandbox_policy, subagent_policy
 from .shards import SHARD_DIR, _split_channel
-from .tables import NEVER, Part, TableBuilder, _runs, _texts
-from .units import ChannelUnit, Recorder, resolve_refs
+from .tables import _RUN_CACHE_LIMIT, NEVER, Part, TableBuilder, _runs, _texts
+from .units import ChannelUnit, Recorder
+from .yamlsrc import paused_gc
 
 PROVENANCE_FORMAT = 2  # 2: the group layer in shards with inline records
 PROVENANCE_DIR = "provenance"
 _RECORD = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+_string = encode_basestring  # a JSON string as _RECORD writes it (ensure_ascii=False)
+# Bitsets repeat (pass sets, a deny entry's tools): their runs and the runs' JSON are kept,
+# by value, for a build (bounded; recomputing one is always right).
+_RUN_JSON: dict[int, tuple[list[int], str]] = {}
+
+
+def runs_json(bits: int) -> tuple[list[int], str]:
+    """``_runs(bits)`` and its JSON (``_RECORD.encode``), one lookup for both."""
+    found = _RUN_JSON.get(bits)
+    if found is None:
+        if len(_RUN_JSON) >= _RUN_CACHE_LIMIT:
+            _RUN_JSON.clear()
+        runs = _runs(bits)
+        found = _RUN_JSON[bits] = (runs, _RECORD.encode(runs))
+    return found
+
+
+def _json(text: str | None) -> str:
+    return "null" if text is None else _string(text)
 
 
 def _pos(pos: Pos | None, files: tuple[str, ...]) -> str | None:
@@ -64,6 +87,7 @@ class ProvenanceBuilder(TableBuilder):
         self._record_ids: dict[str, int] = {}
         self._files = tuple(sorted(resolved.defs.files, key=len, reverse=True))
         self._names: dict[str, str] = {}  # a position's file -> its name in ``files``
+        self._deny_runs: dict[str, tuple[list[list[int]], str]] = {}  # ``deny_runs``
 
     def pos(self, pos: Pos | None) -> str | None:
         if pos is None or pos == BUILTIN:
@@ -88,22 +112,49 @@ class ProvenanceBuilder(TableBuilder):
         if layer is None or policy is None:
             return None
         witness, allow_pass, deny_pass = layer
-        deny = []
-        admission = self.target.optional_admitted_by_wildcard
+        pos = self.pos
+        deny: list[list[Any]] = []
+        deny_json = []
         for entry in policy.deny or ():
-            bits, _ = self.list_bits([entry.name]) if entry.name else (0, False)
-            # 2026.9: a deny entry naming a plugin keeps the plugin from loading at all
-            blocked = self.blocked_plugins([entry.name]) if admission and entry.name else 0
-            item = [entry.text, self.pos(entry.pos), _runs(bits | blocked)]
-            deny.append([*item, _runs(blocked)] if blocked else item)
+            runs, tail = self.deny_runs(entry.name)
+            at = pos(entry.pos)
+            if self._records is None:
+                deny.append([entry.text, at, *runs])
+            deny_json.append(f"[{_string(entry.text)},{_json(at)}{tail}]")
         given = next((lst.pos for lst in lists if lst is not None), None)
         allow = given if given is not None else policy.allow[0].pos if policy.allow else None
-        rec = {"label": label, "w": None if witness == NEVER else _runs(witness),
-               "a": _runs(allow_pass), "d": _runs(deny_pass), "m": _runs(mention),
-               "allow": self.pos(allow),
-               "deny": deny}
-        # the key is the record's inline text in a shard (``channel_provenance``)
-        return self.intern_record(_RECORD.encode(rec), rec)
+        allow_at = pos(allow)
+        a, a_json = runs_json(allow_pass)
+        d, d_json = runs_json(deny_pass)
+        m, m_json = runs_json(mention)
+        w, w_json = (None, "null") if witness == NEVER else runs_json(witness)
+        # the key is the record's inline text in a shard (``channel_provenance``):
+        # ``_RECORD.encode(rec)``, written from its parts (keys in sorted order), which a test
+        # holds equal
+        text = (f'{{"a":{a_json},"allow":{_json(allow_at)},"d":{d_json},'
+                f'"deny":[{",".join(deny_json)}],"label":{_string(label)},"m":{m_json},'
+                f'"w":{w_json}}}')
+        if self._records is not None:
+            # a channel's records in one pass with its tables (``record_both``): their shard
+            # writes their text alone
+            return self._records.record(text)
+        rec = {"label": label, "w": w, "a": a, "d": d, "m": m, "allow": allow_at, "deny": deny}
+        return self.intern_record(text, rec)
+
+    def deny_runs(self, name: str) -> tuple[list[list[int]], str]:
+        """A deny entry's tools as runs, and the plugin tools it unloads when there are any,
+        and their JSON (each after a comma), kept per normalized name: deny lists repeat
+        their names, and both depend on the name alone."""
+        found = self._deny_runs.get(name)
+        if found is None:
+            bits, _ = self.list_bits([name]) if name else (0, False)
+            # 2026.9: a deny entry naming a plugin keeps the plugin from loading at all
+            admission = self.target.optional_admitted_by_wildcard
+            blocked = self.blocked_plugins([name]) if admission and name else 0
+            pairs = [runs_json(b) for b in ([bits | blocked, blocked] if blocked else [bits])]
+            found = self._deny_runs[name] = ([runs for runs, _ in pairs],
+                                             "".join(f",{text}" for _, text in pairs))
+        return found
 
     def intern_record(self, key: str, rec: dict[str, Any]) -> int:
         if key not in self._record_ids:
@@ -124,19 +175,20 @@ class ProvenanceBuilder(TableBuilder):
         found = self.record(policy, strips=True, label=path or label, lists=_lists(block))
         return -1 if found is None else found
 
-    _both: Recorder | None = None  # a channel's tables and provenance in one pass
+    # a channel's tables and provenance in one pass: where its stacks and records go
+    _both: Recorder | None = None
+    _records: Recorder | None = None
 
     @contextmanager
     def recording_both(self, stacks: Recorder, records: Recorder) -> Iterator[None]:
-        """Record the stacks into ``stacks`` and the records into ``records``: compiling a
-        channel then gives its tables' entry and its provenance's at once (``record_both``)."""
-        self._both = stacks
-        self.intern_record = records.record  # type: ignore[method-assign]
+        """Record the stacks into ``stacks`` and the records' texts into ``records``:
+        compiling a channel then gives its tables' entry and its provenance's at once
+        (``record_both``)."""
+        self._both, self._records = stacks, records
         try:
             yield
         finally:
-            del self._both
-            del self.intern_record
+            del self._both, self._records
 
     def agent_entry(self, agent: AgentDef | None) -> dict[str, Any]:
         g = self.r.defs.tools_config
@@ -236,32 +288,36 @@ def record_both(builder: ProvenanceBuilder, ch: ChannelDef) -> tuple[ChannelUnit
     stacks, records = Recorder(), Recorder()
     builder.diags = local
     try:
-        with builder.recording_both(stacks, records):
+        # a channel's tables and records are many small objects and no cycles (``paused_gc``)
+        with builder.recording_both(stacks, records), paused_gc():
             entry = builder.channel(ch)
     finally:
         builder.diags = diags
-    return ((stacks.tape, _pick(entry, 0), tuple(local.items)),
-            (records.tape, _pick(entry, 1), ()))
+    tape = records.tape
+    # the provenance's entry holds each record's text (its shard writes them inline)
+    return ((stacks.tape, _pick(entry, lambda both: both.stack), tuple(local.items)),
+            (tape, _pick(entry, lambda both: -1 if both.record is None
+                         else tape[both.record][0]), ()))
 
 
-def _pick(value: Any, which: int) -> Any:
+def _pick(value: Any, leaf: Callable[[_Both], Any]) -> Any:
+    """``value`` with every _Both replaced by ``leaf`` of it."""
     if type(value) is _Both:
-        found = value[which]
-        return -1 if found is None else found
+        return leaf(value)
     if isinstance(value, dict):
-        return {k: _pick(v, which) for k, v in value.items()}
+        return {k: _pick(v, leaf) for k, v in value.items()}
     if isinstance(value, list):
-        return [_pick(v, which) for v in value]
+        return [_pick(v, leaf) for v in value]
     return value
 
 
 def channel_provenance(name: str, unit: ChannelUnit) -> tuple[dict[str, Any], dict[str, str]]:
-    """A channel's provenance recorded (``units.record_channel`` with a ProvenanceBuilder):
+    """A channel's provenance recorded (``record_both``: each record's text in its entry):
     its entry in ``provenance.json``'s ``channels`` and its shards, records inline."""
-    tape, entry, _ = unit
+    _, entry, _ = unit
     shards: dict[str, str] = {}
-    index = _split_channel(name, resolve_refs(entry, list(range(len(tape)))),
-                           lambda i: tape[i][0], shards)
+    with paused_gc():  # as ``record_both``
+        index = _split_channel(name, entry, None, shards)
     return _moved_index(index), {_moved(path): text for path, text in shards.items()}
 
 

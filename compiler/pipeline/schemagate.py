@@ -56,6 +56,9 @@ def compile_gate(schema: Mapping[str, Any] | bool,
         return _always
     if len(checks) == 1:
         return checks[0]
+    if len(checks) == 2:  # most (a type and its keywords): no generator per value
+        first, second = checks
+        return lambda value: first(value) and second(value)
     return lambda value: all(check(value) for check in checks)
 
 

@@ -43,14 +43,16 @@ _SLUG_BAD = re.compile(r"[^a-z0-9_-]+")
 Leaf = int | str | None  # an entry's stack: an index (-1: no lists), an inline stack, or None
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
+# ``json.dumps`` with options builds an encoder per call; one encoder, made once, writes
+# the same bytes (it keeps no state between calls)
+_compact = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                            allow_nan=False).encode
+_key_text = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _key(text: str) -> str:
     """A map key as its line starts (JSON never writes a raw tab or newline in a string)."""
-    return json.dumps(text, ensure_ascii=False)
+    return _key_text(text)
 
 
 def _runs(bits: int) -> str:
@@ -315,17 +317,22 @@ def _entry_stacks(entry: list[Any]) -> Iterator[int]:
     return (leaf for leaf in leaves if leaf is not None and leaf >= 0)
 
 
-def _split_channel(name: str, ch: dict[str, Any], text: Callable[[int], str],
+def _split_channel(name: str, ch: dict[str, Any], text: Callable[[int], str] | None,
                    shards: dict[str, str]) -> dict[str, Any]:
+    """``text``: a stack's inline text by index (None: the maps hold their texts)."""
+    def inline(gmap: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+        return gmap if text is None else _map_gmap(gmap, text)
+
     own = None
     if ch["groups"] is not None or ch["spaces"] is not None:
         own = shard_name(name, None)
-        shards[own] = shard_text(_map_gmap(ch["groups"], text), _map_spaces(ch["spaces"], text))
+        spaces = ch["spaces"] if text is None else _map_spaces(ch["spaces"], text)
+        shards[own] = shard_text(inline(ch["groups"]), spaces)
     accounts: dict[str, str | None] = {}
     for acc, gmap in ch["accounts"].items():
         accounts[acc] = None if gmap is None else shard_name(name, acc)
         if gmap is not None:
-            shards[shard_name(name, acc)] = shard_text(_map_gmap(gmap, text))
+            shards[shard_name(name, acc)] = shard_text(inline(gmap))
     folded = {}
     for lower, gmap in ch["accounts_folded"].items():
         # an account whose map the folded id reaches (maps alike: the same answers)

@@ -58,6 +58,7 @@ from .policy import (
 )
 from .shards import _split_channel, channel_summary, text_witnesses
 from .units import ChannelUnit, Recorder, StackArgs, resolve_refs
+from .yamlsrc import paused_gc
 
 NEVER = -1  # witness for layers that never strip
 # A stack's plugin-admission flags (2026.9 createPluginToolAllowlist): its allow lists have
@@ -146,6 +147,7 @@ class TableBuilder:
         self._pattern_cache: dict[str, int] = {}
         self._entry_bits: dict[str, tuple[int, bool]] = {}
         self._entry_blocks: dict[str, int] = {}
+        self._mentions: dict[str, int] = {}  # ``mention_bits`` per name
         self.gates, self.always = self.compile_gates()
         # Core tools present in every context for every sender: a witness holding one of
         # them can never come out empty, so such a layer never strips.
@@ -405,13 +407,20 @@ class TableBuilder:
     def mention_bits(self, policy: LayerPolicy) -> int:
         bits = 0
         for name in mentioned_names(policy):
-            if name == PLUGINS_GROUP:
-                bits |= self.optional
-            elif name in self.plugin_bits:
-                bits |= self.plugin_bits[name] & self.optional
-            else:
-                bits |= self.names_mask([name]) & self.optional
+            found = self._mentions.get(name)
+            if found is None:
+                found = self._mentions[name] = self.name_mention_bits(name)
+            bits |= found
         return bits
+
+    def name_mention_bits(self, name: str) -> int:
+        """``mention_bits`` of one name (kept per name by ``mention_bits``: allow lists
+        repeat their names, and the optional tools a name materializes depend on it alone)."""
+        if name == PLUGINS_GROUP:
+            return self.optional
+        if name in self.plugin_bits:
+            return self.plugin_bits[name] & self.optional
+        return self.names_mask([name]) & self.optional
 
     def stack(self, parts: Sequence[Part]) -> int:
         return self.intern.stack(*self.stack_args(parts))
@@ -699,6 +708,12 @@ def channel_shards(name: str, unit: ChannelUnit, *, summarize: bool
     ``summarize``) and its shard files, with no interning shared with other channels.
     Stacks the build's interner would make one (their inline text is the same) get one
     index here too, so the shards compare entries exactly as ``split_tables`` does."""
+    with paused_gc():  # many small objects, no cycles (``yamlsrc.paused_gc``)
+        return _channel_shards(name, unit, summarize=summarize)
+
+
+def _channel_shards(name: str, unit: ChannelUnit, *, summarize: bool
+                    ) -> tuple[dict[str, Any], dict[str, str]]:
     tape, entry, _ = unit
     texts: list[str] = []
     first: dict[str, int] = {}
@@ -712,7 +727,15 @@ def channel_shards(name: str, unit: ChannelUnit, *, summarize: bool
     ch = resolve_refs(entry, ids)
     index = _split_channel(name, ch, texts.__getitem__, shards)
     if summarize and ch["rule"]["kind"] == "groups":
-        index["summary"] = channel_summary(name, ch, lambda i: text_witnesses(texts[i]))
+        witnesses: dict[int, int] = {}  # per stack (the summary asks for most twice)
+
+        def witness(i: int) -> int:
+            found = witnesses.get(i)
+            if found is None:
+                found = witnesses[i] = text_witnesses(texts[i])
+            return found
+
+        index["summary"] = channel_summary(name, ch, witness)
     return index, shards
 
 

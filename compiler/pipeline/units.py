@@ -56,7 +56,8 @@ class Recorder:
         args: StackArgs = (mention, tuple(layers), all_bits, flags, preserve)
         return self._ref(args, args)
 
-    def record(self, key: str, rec: dict[str, Any]) -> int:
+    def record(self, key: str, rec: dict[str, Any] | None = None) -> int:
+        """A record by its text (None: the text alone is kept)."""
         return self._ref(key, (key, rec))
 
 
