@@ -389,6 +389,9 @@ def test_a_worker_started_ahead_changes_no_byte(tmp_path: Path,
 
     used = edited("group", 0)
     assert used.stats.hits.get("ahead") == 1 and used.stats.misses.get("unit") == 1
+    again = BuildCache(cache.root, cache.salt)  # the worker stored its unit after sending it
+    _files(defs, again, models=True)
+    assert again.stats.misses.get("unit") is None and again.stats.hits.get("unit")
     stopped = edited("agents", 0)  # another base: the worker ahead read the wrong one
     assert stopped.stats.misses.get("ahead") == 1
 

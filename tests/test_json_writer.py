@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from toolc.pipeline.render import compact_members, dump_compact, dump_json, join_members
+from toolc.pipeline.render import (
+    compact_members,
+    dump_compact,
+    dump_json,
+    join_members,
+    manifest_json,
+)
 
 TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=12)  # controls, quotes, é, 😀
 SCALARS = (st.none() | st.booleans() | st.integers(-(2**70), 2**70)
@@ -46,3 +52,11 @@ def test_what_the_standard_library_refuses_is_refused() -> None:
 def test_keys_that_are_not_strings_are_written_as_the_standard_library_writes_them() -> None:
     value = {"b": {10: "ten", 2: [True], 1: {}}, "a": 1.5}
     assert dump_json(value) == _reference(value)
+
+
+@given(st.dictionaries(st.sampled_from(["files", "package", "tables", "toolc"]), VALUES),
+       st.lists(st.tuples(TEXT, TEXT), max_size=5))
+def test_the_manifest_is_written_as_dump_json_writes_it(manifest: dict[str, Any],
+                                                        warnings: list[tuple[str, str]]) -> None:
+    full = {**manifest, "warnings": [{"code": c, "message": m} for c, m in warnings]}
+    assert manifest_json(manifest, warnings) == _reference(full)

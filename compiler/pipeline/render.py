@@ -267,12 +267,27 @@ def render(resolved: Resolved, tables: str, *, package: str = DEFAULT_PACKAGE,
         "sources": list(resolved.defs.files),
         "files": dict(sorted(digests.items())),
         "tables": dict(counts),
-        # Without positions: `toolc diff` compares them, and unrelated edits move lines.
-        "warnings": [{"code": c, "message": m}
-                     for c, m in sorted({(d.code, d.message) for d in warnings})],
     }
     if inputs is not None:
         # about the files on disk, not the definitions' meaning (``toolc.builds``)
         manifest["inputs_sha256"] = inputs
-    files["manifest.json"] = dump_json(manifest)
+    # Without positions: `toolc diff` compares them, and unrelated edits move lines.
+    found = sorted({(d.code, d.message) for d in warnings})
+    files["manifest.json"] = manifest_json(manifest, found)
     return files
+
+
+def manifest_json(manifest: Mapping[str, Any], warnings: Sequence[tuple[str, str]]) -> str:
+    """``dump_json`` of ``manifest`` with ``"warnings"``: ``[{"code", "message"}, ...]``
+    (the key every other key sorts before), the warnings written as their one shape: a
+    build's manifest lists tens of thousands."""
+    assert all(key < "warnings" for key in manifest)
+    if not manifest:
+        return dump_json({"warnings": [{"code": c, "message": m} for c, m in warnings]})
+    head = dump_json(manifest)
+    if not warnings:
+        return head[:-3] + ',\n  "warnings": []\n}\n'
+    items = ",\n".join(
+        f'    {{\n      "code": {encode_basestring(code)},\n'
+        f'      "message": {encode_basestring(message)}\n    }}' for code, message in warnings)
+    return head[:-3] + ',\n  "warnings": [\n' + items + "\n  ]\n}\n"

@@ -586,7 +586,8 @@ def _flush() -> None:
 def _unit(ctx: UnitContext, kind: str, base: str | None, file: InputFile, *,
           defer: bool = False) -> tuple[UnitResult, bool | None, bool]:
     """(result, whether its load came from the cache, whether the unit did). Stored only
-    when its base compiled (the same base always does) and its shape was what was guessed."""
+    when its base compiled (the same base always does) and its shape was what was guessed;
+    ``defer``: stored by ``_flush``, after the result is sent."""
     cache = ctx.cache
     key = None if cache is None or base is None else unit_key(cache, base, file, kind)
     if cache is not None and key is not None:
@@ -596,7 +597,10 @@ def _unit(ctx: UnitContext, kind: str, base: str | None, file: InputFile, *,
     result, file_hit = compile_unit(ctx, file, defer=defer)
     compiled = ctx.channels is not None and ctx.channels.tables is not None
     if cache is not None and key is not None and compiled and result.shape == file.shape:
-        cache.put(key, result)
+        if defer:
+            _PENDING.append((key, result))
+        else:
+            cache.put(key, result)
     return result, file_hit, False
 
 
