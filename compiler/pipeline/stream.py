@@ -24,6 +24,7 @@ in-memory path: the file is modelled with the base, as every file once was.
 from __future__ import annotations
 
 import functools
+import gc
 import hashlib
 import json
 import multiprocessing
@@ -59,7 +60,6 @@ from .provenance import ProvenanceBuilder, channel_provenance, record_both
 from .render import SOURCES_DIR
 from .tables import TableBuilder, channel_shards
 from .units import record_channel, worker_count
-from .yamlsrc import paused_gc
 
 CHANNEL_FILE_KEYS = frozenset({"version", "openclaw", "channels"})
 # Units are compiled in worker processes (one per core) when at least this many bytes of
@@ -565,15 +565,17 @@ def _work(file: InputFile) -> tuple[UnitResult, bool | None, bool]:
     """A worker's unit: from the cache, else compiled and stored (the cache is shared)."""
     _prepare()
     _, kind, base, defer = _FORKED[0]
-    with paused_gc():  # as in the build's process (a worker started ahead forked before it)
-        return _unit(_CONTEXT[0], kind, base, file, defer=defer)
+    return _unit(_CONTEXT[0], kind, base, file, defer=defer)
 
 
 def _prepare() -> None:
-    """Make the worker's context (once)."""
+    """Make the worker's context (once). A worker lives for one build, and collects no
+    cycles in it (``yamlsrc.paused_gc``: what the build's process pauses, a worker started
+    ahead forks before): resumed, the collector's first pass would walk every object the
+    worker made, twice per unit (the base, then the unit)."""
+    gc.disable()
     if not _CONTEXT:
-        with paused_gc():
-            _CONTEXT.append(_FORKED[0][0]())
+        _CONTEXT.append(_FORKED[0][0]())
 
 
 def _flush() -> None:
