@@ -571,6 +571,7 @@ class _Compilation:
 
     def run_with(self, kind: str, ahead: UnitRun | None) -> tuple[list[Diagnostic],
                                                                  dict[str, int]]:
+        """``run`` with the worker started ahead, if any (``_ahead``)."""
         options, diags = self.options, self.diags
         files = read_inputs(self.root, diags, self.outputs, self.shapes, self.memo,
                             options.read)

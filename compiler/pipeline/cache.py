@@ -9,6 +9,12 @@ Units (each keyed on everything its result depends on, never on a path or a time
   ``channels`` entry of ``tables.json``) with the warnings compiling it gave. Key: the
   definitions outside every ``channels`` section (``unit_base``) and the bytes of the file
   that defines the channel.
+* ``base``, its own units, and ``unit`` (a channel file compiled on its own):
+  ``toolc.pipeline.stream`` and ``toolc.builds``.
+
+Two entries per definitions directory are bookkeeping and decide no byte: ``scan``
+(``stream.ScanMemo``: which files are channel files, by sha256) and ``last-base``
+(``builds._Last``: the last build's base, which a worker started ahead reads).
 
 Every key also holds a salt: toolc's version and the digest of its own code and templates
 (``toolc.builds``), and the build options. A changed compiler never reads an old entry.
