@@ -1,8 +1,8 @@
 """``make bench-huge``: the million-group size, and the 100,000-group baselines in the same run.
 
 Opt-in (not part of ``make bench``). Budget on the project's 2-core, 24 GiB machine: about
-15 minutes of wall time when the machine is otherwise idle (11 min 21 s measured on
-2026-11-27), and about 4.5 GiB of disk in a temporary directory (removed at the end;
+15 minutes of wall time when the machine is otherwise idle (11 min 34 s measured on
+2026-11-28), and about 4.5 GiB of disk in a temporary directory (removed at the end;
 ``--keep DIR`` keeps it): the huge definitions (413 MB of YAML: 20 channel files and a few
 others) and two builds of them (about 1.7 GB each). Per size:
 
