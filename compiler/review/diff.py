@@ -422,7 +422,8 @@ def compute_diff(base: Side, head: Side, *, skip: bool | None = None) -> DiffRes
 
 def _compute_diff(base: Side, head: Side, skip: bool) -> DiffResult:
     head_tools = list(head.index["tools"])
-    tools = head_tools + [t for t in base.index["tools"] if t not in set(head_tools)]
+    in_head = set(head_tools)
+    tools = head_tools + [t for t in base.index["tools"] if t not in in_head]
     space = ClassSpace(side_views([base, head], tools, skip=skip), tools)
     changes = compute_delta(space)
     if _names_unread(space, changes):  # pragma: no cover - a change lies in changed channels
