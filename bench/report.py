@@ -125,7 +125,11 @@ def _incremental_rows(inc: dict[str, Any] | None) -> list[tuple[str, str]]:
         return [("incremental rebuild", "error")]
     return [
         ("incremental (1 group changed)", _fmt(inc.get("incremental_api_s"), " s")),
+        ("incremental runs (best taken)", " / ".join(
+            _fmt(r, " s") for r in inc.get("incremental_runs_api_s") or [])),
         ("clean build, same run", _fmt(inc.get("clean_api_s"), " s")),
+        ("clean runs (best taken)", " / ".join(
+            _fmt(r, " s") for r in inc.get("clean_runs_api_s") or [])),
         ("incremental / clean", _fmt(inc.get("ratio"))),
         ("incremental = clean bytes", "yes" if inc.get("identical") else "NO"),
     ]
