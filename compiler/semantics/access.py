@@ -32,6 +32,7 @@ interpreter.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -492,22 +493,11 @@ def sender_keys(sender_id: str | None = None, sender_e164: str | None = None,
     return out
 
 
+# kept per text (a build's shards repeat the same few thousand bitsets); bounded: a
+# long-lived process reads many builds
+@functools.lru_cache(maxsize=1 << 16)
 def runs_bits(raw: str) -> int:
-    """A bitset written as runs, ``start.length.start.length`` (empty: no bit); kept per
-    text (a build's shards repeat the same few thousand bitsets)."""
-    found = _RUNS_BITS.get(raw)
-    if found is None:
-        if len(_RUNS_BITS) >= _RUNS_BITS_LIMIT:
-            _RUNS_BITS.clear()
-        found = _RUNS_BITS[raw] = _runs_bits(raw)
-    return found
-
-
-_RUNS_BITS: dict[str, int] = {}
-_RUNS_BITS_LIMIT = 1 << 16  # bounded: a long-lived process reads many builds
-
-
-def _runs_bits(raw: str) -> int:
+    """A bitset written as runs, ``start.length.start.length`` (empty: no bit)."""
     bits = 0
     if raw:
         runs = map(int, raw.split("."))
