@@ -14,7 +14,7 @@ means the layer never strips.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -217,13 +217,7 @@ class TableBuilder:
     def blocked_plugins(self, names: Sequence[str]) -> int:
         """2026.9 denylistBlocksPlugin: the tools of every plugin whose id (or the literal
         group:plugins) a deny entry matches are never loaded."""
-        bits = 0
-        for raw in names:
-            found = self._entry_blocks.get(raw)
-            if found is None:
-                found = self._entry_blocks[raw] = self.entry_blocks(raw)
-            bits |= found
-        return bits
+        return _union(names, self._entry_blocks, self.entry_blocks)
 
     def entry_blocks(self, raw: str) -> int:
         bits = 0
@@ -405,13 +399,7 @@ class TableBuilder:
                                hint="availability or owner-only gating can remove them")
 
     def mention_bits(self, policy: LayerPolicy) -> int:
-        bits = 0
-        for name in mentioned_names(policy):
-            found = self._mentions.get(name)
-            if found is None:
-                found = self._mentions[name] = self.name_mention_bits(name)
-            bits |= found
-        return bits
+        return _union(mentioned_names(policy), self._mentions, self.name_mention_bits)
 
     def name_mention_bits(self, name: str) -> int:
         """``mention_bits`` of one name (kept per name by ``mention_bits``: allow lists
@@ -684,6 +672,18 @@ def run_text(bits: int) -> str:
             _RUN_TEXTS.clear()
         text = _RUN_TEXTS[bits] = ".".join(map(str, _runs(bits)))
     return text
+
+
+def _union(names: Iterable[str], memo: dict[str, int], bits_of: Callable[[str], int]) -> int:
+    """The union of ``bits_of(name)`` over ``names``, each kept in ``memo`` (a function of
+    the name alone: lists repeat their names across groups)."""
+    bits = 0
+    for name in names:
+        found = memo.get(name)
+        if found is None:
+            found = memo[name] = bits_of(name)
+        bits |= found
+    return bits
 
 
 def inline_stack(args: StackArgs) -> str:
