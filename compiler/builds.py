@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import importlib.util
 import json
 import keyword
 import sys
@@ -14,7 +15,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
+from importlib.machinery import ModuleSpec
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from ._version import __version__
@@ -151,6 +154,30 @@ def read_build_file(out: Path, rel: str, manifest: dict[str, Any]) -> bytes:
         return read_checked(_manifest_digests(out, manifest), rel)
     except DataMismatchError as exc:
         raise BuildError(str(exc)) from exc
+
+
+def run_runtime(out: Path, name: str, manifest: dict[str, Any], source: bytes) -> ModuleType:
+    """Run the runtime package of the build ``out`` as the module ``name``: its
+    ``__init__.py`` from ``source``, the bytes the caller checked against ``manifest``, never
+    through the import system (which would run a ``__pycache__`` entry in their place,
+    without reading the source). The runtime then checks every other file it reads or runs
+    against its own table, bytecode beside them included. The module stays in
+    ``sys.modules`` under ``name``; BuildError (and no module) when the runtime refuses a
+    file of the build."""
+    init = out / manifest["package"] / "__init__.py"
+    spec = ModuleSpec(name, None, origin=str(init), is_package=True)
+    spec.has_location = True  # so __file__ names the file that was checked
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        exec(compile(source, str(init), "exec", dont_inherit=True), module.__dict__)
+    except BaseException as exc:
+        sys.modules.pop(name, None)
+        mismatch = getattr(module, "DataMismatchError", None)
+        if mismatch is not None and isinstance(exc, mismatch):
+            raise BuildError(str(exc)) from exc
+        raise
+    return module
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

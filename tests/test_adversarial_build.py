@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import queue
 import shutil
 import subprocess
@@ -436,3 +437,133 @@ def test_a_tampered_build_is_refused_by_diff(tmp_path: Path, pristine: Path, nam
     assert (proc.returncode != 0) == runtime_refuses, proc.stderr
     if runtime_refuses:
         assert "DataMismatchError" in proc.stderr, proc.stderr
+
+
+# -- bytecode planted beside a signed build --------------------------------------------------------
+# Python's import system runs ``__pycache__/__init__.<tag>.pyc`` instead of the package's source
+# when it is an unchecked-hash file, or a timestamp file whose header names the source's mtime
+# and size (which whoever writes the build can set). Every toolc reader accepts such a file only
+# when it is exactly what compiling the checked source gives; the loaders never run ``__init__``
+# through the import system.
+PLANTED = "import pathlib\npathlib.Path({marker!r}).write_text('planted code ran')\n"
+TAG = sys.implementation.cache_tag
+
+
+def _plant_unchecked(init: Path, evil: str) -> None:
+    import py_compile  # noqa: PLC0415
+
+    original = init.read_bytes()
+    init.write_text(evil)
+    py_compile.compile(str(init), cfile=str(init.parent / "__pycache__" / f"__init__.{TAG}.pyc"),
+                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+                       doraise=True)
+    init.write_bytes(original)
+
+
+def _plant_timestamp(init: Path, evil: str) -> None:
+    # a timestamp .pyc whose header names the real source's mtime and size: the import system
+    # takes it as up to date and runs it
+    from importlib import _bootstrap_external  # noqa: PLC0415
+
+    st = init.stat()
+    code = compile(evil, str(init), "exec", dont_inherit=True)
+    data = _bootstrap_external._code_to_timestamp_pyc(code, int(st.st_mtime), st.st_size)
+    (init.parent / "__pycache__").mkdir(exist_ok=True)
+    (init.parent / "__pycache__" / f"__init__.{TAG}.pyc").write_bytes(bytes(data))
+
+
+PLANTS = {"unchecked-hash": _plant_unchecked, "timestamp": _plant_timestamp}
+IMPORT_BY_NAME = "import sys; sys.path.insert(0, sys.argv[1]); import toolc_runtime"
+
+
+@pytest.fixture(scope="module")
+def signed_pristine(tmp_path_factory: pytest.TempPathFactory, pristine: Path
+                    ) -> tuple[Path, Path]:
+    from toolc.ship import signing  # noqa: PLC0415
+
+    tmp = tmp_path_factory.mktemp("signed")
+    out = tmp / "build"
+    shutil.copytree(pristine, out)
+    keys = signing.keygen(tmp / "keys")
+    signing.sign(out, keys.private, revision="r1")
+    return out, keys.public
+
+
+def _import_by_name(out: Path) -> subprocess.CompletedProcess[str]:
+    """``import toolc_runtime`` in a new interpreter that writes bytecode, as a gateway does."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return subprocess.run([sys.executable, "-c", IMPORT_BY_NAME, str(out)], env=env,
+                          capture_output=True, text=True, check=False)
+
+
+def _loaders(out: Path, public: Path) -> dict[str, Callable[[], object]]:
+    """Every way toolc loads or vouches for a build, each raising or exiting non-zero when it
+    refuses the build."""
+    from toolc.api import load_runtime  # noqa: PLC0415
+    from toolc.serve.mcp_server import load_runtime_copy  # noqa: PLC0415
+
+    def cli(*args: str) -> Callable[[], object]:
+        def run() -> object:
+            result = CliRunner().invoke(main, list(args))
+            if result.exit_code != 0:
+                raise BuildError(result.output)
+            return result
+        return run
+
+    return {
+        "toolc verify --key": cli("verify", str(out), "--key", str(public)),
+        "toolc resolve --build": cli("resolve", "--build", str(out), "--agent", "viewer"),
+        "toolc diff": cli("diff", str(out), str(out)),
+        "toolc.api.load_runtime": lambda: load_runtime(out),
+        "serve-mcp's loader": lambda: load_runtime_copy(out),
+        "toolc.builds.verify_build": lambda: verify_build(out),
+    }
+
+
+@pytest.mark.parametrize("plant", sorted(PLANTS))
+def test_planted_bytecode_for_the_runtime_init_never_runs(
+        tmp_path: Path, signed_pristine: tuple[Path, Path], plant: str) -> None:
+    pristine_signed, public = signed_pristine
+    out = tmp_path / "build"
+    shutil.copytree(pristine_signed, out)
+    marker = tmp_path / "ran"
+    PLANTS[plant](out / "toolc_runtime" / "__init__.py", PLANTED.format(marker=str(marker)))
+    for name, load in _loaders(out, public).items():
+        with pytest.raises(BuildError, match=r"__init__\.[^ ]*\.pyc: bytecode that is not "
+                                             r"what this Python compiles"):
+            load()
+        assert not marker.exists(), f"{name} ran the planted code"
+    # the threat, for the record: the import system itself runs it (which `toolc verify`,
+    # run before a gateway imports the build, refuses above)
+    assert _import_by_name(out).returncode == 0
+    assert marker.exists()
+
+
+def test_a_build_imported_once_still_verifies(tmp_path: Path,
+                                              signed_pristine: tuple[Path, Path]) -> None:
+    pristine_signed, public = signed_pristine
+    out = tmp_path / "build"
+    shutil.copytree(pristine_signed, out)
+    for _ in range(2):  # the first import writes the .pyc, the second runs it
+        proc = _import_by_name(out)
+        assert proc.returncode == 0, proc.stderr
+    assert (out / "toolc_runtime" / "__pycache__" / f"__init__.{TAG}.pyc").is_file()
+    for name, load in _loaders(out, public).items():
+        load()  # accepted: the bytecode is exactly the checked source, compiled
+        assert name
+
+
+def test_bytecode_of_a_module_compiled_elsewhere_is_refused(tmp_path: Path,
+                                                            pristine: Path) -> None:
+    # compileall's output for the build where it lies is accepted; the same file after the
+    # source changed under it, or compiled from another path, is not what would run here
+    import compileall  # noqa: PLC0415
+
+    out = tmp_path / "build"
+    shutil.copytree(pristine, out)
+    assert compileall.compile_dir(str(out / "toolc_runtime"), quiet=1)
+    verify_build(out)
+    moved = tmp_path / "moved"
+    shutil.copytree(out, moved)  # every .pyc names the old path
+    with pytest.raises(BuildError, match=r"__init__\.[^ ]*\.pyc: bytecode that is not"):
+        verify_build(moved)

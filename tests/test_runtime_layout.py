@@ -85,7 +85,9 @@ def test_lazy_modules_load_on_first_use_only(tmp_path: Path) -> None:
 
 def test_a_stale_pycache_never_runs(tmp_path: Path) -> None:
     # An unchecked-hash .pyc is used by the import system without looking at the source:
-    # here it holds code that would replace resolve(), then the source is put back.
+    # here it holds code that would replace resolve(), then the source is put back. The
+    # runtime never runs its modules through the import system, and it refuses bytecode
+    # beside them that is not their checked source compiled.
     copy, package = _fresh_copy(tmp_path)
     policy = copy / "_policy.py"
     original = policy.read_bytes()
@@ -94,8 +96,12 @@ def test_a_stale_pycache_never_runs(tmp_path: Path) -> None:
     assert compileall.compile_file(str(policy), quiet=1, invalidation_mode=unchecked)
     policy.write_bytes(original)
     assert list((copy / "__pycache__").glob("_policy.*.pyc"))
+    with pytest.raises(RuntimeError, match=r"_policy\.[^ ]*\.pyc: bytecode that is not what"):
+        _import(tmp_path, package)
+    # the same kind of file compiled from the checked source is what would run anyway
+    assert compileall.compile_file(str(policy), quiet=1, invalidation_mode=unchecked, force=True)
     rt = _import(tmp_path, package)
-    assert rt.resolve().names  # the verified source ran, not the .pyc
+    assert rt.resolve().names  # the verified source ran
     assert importlib.import_module(f"{package}._policy").resolve is rt.resolve
 
 

@@ -4,9 +4,7 @@ kept or removed (explain), and a tool's schema in a provider's dialect (schema).
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -22,6 +20,7 @@ from ..builds import (
     read_manifest,
     resolve_build,
     resolve_definitions,
+    run_runtime,
 )
 from ..builds import read_tables as read_build_tables
 from ..diagnostics import Diagnostics, did_you_mean
@@ -39,24 +38,14 @@ class InternalError(Exception):
 
 
 def load_runtime(out: Path) -> ModuleType:
-    """Import the generated runtime package of the build directory ``out`` (it checks its own
-    files as it loads: BuildError when they differ from what it was built with)."""
-    package = read_manifest(out)["package"]
-    init = out / package / "__init__.py"
-    spec = importlib.util.spec_from_file_location(package, init,
-                                                  submodule_search_locations=[str(init.parent)])
-    if spec is None or spec.loader is None or not init.is_file():
-        raise BuildError(f"{out.as_posix()}: no runtime package {package}/")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[package] = module
-    try:
-        spec.loader.exec_module(module)
-    except RuntimeError as exc:
-        mismatch = getattr(module, "DataMismatchError", None)
-        if mismatch is not None and isinstance(exc, mismatch):
-            raise BuildError(str(exc)) from exc
-        raise
-    return module
+    """Import the generated runtime package of the build directory ``out`` under its own
+    name: its ``__init__.py`` runs from bytes checked against the manifest, never through the
+    import system, and it checks every other file as it loads (``run_runtime``; BuildError
+    when a file differs from what it was built with)."""
+    manifest = read_manifest(out)
+    package = manifest["package"]
+    source = read_build_file(out, f"{package}/__init__.py", manifest)
+    return run_runtime(out, package, manifest, source)
 
 
 def read_tables(out: Path) -> dict[str, Any]:

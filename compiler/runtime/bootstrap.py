@@ -98,8 +98,10 @@ def read_checked(digests: Digests, name: str) -> bytes:
 
 def tree_problems(digests: Digests, also: tuple[str, ...] = ()) -> list[str]:
     """What is wrong with the files under ``root`` (``/``-separated relative names): a file
-    of ``digests`` or ``also`` that is missing, and an executable file that is neither (a
-    ``__pycache__`` entry of a listed module is not extra)."""
+    of ``digests`` or ``also`` that is missing, and an executable file that is neither. A
+    ``__pycache__`` entry of a listed module counts as part of the build only when it is
+    exactly what this Python compiles from the module's checked source (``bytecode_problem``):
+    the import system may run a ``.pyc`` without reading the source at all."""
     root = digests.root
     listed = {*digests.files, *also}
     problems = [
@@ -107,7 +109,6 @@ def tree_problems(digests: Digests, also: tuple[str, ...] = ()) -> list[str]:
         for name in sorted(listed)
         if not os.path.isfile(os.path.join(root, name))
     ]
-    modules = {name[:-3] for name in listed if name.endswith(".py")}
     for folder, dirs, files in os.walk(root):
         dirs.sort()
         rel = os.path.relpath(folder, root).replace(os.sep, "/")
@@ -116,12 +117,97 @@ def tree_problems(digests: Digests, also: tuple[str, ...] = ()) -> list[str]:
             name = prefix + file
             if name in listed or not file.endswith(EXECUTABLE_SUFFIXES):
                 continue
-            parent, _, cache = rel.rpartition("/")
-            module = (f"{parent}/" if parent else "") + file.split(".", 1)[0]
-            if cache == "__pycache__" and file.endswith(".pyc") and module in modules:
+            compiled = bytecode_source(name)
+            if compiled is None or compiled[0] not in listed:
+                problems.append(f"{name}: an executable file that is not part of this build")
                 continue
-            problems.append(f"{name}: an executable file that is not part of this build")
+            problem = bytecode_problem(digests, name, *compiled)
+            if problem is not None:
+                problems.append(problem)
     return problems
+
+
+# -- bytecode beside the sources -------------------------------------------------------------
+# Python writes ``__pycache__/__init__.<tag>.pyc`` the first time a gateway imports the
+# runtime by name, and prefers a ``.pyc`` to the source: an unchecked-hash one without reading
+# the source at all, a timestamp one whenever its header names the source's mtime and size
+# (which whoever can write the build can set). So a ``.pyc`` is part of a build only when its
+# code is byte for byte what this Python compiles from the checked source at its path;
+# whatever its header says, the import system then runs that code or compiles the source.
+# Comparing bytes needs a compile (3 ms for ``__init__.py``), so an accepted file is
+# remembered in this user's code cache (an entry keyed by both digests, the path and the
+# interpreter, which verifies under the cache's secret like every other entry).
+_PYC_LAYOUT: Final = "toolc-runtime-pyc-1"
+_PYC_OPTIMIZE: Final[Mapping[str, int]] = {"": 0, "opt-1": 1, "opt-2": 2}
+
+
+def bytecode_source(name: str) -> tuple[str, int] | None:
+    """The source ``name`` (``<dir>/__pycache__/<stem>.<tag>[.opt-N].pyc``) is compiled from
+    by this Python, and its ``-O`` level; None for anything else, another interpreter's
+    bytecode included (this Python cannot tell what that would run)."""
+    folder, _, file = name.rpartition("/")
+    parent, _, cache = folder.rpartition("/")
+    stem, _, rest = file.partition(".")
+    tag = f"{sys.implementation.cache_tag}."
+    if cache != "__pycache__" or not rest.startswith(tag) or not rest.endswith(".pyc"):
+        return None
+    level = _PYC_OPTIMIZE.get(rest[len(tag) : -len(".pyc")])
+    if level is None:
+        return None
+    return (f"{parent}/" if parent else "") + f"{stem}.py", level
+
+
+def bytecode_problem(digests: Digests, name: str, source: str, optimize: int) -> str | None:
+    """None when the bytecode file ``name`` holds exactly the code this Python compiles from
+    ``source`` (read and checked against ``digests`` when they list it) at the path the
+    import system gives it; else what is wrong."""
+    refused = (
+        f"{name}: bytecode that is not what this Python compiles from {source} (planted, "
+        "or written by another Python or from another path): delete it"
+    )
+    raw = _read_plain(os.path.join(digests.root, name), _CODE_MAX_BYTES)
+    try:
+        text = read_checked(digests, source) if source in digests.files else None
+    except DataMismatchError:
+        return refused  # the source's own mismatch is reported where it is read
+    path = os.path.abspath(os.path.join(digests.root, *source.split("/")))
+    if text is None:
+        text = _read_plain(path, _CODE_MAX_BYTES)
+    if raw is None or text is None or raw[:4] != _magic():
+        return refused
+    payload = raw[16:]
+    paths = dict.fromkeys((path, os.path.realpath(path)))
+    return None if any(_same_code(text, p, optimize, payload) for p in paths) else refused
+
+
+def _magic() -> bytes:
+    from importlib.util import MAGIC_NUMBER  # noqa: PLC0415 - only when a .pyc is there
+
+    return MAGIC_NUMBER
+
+
+def _same_code(source: bytes, path: str, optimize: int, payload: bytes) -> bool:
+    """Whether ``payload`` is the marshalled code of ``source`` compiled at ``path``."""
+    cache = _code_cache()
+    parts = (
+        _PYC_LAYOUT,
+        hashlib.sha256(source).hexdigest(),
+        hashlib.sha256(payload).hexdigest(),
+        path,
+        str(optimize),
+    )
+    key = _code_key("\0".join(parts))
+    if cache is not None and _load_entry(*cache, key) == b"":
+        return True
+    try:
+        code = compile(source, path, "exec", dont_inherit=True, optimize=optimize)
+    except (SyntaxError, ValueError):
+        return False
+    if marshal.dumps(code) != payload:
+        return False
+    if cache is not None:
+        _store_entry(*cache, key, b"")
+    return True
 
 
 _OWN: Final = Digests(
@@ -260,13 +346,24 @@ def _read_own(path: str, others: int, limit: int) -> bytes | None:
         return None
 
 
+def _read_plain(path: str, limit: int) -> bytes | None:
+    """The bytes of a regular file (at most ``limit``), whoever owns it; None for anything
+    else. A FIFO does not block."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK)
+        with os.fdopen(fd, "rb") as file:
+            st = os.fstat(file.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+                return None
+            return file.read(limit)
+    except OSError:
+        return None
+
+
 def _load_code(folder: str, secret: bytes, key: str) -> types.CodeType | None:
     """The entry's code if it verifies under ``secret``, else None."""
-    raw = _read_own(os.path.join(folder, key), 0, _CODE_MAX_BYTES)
-    if raw is None:
-        return None
-    tag, payload = raw[:32], raw[32:]
-    if not hmac.compare_digest(tag, _code_tag(secret, key, payload)):
+    payload = _load_entry(folder, secret, key)
+    if payload is None:
         return None
     try:
         code = marshal.loads(payload)
@@ -275,9 +372,21 @@ def _load_code(folder: str, secret: bytes, key: str) -> types.CodeType | None:
     return code if isinstance(code, types.CodeType) else None
 
 
+def _load_entry(folder: str, secret: bytes, key: str) -> bytes | None:
+    """The payload of the entry ``key`` if it verifies under ``secret``, else None."""
+    raw = _read_own(os.path.join(folder, key), 0, _CODE_MAX_BYTES)
+    if raw is None:
+        return None
+    tag, payload = raw[:32], raw[32:]
+    return payload if hmac.compare_digest(tag, _code_tag(secret, key, payload)) else None
+
+
 def _store_code(folder: str, secret: bytes, key: str, code: types.CodeType) -> None:
+    _store_entry(folder, secret, key, marshal.dumps(code))
+
+
+def _store_entry(folder: str, secret: bytes, key: str, payload: bytes) -> None:
     """Write an entry (a temporary file renamed into place); failing only costs speed."""
-    payload = marshal.dumps(code)
     tmp = os.path.join(folder, f".{key}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)

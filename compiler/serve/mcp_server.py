@@ -55,7 +55,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp.shared.exceptions import MCPError
 
 from .._version import __version__
-from ..builds import BuildError, read_build_file, read_manifest
+from ..builds import BuildError, read_build_file, read_manifest, run_runtime
 from .mcp_http import HEALTH_PATH, IDENTITY_SCOPE_KEY, Gateway, Limits
 from .mcp_identity import Identity, IdentitySource
 from .mcp_lean import LeanApp
@@ -131,17 +131,12 @@ def load_runtime_copy(build_dir: Path, verify: Verifier | None = None) -> Loaded
     package = manifest["package"]
     catalog = json.loads(files[f"{package}/catalog.json"])
     tables = json.loads(files[f"{package}/tables.json"])
-    init = build_dir / package / "__init__.py"
-    alias = f"_toolc_mcp_{next(_SEQ)}_{package}"
-    spec = importlib.util.spec_from_file_location(alias, init,
-                                                  submodule_search_locations=[str(init.parent)])
-    if spec is None or spec.loader is None or f"{package}/__init__.py" not in files:
+    init = f"{package}/__init__.py"
+    if init not in files:
         raise BuildError(f"{build_dir.as_posix()}: no runtime package {package}/")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[alias] = module
+    alias = f"_toolc_mcp_{next(_SEQ)}_{package}"
     try:
-        code = compile(files[f"{package}/__init__.py"], str(init), "exec", dont_inherit=True)
-        exec(code, module.__dict__)
+        module = run_runtime(build_dir, alias, manifest, files[init])
         _warm(module)
     except Exception as exc:
         sys.modules.pop(alias, None)

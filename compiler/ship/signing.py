@@ -288,7 +288,8 @@ def _difference(signed: dict[str, str], on_disk: dict[str, str]) -> str:
 
 def _unsigned_files(out: Path, signed: set[str]) -> list[str]:
     """Files under ``out`` that are neither signed nor the signature (bytecode caches
-    aside: ``verify_build`` already refuses one that does not belong to a listed module)."""
+    aside: ``verify_build`` already refuses one that is not a listed module's checked source
+    compiled)."""
     return sorted(rel for p in out.rglob("*")
                   if p.is_file() and "__pycache__" not in p.parts
                   and (rel := p.relative_to(out).as_posix()) not in signed | {SIGNATURES})

@@ -127,7 +127,7 @@ _LAZY: Final[Mapping[str, str]] = {
     "wrap_untrusted": "_results",
 }
 
-# <toolc/runtime/bootstrap.py body, sha256 e54d7cb913e5a2bf431077ae28483976fc9257d341eeeb7b904c020ee12f2f6a>
+# <toolc/runtime/bootstrap.py body, sha256 4f3d2a1eb5f2809045ea395ca6873b44fe1a2f15a7aa96024561acd4f9404728>
 
 
 check_layout()
