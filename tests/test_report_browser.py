@@ -2,7 +2,9 @@
 selenium through Debian's ``chromedriver`` (given by path: selenium never downloads one).
 The page is loaded from a file:// URL with no network; the test reads the DOM, changes a
 filter by clicking it, and takes the screenshot the docs show (``TOOLC_SCREENSHOT=PATH`` also
-writes it there; docs/images/access-report.png was made that way)."""
+writes it there; docs/images/access-report.png was made that way). A report of names that are
+markup renders as any other and runs none of it (the adversarial tests of the page's JSON
+without a browser: tests/test_adversarial_review.py)."""
 
 from __future__ import annotations
 
@@ -15,10 +17,11 @@ from typing import Any
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 from toolc.api import build, report
 from toolc.audit.access_md import access_sets
 from toolc.builds import read_tables
@@ -26,6 +29,7 @@ from toolc.review.report import report_data
 from toolc.semantics.access import ClassSpace, TablesView
 
 from tests.helpers import ROOT
+from tests.test_adversarial_review import HOSTILE, TITLE, hostile_builds
 
 pytestmark = pytest.mark.ship
 
@@ -172,3 +176,50 @@ def test_the_report_in_chromium(browser: Any, page: Path, tmp_path: Path) -> Non
     target = os.environ.get("TOOLC_SCREENSHOT")
     if target:
         shutil.copyfile(shot, target)
+
+
+# -- names that are markup (tests/test_adversarial_review.py says how each would break out) ----
+@pytest.fixture(scope="module")
+def hostile_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    head, base = hostile_builds(tmp_path_factory.mktemp("hostile"))
+    out = head.parent / "access.html"
+    out.write_text(report(str(head), str(base), title=TITLE).html, encoding="utf-8")
+    return out
+
+
+def _options(driver: Any, select: str) -> list[str]:
+    return list(driver.execute_script(
+        "return [...arguments[0].options].map(o => o.text)", driver.find_element(By.ID, select)))
+
+
+def test_names_that_are_markup_render_as_text(browser: Any, hostile_page: Path) -> None:
+    browser.get(hostile_page.as_uri())
+    WebDriverWait(browser, 20).until(
+        lambda d: d.execute_script("return document.body.dataset.ready") == "1",
+        "the page's code never ran (its data element swallowed it?)")
+    with pytest.raises(NoAlertPresentException):
+        browser.switch_to.alert.text  # noqa: B018 (reading it is the check)
+    assert browser.execute_script("return window.pwned") is None
+    assert browser.execute_script("return [document.scripts.length, document.images.length]") \
+        == [2, 0]  # the data and the page's code; no element from a name
+    assert browser.find_element(By.ID, "title").text == TITLE
+    heads = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "th.agent")]
+    assert heads == ["agent helper", "agent main", "no declared agent"]
+    assert [th.get_attribute("title") for th in
+            browser.find_elements(By.CSS_SELECTOR, "th.tool")] == ["read", "exec", "write"]
+    assert len(_cells(browser)) == 9
+    assert f"provider {HOSTILE['provider']}" in _options(browser, "f-provider")
+    assert HOSTILE["group"] in _options(browser, "f-group")
+    assert HOSTILE["sender"] in _options(browser, "f-sender")
+    # the diff's words name the group and the sender, verbatim, in the hover text
+    where = f"channel whatsapp, group {HOSTILE['group']}, sender {HOSTILE['sender']}"
+    lost = browser.find_elements(By.CSS_SELECTOR, "td.loss")
+    assert len(lost) == 3 and len(browser.find_elements(By.CSS_SELECTOR, "td.gain")) == 3
+    ActionChains(browser).move_to_element(lost[0]).perform()
+    assert f"lost by {where}" in lost[0].get_attribute("title")
+    # a filter whose value is a name: the hostile sender's requests never see write
+    assert _statuses(browser)[("agent main", "write")] == "some"
+    Select(browser.find_element(By.ID, "f-sender")).select_by_visible_text(HOSTILE["sender"])
+    after = _statuses(browser)
+    assert after[("agent main", "write")] == "never" and after[("agent main", "read")] == "always"
+    assert browser.execute_script("return window.pwned") is None

@@ -20,7 +20,6 @@ distinct one once (``bits``; the structures hold indices).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -296,11 +295,10 @@ def report_data(head: Mapping[str, Any], base: Mapping[str, Any] | None = None, 
 
 
 def render_report(data: Mapping[str, Any]) -> str:
-    """The page: the template with the data embedded as JSON (``</`` escaped)."""
-    payload = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    payload = payload.replace("</", "<\\/")
+    """The page: the template with the data embedded as JSON (``script_json``: no ``<``,
+    ``>`` or ``&`` in it, so no name in the definitions can end or re-mode its script)."""
     return environment().get_template("report.html.jinja").render(
-        title=data["title"], payload=payload)
+        title=data["title"], data=data)
 
 
 def build_report(head: Mapping[str, Any], base: Mapping[str, Any] | None = None, *,
