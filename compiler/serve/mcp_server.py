@@ -61,12 +61,12 @@ from .mcp_identity import Identity, IdentitySource
 from .mcp_lean import LeanApp
 from .mcp_sessions import LocalStore, SharedStore
 from .mcp_upstream import (
+    Routing,
     Upstream,
     UpstreamSpec,
     UpstreamUnavailable,
     connect,
     forwarder,
-    match,
     reason,
 )
 from .observe import Observer
@@ -178,19 +178,33 @@ class Generation:
     digest: str
     implementations: dict[str, Callable[..., Any]]
     hooks: Any
-    hidden: frozenset[str] = frozenset()  # never listed: no implementation here, or refused
-    refused: Mapping[str, str] = field(default_factory=dict)  # tool -> why (rug pull, ...)
-    live: Mapping[str, types.Tool] = field(default_factory=dict)  # proxied tool -> upstream's
+    routing: Routing  # the proxied tools: routed, or refused (rug pull, ...) for now
+    unserved: frozenset[str] = frozenset()  # never listed: no implementation here
     raw: dict[str, types.CallToolResult] = field(default_factory=dict)  # by call id
     external: frozenset[str] = frozenset()  # externalContent tools (their text is wrapped)
     agents: tuple[str, ...] = ()
     decisions: Any = None  # the runtime's DecisionLog (serve.observe), None when not logging
     _views: dict[tuple[tuple[str, Any], ...], View] = field(default_factory=dict)
 
+    @property
+    def hidden(self) -> frozenset[str]:
+        """The tools not listed: no implementation here, or not routed to their upstream."""
+        return self.unserved | self.routing.unrouted
+
+    @property
+    def refused(self) -> Mapping[str, str]:
+        """Why a proxied tool is not routed, by tool."""
+        return self.routing.refused
+
+    def forget_views(self) -> None:
+        """Drop the views made so far (the routes changed: their lists are stale)."""
+        self._views.clear()
+
     def view(self, context: Mapping[str, Any]) -> View:
         """What one context sees and may call (cached per context). A context the build
         refuses (AgentSelectionRequiredError: an OpenClaw 2026.9 build with several agents
         and none chosen) is an invalid request, never an empty or a global tool list."""
+        self.routing.resync()  # an upstream listed since: its tools' routes first
         key = tuple(sorted(context.items()))
         view = self._views.get(key)
         if view is None:
@@ -227,31 +241,28 @@ def load_generation(build_dir: Path, impls: ImplSource, hooks: HooksSource,
     loaded = load_runtime_copy(build_dir, verify)
     rt, catalog = loaded.runtime, loaded.catalog
     given = dict(impls(rt) if callable(impls) else (impls or {}))
-    routes, refused = match(catalog, upstreams)
-    proxied = {u.spec.name for u in upstreams}
     # a proxied plugin's tools are its upstream's alone: routed, or hidden and never callable
-    upstream_only = {str(t["name"]): str(t["plugin"]) for t in catalog
-                     if t.get("plugin") in proxied}
+    routing = Routing(catalog, upstreams)
     known = set(rt.TOOL_NAMES)
     for name in sorted(set(given) - known):
         LOG.warning("implementation %s: no such tool in the build: ignored", name)
-    for name in sorted(set(given) & set(upstream_only)):
+    for name in sorted(set(given) & set(routing.proxied)):
         LOG.warning("implementation %s: a tool of upstream %s, served by it alone: ignored",
-                    name, upstream_only[name])
+                    name, routing.proxied[name].spec.name)
     generation = Generation(rt, loaded.digest, {}, hooks(rt) if hooks is not None else None,
-                            refused=refused, agents=loaded.agents,
-                            live={n: r.live for n, r in routes.items()},
+                            routing=routing, agents=loaded.agents,
                             external=frozenset(str(t["name"]) for t in catalog
                                                if t.get("externalContent")))
-    implementations = {n: f for n, f in given.items() if n in known and n not in upstream_only}
-    implementations.update({n: forwarder(r, generation.raw) for n, r in routes.items()})
+    implementations = {n: f for n, f in given.items()
+                       if n in known and n not in routing.proxied}
+    implementations.update({n: forwarder(routing, n, generation.raw)
+                            for n in routing.proxied if n in known})
     generation.implementations = implementations
-    missing = [n for n in rt.TOOL_NAMES if n not in implementations]
-    unserved = [n for n in missing if n not in upstream_only]
+    unserved = [n for n in rt.TOOL_NAMES if n not in implementations]
     if unserved:
         LOG.warning("not listed, no implementation in this process (--impl/--upstream): %s",
                     ", ".join(unserved))
-    generation.hidden = frozenset(missing)
+    generation.unserved = frozenset(unserved)
     if observer is not None:
         generation.decisions = observer.decision_log_for(rt, loaded.digest)
     return generation
@@ -269,14 +280,15 @@ class View:
         toolset = rt.resolve(**context)
         every = list(zip(rt.tool_definitions(toolset, dialect=DIALECT), toolset.names,
                          strict=True))
-        listed = [(_with_upstream(d, gen.live.get(n)), n) for d, n in every
-                  if n not in gen.hidden]
+        hidden, routes = gen.hidden, gen.routing.routes
+        listed = [(_with_upstream(d, r.live if (r := routes.get(n)) else None), n)
+                  for d, n in every if n not in hidden]
         self.listing: Final = types.ListToolsResult.model_validate(
             {"tools": [d for d, _ in listed]})
         self.by_wire: Final = {str(d["name"]): n for d, n in listed}
         self._wire: dict[str, Any] | None = None
         # in this context's set but not served: the call says why, not "unknown tool"
-        self.unlisted: Final = {str(d["name"]): n for d, n in every if n in gen.hidden}
+        self.unlisted: Final = {str(d["name"]): n for d, n in every if n in hidden}
         call_context = rt.CallContext(**{k: context[k] for k in _CALL_CONTEXT_KEYS
                                          if k in context})
         self.decisions: Final = (None if gen.decisions is None
@@ -298,13 +310,14 @@ class View:
         if name is None:
             hidden = self.unlisted.get(wire)
             if hidden is not None:
-                why = self.gen.refused.get(hidden, f"Tool {hidden} has no implementation on "
-                                           "this server")
-                if self.decisions is not None:
-                    self.decisions.refused(hidden, call_id, why)
-                return self.runtime.error_result(hidden, why)
+                return self._refuse(hidden, call_id, self.gen.refused.get(
+                    hidden, f"Tool {hidden} has no implementation on this server"))
             # unknown, or not in this context's set: the wrapper says which
             return self.tools.call(wire, dict(arguments), tool_call_id=call_id)
+        if name in self.gen.routing.proxied:  # the upstream may have changed the tool
+            why = await self.gen.routing.check(name, before_call=True)
+            if why is not None:
+                return self._refuse(name, call_id, why)
         tool = self.tools[name]
         if tool.is_async:  # a cancelled request cancels its task
             return await tool.acall(dict(arguments), tool_call_id=call_id)
@@ -319,6 +332,13 @@ class View:
             # the client cancelled: the thread's call sees its signal, its result is dropped
             signal.abort("cancelled by the MCP client")
             raise
+
+    def _refuse(self, name: str, call_id: str | None, why: str) -> Any:
+        """The error result of a call that may not run here (decision-logged without its
+        arguments)."""
+        if self.decisions is not None:
+            self.decisions.refused(name, call_id, why)
+        return self.runtime.error_result(name, why)
 
 
 _POOL: list[ThreadPoolExecutor] = []
@@ -502,8 +522,37 @@ class McpService:
 
     def _load(self) -> Generation:
         o = self.options
-        return load_generation(o.build_dir, o.impls, o.hooks, self.upstreams, o.verify,
-                               o.observer)
+        gen = load_generation(o.build_dir, o.impls, o.hooks, self.upstreams, o.verify,
+                              o.observer)
+        gen.routing.on_change = partial(self._routes_changed, gen)
+        return gen
+
+    # -- upstreams --------------------------------------------------------------------------------
+    def _routes_changed(self, gen: Generation) -> None:
+        """An upstream tool was unlisted or listed again: new views, and clients told."""
+        gen.forget_views()
+        if gen is self.generation and self.tasks is not None:
+            self.tasks.start_soon(self.announce)
+
+    async def follow_upstreams(self) -> None:
+        """Match the build against an upstream's list as soon as it announces a change
+        (notifications/tools/list_changed), forever."""
+        async with anyio.create_task_group() as tg:
+            for up in self.upstreams:
+                tg.start_soon(self._follow, up)
+
+    async def _follow(self, up: Upstream) -> None:
+        while True:
+            await up.announced.wait()
+            up.announced = anyio.Event()  # set again by an announcement during the listing
+            try:
+                await up.refresh()
+            except UpstreamUnavailable as exc:
+                LOG.warning("%s after it announced a change; the next call of one of its "
+                            "tools lists it again", exc)
+                continue
+            if self.generation is not None:
+                self.generation.routing.resync()
 
     # -- identity -------------------------------------------------------------------------------
     def context_of(self, ctx: Any) -> Mapping[str, Any]:
@@ -780,6 +829,7 @@ async def serve_stdio(options: Options) -> None:
         async with anyio.create_task_group() as tg:
             service.tasks = tg
             tg.start_soon(service.watch)
+            tg.start_soon(service.follow_upstreams)
             async with stdio_server() as (read, write):
                 await service.server.run(read, write, service.init_options())
             tg.cancel_scope.cancel()
@@ -843,6 +893,7 @@ async def serve_http(options: Options, host: str, port: int,
                      "%s)", where, bound[1], len(current) if current is not None else 0,
                      HEALTH_PATH, _stack_note(options))
             tg.start_soon(service.watch)
+            tg.start_soon(service.follow_upstreams)
             while not server.should_exit:
                 await anyio.sleep(0.1)
             tg.cancel_scope.cancel()
