@@ -85,7 +85,7 @@ def interrupt_value(record: ApprovalRecord, spec_name: str) -> dict[str, Any]:
                 "description": (
                     f"Exec approval needed: {payload['command']}\n"
                     f"executable: {payload['executable']}\ncwd: {payload['cwd']}\n"
-                    f"reason: {payload['reason']}"
+                    f"reason: {payload['reason']}\n{payload['allow_always']}"
                 ),
                 "toolc": payload,
             }
