@@ -14,6 +14,7 @@ import asyncio
 import copy
 import gc
 import importlib
+import json
 import os
 import shutil
 import subprocess
@@ -39,7 +40,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from pydantic import Field
+from pydantic import Field, ValidationError
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -735,3 +736,74 @@ def test_the_mcp_elicitation_says_what_allow_always_would_trust(tmp_path: Path) 
     [message] = asked
     assert "touch first" in message and "Allow always is not offered over MCP" in message
     assert message.endswith(TRUSTS_TOUCH)
+
+
+# -- 6: LangChain asks once per model turn (issue 31, item 11) ------------------------------------
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_one_langchain_turn_pauses_once_for_all_its_exec_calls(world: World, mode: str) -> None:
+    rt = world.rt
+    seen: list[str] = []
+    hooks = rt.HookRunner()
+    hooks.before_tool_call(lambda event, ctx: seen.append(event.params["command"]))
+    graph = _Graph(world, ["touch first", LS, "touch second"], mode, hooks=hooks,
+                   approvals=rt.ApprovalManager(timeout_s=600))
+    [pause] = graph.start()["__interrupt__"]  # one interrupt, not one per call
+    assert world.ran == []
+    requests = pause.value["action_requests"]
+    assert [(r["name"], r["toolc"]["call_id"], r["toolc"]["command"]) for r in requests] == [
+        ("exec", "c1", "touch first"), ("exec", "c3", "touch second")]
+    assert pause.value["review_configs"] == [
+        {"action_name": "exec", "allowed_decisions": ["approve", "reject"]}] * 2
+    assert requests[0]["toolc"]["allow_always"] == TRUSTS_TOUCH
+    assert requests[0]["description"].endswith(TRUSTS_TOUCH)
+
+    out = graph.resume({"type": "approve"}, {"type": "reject", "message": "no"})
+    assert out["messages"][-1].content == "done"
+    assert (world.workspace / "first").exists() and not (world.workspace / "second").exists()
+    assert sorted(args["command"] for args in world.ran) == sorted([LS, "touch first"])
+    refused = graph.results()["c3"]  # the model saw the refusal and the reviewer's message
+    assert refused.status == "error"
+    assert json.loads(str(refused.content))["error"] == (
+        "Exec denied (user-denied): touch second\nReason: no")
+    assert sorted(seen) == sorted(["touch first", LS, "touch second"])  # hooks ran once each
+
+
+def test_a_langchain_edit_is_refused_and_the_pause_can_be_answered_again(world: World) -> None:
+    # an edit could widen the command past what was evaluated: it is refused before LangGraph
+    # keeps the answer, so the same pause takes a valid one
+    evil = world.plant(world.root / "elsewhere", "evil")
+    graph = _Graph(world, ["touch first"], approvals=world.rt.ApprovalManager(timeout_s=600))
+    graph.start()
+    edit = {"type": "edit", "edited_action": {"name": "exec", "args": {"command": str(evil)}}}
+    with pytest.raises(ValidationError, match="toolc does not take edit decisions for exec"):
+        graph.resume(edit)
+    assert world.ran == [] and not world.pwned
+    graph.resume({"type": "approve"})
+    assert [args["command"] for args in world.ran] == ["touch first"] and not world.pwned
+
+
+def test_a_langchain_resume_takes_one_decision_per_paused_call(world: World) -> None:
+    graph = _Graph(world, ["touch first", "touch second"],
+                   approvals=world.rt.ApprovalManager(timeout_s=600))
+    graph.start()
+    with pytest.raises(ValidationError, match="at least 2 items"):
+        graph.resume({"type": "approve"})  # which call would it approve?
+    assert world.ran == []
+    graph.resume({"type": "reject"}, {"type": "approve"})
+    assert [args["command"] for args in world.ran] == ["touch second"]
+
+
+@pytest.mark.parametrize("grace_s", [15.0, 0.0])
+def test_a_langchain_decision_after_the_approval_expired_runs_nothing(world: World,
+                                                                     grace_s: float) -> None:
+    approvals = world.rt.ApprovalManager(timeout_s=0.2, grace_s=grace_s)
+    graph = _Graph(world, ["touch first"], approvals=approvals)
+    graph.start()
+    time.sleep(0.4)
+    out = graph.resume({"type": "approve"})
+    assert world.ran == []
+    if grace_s:  # still held: refused as timed out
+        assert "Exec denied (approval-timeout): touch first" in str(graph.results()["c1"].content)
+    else:  # forgotten: asked about again, as a new approval
+        [pause] = out["__interrupt__"]
+        assert [r["toolc"]["command"] for r in pause.value["action_requests"]] == ["touch first"]

@@ -534,17 +534,22 @@ class ApprovalManager:
         """The deferred approval of tool call ``call_id`` when the resumed call carries the
         same model arguments (``arguments``: their digest) and it can still be decided or
         used: its evaluated params run without evaluating the call again."""
+        record = self.asked(call_id, arguments=arguments)
+        if record is None or (record.resolved_at_ms is not None and record.decision is None):
+            return None  # timed out
+        return record
+
+    def asked(self, call_id: str, *, arguments: str) -> ApprovalRecord | None:
+        """The deferred approval of tool call ``call_id`` asked for with the same model
+        arguments (``arguments``: their digest) and not used yet: pending, decided, or timed
+        out (while it is kept). A framework that evaluates the call again before it runs
+        (LangGraph runs a node again on resume) finds the approval the person was shown."""
         with self._lock:
             self._sweep()
             entry = self._entries.get(call_id)
             if entry is None or entry.claimed or not entry.record.arguments:
                 return None
-            record = entry.record
-            if record.arguments != arguments:
-                return None
-            if record.resolved_at_ms is not None and record.decision is None:
-                return None  # timed out
-            return record
+            return entry.record if entry.record.arguments == arguments else None
 
     def submit(
         self, call_id: str, decision: Decision, *, digest: str, resolved_by: str | None = None
