@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import gc
+import importlib
+import json
 import os
 import shutil
 import subprocess
@@ -24,12 +26,30 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import anyio
+import mcp_types
 import pytest
-from toolc.api import compile_files
+from agents import Agent as SdkAgent
+from agents import Runner, set_tracing_disabled
+from agents.testing import ScriptedModel, assistant_message, function_call
+from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatResult
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from pydantic import Field, ValidationError
+from pydantic_ai import Agent as PydanticAgent
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.tools import DeferredToolRequests
+from toolc.api import build, compile_files
 from toolc.diagnostics import DefinitionsError
 from toolc.pipeline.writer import publish
 
-from tests.helpers import import_runtime, write_definitions
+from tests.helpers import ROOT, import_runtime, write_definitions
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX shells and paths")
 
@@ -538,3 +558,252 @@ def test_the_approver_sees_the_variables_the_call_sets(world: World) -> None:
                  "workdir": str(world.workspace)})
     assert "user-denied" in _error(result)
     assert seen[0].env_keys == ("A", "LANG") and seen[0].cwd == os.path.realpath(world.workspace)
+
+
+# -- 5: the person asked is told what allow-always trusts (issue 31, item 12) --------------------
+TOUCH = os.path.realpath(shutil.which("touch") or "/usr/bin/touch")
+TRUSTS_TOUCH = (f"Allow always would trust {TOUCH} with any arguments from now on, "
+                "not only this command.")
+
+
+class _ChatModel(GenericFakeChatModel):
+    """LangChain's offline chat model with the bind_tools an agent needs; it keeps what each
+    of its calls was sent (what the model saw)."""
+
+    sent: list[list[BaseMessage]] = Field(default_factory=list)
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        self.sent.append(list(messages))
+        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+
+class _Graph:
+    """One thread of a real LangChain agent (create_agent on LangGraph, a checkpointer) whose
+    model makes the exec calls ``commands`` in one turn, run by the world's exec."""
+
+    def __init__(self, world: World, commands: list[str], mode: str = "sync",
+                 **keywords: Any) -> None:
+        lc = importlib.import_module(f"{world.rt.__name__}.integrations.langchain")
+        turn = AIMessage("", tool_calls=[{"name": "exec", "args": {"command": c}, "id": f"c{i}"}
+                                         for i, c in enumerate(commands, 1)])
+        self.model = _ChatModel(messages=iter([turn, AIMessage("done")]))
+        middleware = lc.middleware({"exec": world.impl}, context=lambda runtime: runtime.context,
+                                   workspace=str(world.workspace), **keywords)
+        self.agent = create_agent(self.model, middleware=[middleware],
+                                  checkpointer=InMemorySaver())
+        self.mode = mode
+        self.config: Any = {"configurable": {"thread_id": "t"}}
+
+    def send(self, value: Any) -> dict[str, Any]:
+        context = {"agent_id": "ops"}
+        if self.mode == "sync":
+            out: dict[str, Any] = self.agent.invoke(value, self.config, context=context)
+        else:
+            out = asyncio.run(self.agent.ainvoke(value, self.config, context=context))
+        return out
+
+    def start(self) -> dict[str, Any]:
+        return self.send({"messages": [("user", "go")]})
+
+    def resume(self, *decisions: dict[str, Any]) -> dict[str, Any]:
+        return self.send(Command(resume={"decisions": list(decisions)}))
+
+    def results(self) -> dict[str, ToolMessage]:
+        """The tool results the model was sent on its last call, by call id."""
+        return {m.tool_call_id: m for m in self.model.sent[-1] if isinstance(m, ToolMessage)}
+
+
+def test_an_in_process_approval_says_what_allow_always_trusts(world: World) -> None:
+    rt = world.rt
+    manager = rt.ApprovalManager(timeout_s=10)
+    shown: list[Any] = []
+
+    def approve_always() -> None:
+        deadline = time.monotonic() + 10
+        while not manager.pending() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        record = manager.pending()[0]
+        shown.append(record.request)
+        manager.resolve(record.id, "allow-always")
+
+    threading.Thread(target=approve_always, daemon=True).start()
+    world.tools(approvals=manager).call("exec", {"command": "touch first"})
+    assert shown[0].allow_always == TRUSTS_TOUCH
+    # which is what it did: touch with any arguments now runs unasked
+    ctx = rt.CallContext(agent_id="ops")
+    assert not rt.requires_approval(f"touch {world.root}/anything -r", ctx, approvals=manager)
+
+
+ADDS_NOTHING = "Allow always would add nothing to the allowlist ({}): it allows this call once."
+
+
+@pytest.mark.parametrize(("asked", "told"), [
+    ({"resolved_path": "/opt/a*b"},
+     "Allow always would trust /opt/a*b with any arguments from now on, not only this command."),
+    ({"resolved_path": "/opt/x\nAllow always would add nothing"},
+     "Allow always would trust '/opt/x\\nAllow always would add nothing' with any arguments "
+     "from now on, not only this command."),
+    ({"resolved_path": "/usr/bin/x", "security": "full"}, ADDS_NOTHING.format("security=full")),
+    ({}, ADDS_NOTHING.format("the executable is not known")),
+    ({"resolved_path": "~/x"}, ADDS_NOTHING.format("the executable is not an absolute path")),
+])
+def test_allow_always_says_exactly_what_it_adds(world: World, asked: dict[str, Any],
+                                                told: str) -> None:
+    rt = world.rt
+    manager = rt.ApprovalManager()
+    request = rt.ExecApprovalRequest(command="x", agent_id="ops", **asked)
+    assert request.allow_always == told
+    manager.resolve(manager.request(request).id, "allow-always")
+    assert bool(manager.allowlist("ops")) == told.startswith("Allow always would trust")
+
+
+def _langchain_pause(world: World, approvals: Any) -> dict[str, Any]:
+    [pause] = _Graph(world, ["touch first"], approvals=approvals).start()["__interrupt__"]
+    request: dict[str, Any] = pause.value["action_requests"][0]["toolc"]
+    return request
+
+
+def _pydantic_ai_pause(world: World, approvals: Any) -> dict[str, Any]:
+    pai = importlib.import_module(f"{world.rt.__name__}.integrations.pydantic_ai")
+    turns = [[ToolCallPart("exec", {"command": "touch first"}, tool_call_id="c1")]]
+
+    def model(messages: Any, info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=turns.pop(0) if turns else [TextPart("done")])
+
+    toolset = pai.toolset({"exec": world.impl}, context=lambda ctx: ctx.deps,
+                          approvals=approvals, workspace=str(world.workspace))
+    agent = PydanticAgent(FunctionModel(model), toolsets=[toolset],
+                          output_type=[str, DeferredToolRequests])
+    paused = agent.run_sync("go", deps={"agent_id": "ops"}).output
+    assert isinstance(paused, DeferredToolRequests)
+    return dict(paused.metadata["c1"])
+
+
+def _openai_agents_pause(world: World, approvals: Any) -> dict[str, Any]:
+    oa = importlib.import_module(f"{world.rt.__name__}.integrations.openai_agents")
+    set_tracing_disabled(True)
+    tools = oa.function_tools({"exec": world.impl}, context=lambda ctx: ctx.context,
+                              approvals=approvals, workspace=str(world.workspace))
+    model = ScriptedModel([[function_call("exec", {"command": "touch first"}, call_id="c1")],
+                           [assistant_message("done")]])
+    result = Runner.run_sync(SdkAgent(name="ops", model=model, tools=tools), "go",
+                             context={"agent_id": "ops"}, run_config=oa.run_config())
+    [item] = result.interruptions
+    request: dict[str, Any] = oa.approval_request(item, approvals)
+    return request
+
+
+@pytest.mark.parametrize("pause", [_langchain_pause, _pydantic_ai_pause, _openai_agents_pause])
+def test_every_integration_s_pause_says_what_allow_always_trusts(
+        world: World, pause: Callable[[World, Any], dict[str, Any]]) -> None:
+    request = pause(world, world.rt.ApprovalManager(timeout_s=600))
+    assert request["command"] == "touch first" and request["executable"] == TOUCH
+    assert request["allow_always"] == TRUSTS_TOUCH
+    assert world.ran == []
+
+
+def test_the_mcp_elicitation_says_what_allow_always_would_trust(tmp_path: Path) -> None:
+    defs = write_definitions(tmp_path / "defs", {"d.yaml": {
+        "catalog": _catalog()[:1],
+        "agents": {"list": [{"id": "ops", "tools": {"exec": {"host": "gateway"}}}]}}})
+    build(defs, tmp_path / "build")
+    ran = tmp_path / "ran.txt"
+    asked: list[str] = []
+
+    async def decline(context: Any, params: Any) -> mcp_types.ElicitResult:
+        asked.append(params.message)
+        return mcp_types.ElicitResult(action="decline", content={})
+
+    async def call() -> mcp_types.CallToolResult:
+        server = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "toolc.cli", "serve-mcp", "--build", str(tmp_path / "build"),
+                  "--agent", "ops", "--impl", "tests.mcp_support.served:IMPLEMENTATIONS"],
+            cwd=str(ROOT), env={"PYTHONPATH": os.pathsep.join(sys.path),
+                                "TOOLC_TEST_EXEC_LOG": str(ran)})
+        with (tmp_path / "server.log").open("w") as errlog:
+            async with stdio_client(server, errlog=errlog) as (read, write), \
+                    ClientSession(read, write, elicitation_callback=decline) as session:
+                await session.initialize()
+                return await session.call_tool("exec", {"command": "touch first"})
+
+    result = anyio.run(call)
+    assert result.is_error and not ran.exists()
+    [message] = asked
+    assert "touch first" in message and "Allow always is not offered over MCP" in message
+    assert message.endswith(TRUSTS_TOUCH)
+
+
+# -- 6: LangChain asks once per model turn (issue 31, item 11) ------------------------------------
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_one_langchain_turn_pauses_once_for_all_its_exec_calls(world: World, mode: str) -> None:
+    rt = world.rt
+    seen: list[str] = []
+    hooks = rt.HookRunner()
+    hooks.before_tool_call(lambda event, ctx: seen.append(event.params["command"]))
+    graph = _Graph(world, ["touch first", LS, "touch second"], mode, hooks=hooks,
+                   approvals=rt.ApprovalManager(timeout_s=600))
+    [pause] = graph.start()["__interrupt__"]  # one interrupt, not one per call
+    assert world.ran == []
+    requests = pause.value["action_requests"]
+    assert [(r["name"], r["toolc"]["call_id"], r["toolc"]["command"]) for r in requests] == [
+        ("exec", "c1", "touch first"), ("exec", "c3", "touch second")]
+    assert pause.value["review_configs"] == [
+        {"action_name": "exec", "allowed_decisions": ["approve", "reject"]}] * 2
+    assert requests[0]["toolc"]["allow_always"] == TRUSTS_TOUCH
+    assert requests[0]["description"].endswith(TRUSTS_TOUCH)
+
+    out = graph.resume({"type": "approve"}, {"type": "reject", "message": "no"})
+    assert out["messages"][-1].content == "done"
+    assert (world.workspace / "first").exists() and not (world.workspace / "second").exists()
+    assert sorted(args["command"] for args in world.ran) == sorted([LS, "touch first"])
+    refused = graph.results()["c3"]  # the model saw the refusal and the reviewer's message
+    assert refused.status == "error"
+    assert json.loads(str(refused.content))["error"] == (
+        "Exec denied (user-denied): touch second\nReason: no")
+    assert sorted(seen) == sorted(["touch first", LS, "touch second"])  # hooks ran once each
+
+
+def test_a_langchain_edit_is_refused_and_the_pause_can_be_answered_again(world: World) -> None:
+    # an edit could widen the command past what was evaluated: it is refused before LangGraph
+    # keeps the answer, so the same pause takes a valid one
+    evil = world.plant(world.root / "elsewhere", "evil")
+    graph = _Graph(world, ["touch first"], approvals=world.rt.ApprovalManager(timeout_s=600))
+    graph.start()
+    edit = {"type": "edit", "edited_action": {"name": "exec", "args": {"command": str(evil)}}}
+    with pytest.raises(ValidationError, match="toolc does not take edit decisions for exec"):
+        graph.resume(edit)
+    assert world.ran == [] and not world.pwned
+    graph.resume({"type": "approve"})
+    assert [args["command"] for args in world.ran] == ["touch first"] and not world.pwned
+
+
+def test_a_langchain_resume_takes_one_decision_per_paused_call(world: World) -> None:
+    graph = _Graph(world, ["touch first", "touch second"],
+                   approvals=world.rt.ApprovalManager(timeout_s=600))
+    graph.start()
+    with pytest.raises(ValidationError, match="at least 2 items"):
+        graph.resume({"type": "approve"})  # which call would it approve?
+    assert world.ran == []
+    graph.resume({"type": "reject"}, {"type": "approve"})
+    assert [args["command"] for args in world.ran] == ["touch second"]
+
+
+@pytest.mark.parametrize("grace_s", [15.0, 0.0])
+def test_a_langchain_decision_after_the_approval_expired_runs_nothing(world: World,
+                                                                     grace_s: float) -> None:
+    approvals = world.rt.ApprovalManager(timeout_s=0.2, grace_s=grace_s)
+    graph = _Graph(world, ["touch first"], approvals=approvals)
+    graph.start()
+    time.sleep(0.4)
+    out = graph.resume({"type": "approve"})
+    assert world.ran == []
+    if grace_s:  # still held: refused as timed out
+        assert "Exec denied (approval-timeout): touch first" in str(graph.results()["c1"].content)
+    else:  # forgotten: asked about again, as a new approval
+        [pause] = out["__interrupt__"]
+        assert [r["toolc"]["command"] for r in pause.value["action_requests"]] == ["touch first"]

@@ -19,7 +19,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from tests.integrations_support import (
     CONTEXTS,
@@ -195,14 +195,18 @@ def test_exec_approval_pauses_and_resumes(shipped: Shipped, tmp_path: Any, mode:
 
 
 def test_an_edit_is_refused(shipped: Shipped, tmp_path: Any) -> None:
-    # the approval is for the request that was evaluated, not for another one
+    # the approval is for the request that was evaluated, not for another one: the answer is
+    # refused before LangGraph keeps it, and the pause takes another
     recorder = Recorder()
     model = model_for([("exec", {"command": "rm -r build"}, "c1")])
     session = Session(shipped, model, recorder.implementations(), "sync", OPS,
                       approvals=shipped.rt.ApprovalManager(), workspace=str(tmp_path))
     session.start()
     edit = {"type": "edit", "edited_action": {"name": "exec", "args": {"command": "rm -rf /"}}}
-    out = session.send(Command(resume={"decisions": [edit]}))
+    with pytest.raises(ValidationError, match="toolc does not take edit decisions"):
+        session.send(Command(resume={"decisions": [edit]}))
+    assert recorder.ran == []
+    out = session.send(Command(resume={"decisions": [{"type": "reject"}]}))
     assert recorder.ran == [] and tool_messages(out)[0].status == "error"
 
 

@@ -91,6 +91,8 @@ EXPORTS: Final[Mapping[str, tuple[str, ...]]] = {
         "ExecApprovalRequest",
         "ExecPolicy",
         "ExecVerdict",
+        "allow_always_pattern",
+        "allow_always_scope",
         "evaluate_exec",
         "exec_policy",
         "request_digest",

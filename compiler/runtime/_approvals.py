@@ -222,6 +222,50 @@ class ExecApprovalRequest:
     resolved_path: str | None = None  # the executable: allow-always adds exactly this path
     env_keys: tuple[str, ...] = ()  # the variables the call sets (OpenClaw's ``envKeys``)
     reason: str = ""  # why the policy asks (``ask=always``, an allowlist miss, no analysis)
+    # what allow-always would trust, in words (``allow_always_scope``); derived, never passed
+    allow_always: str = dataclasses.field(init=False, default="")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "allow_always", allow_always_scope(self))
+
+
+def allow_always_pattern(request: ExecApprovalRequest) -> str | None:
+    """The allowlist entry allow-always adds for ``request``: a pattern matching exactly its
+    executable (``glob_escape``: ``/opt/a*b`` is ``/opt/a[*]b``), or None when it adds
+    nothing (as OpenClaw, only an allowlist policy learns, and only a known absolute path)."""
+    path = request.resolved_path
+    if request.security != "allowlist" or not isinstance(path, str):
+        return None
+    if not os.path.isabs(path) or "\0" in path:
+        return None  # no file a shell runs: nothing exact to learn
+    return glob_escape(path)  # a literal: "/**" must not approve every command
+
+
+def allow_always_scope(request: ExecApprovalRequest) -> str:
+    """What choosing allow-always for ``request`` would trust, in one sentence: the
+    executable with any arguments from then on, not only the command shown (approving
+    ``rm -r out`` always lets ``rm -rf /etc`` run unasked later). Every surface that asks a
+    person shows this sentence (``ExecApprovalRequest.allow_always``)."""
+    if allow_always_pattern(request) is not None:
+        path = _shown(str(request.resolved_path))
+        return (
+            f"Allow always would trust {path} with any arguments from now on, "
+            "not only this command."
+        )
+    if request.security != "allowlist":
+        why = f"security={request.security}"
+    elif request.resolved_path is None:
+        why = "the executable is not known"
+    else:
+        why = "the executable is not an absolute path"
+    return f"Allow always would add nothing to the allowlist ({why}): it allows this call once."
+
+
+def _shown(path: str) -> str:
+    """A path as a person can read it: quoted, with escapes, when it holds a character that
+    does not print or blanks at either end (a file name with a newline must not forge a line
+    of the request)."""
+    return path if path.isprintable() and path == path.strip() else repr(path)
 
 
 def request_digest(request: ExecApprovalRequest, params: Mapping[str, Any] | None = None) -> str:
@@ -490,17 +534,22 @@ class ApprovalManager:
         """The deferred approval of tool call ``call_id`` when the resumed call carries the
         same model arguments (``arguments``: their digest) and it can still be decided or
         used: its evaluated params run without evaluating the call again."""
+        record = self.asked(call_id, arguments=arguments)
+        if record is None or (record.resolved_at_ms is not None and record.decision is None):
+            return None  # timed out
+        return record
+
+    def asked(self, call_id: str, *, arguments: str) -> ApprovalRecord | None:
+        """The deferred approval of tool call ``call_id`` asked for with the same model
+        arguments (``arguments``: their digest) and not used yet: pending, decided, or timed
+        out (while it is kept). A framework that evaluates the call again before it runs
+        (LangGraph runs a node again on resume) finds the approval the person was shown."""
         with self._lock:
             self._sweep()
             entry = self._entries.get(call_id)
             if entry is None or entry.claimed or not entry.record.arguments:
                 return None
-            record = entry.record
-            if record.arguments != arguments:
-                return None
-            if record.resolved_at_ms is not None and record.decision is None:
-                return None  # timed out
-            return record
+            return entry.record if entry.record.arguments == arguments else None
 
     def submit(
         self, call_id: str, decision: Decision, *, digest: str, resolved_by: str | None = None
@@ -590,12 +639,9 @@ class ApprovalManager:
                 del self._entries[key]
 
     def _extend(self, request: ExecApprovalRequest) -> tuple[str | None, str] | None:
-        path = request.resolved_path
-        if request.security != "allowlist" or not isinstance(path, str):
-            return None  # as OpenClaw: only an allowlist policy learns, only a known path
-        if not os.path.isabs(path) or "\0" in path:
-            return None  # no file a shell runs: nothing exact to learn
-        pattern = glob_escape(path)  # a literal: "/**" must not approve every command
+        pattern = allow_always_pattern(request)  # what the request told the person
+        if pattern is None:
+            return None
         current = self._allow.get(request.agent_id, ())
         if pattern in current:
             return None

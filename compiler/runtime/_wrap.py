@@ -454,24 +454,81 @@ class WrappedTools(Mapping[str, WrappedTool]):
         1-3 and the exec policy, nothing run. True when the approver paused the call (the
         approval was registered); False when it may run or is refused (the call reports
         that). The call that follows with the same id and arguments does not evaluate them
-        again: the hooks ran here, once."""
-        tool = self._lookup(wire_name)
-        if isinstance(tool, ToolResult) or not tool._is_exec:
-            return False
-        trace = _Trace(tool.name, tool_call_id)
+        again: the hooks ran here, once. Nor does a probe again of the same call: the
+        approval asked for then goes to the approver again (not fresh)."""
+        start = self._probe_start(wire_name, arguments, tool_call_id, approver)
+        if isinstance(start, bool):
+            return start
+        tool, params, trace = start
         try:
-            params = self._prepare(tool, arguments, None, trace)
-            trace.arguments = _arguments_digest(params)
             params = await self._ahooked(tool, params, trace)
             params = await self._aapproved(tool, params, None, trace, approver)
         except _Paused:
             return True
         except Exception:
             return False  # refused: the call itself says why
+        self._probed_now(tool_call_id, trace, params)
+        return False
+
+    def probe_sync(
+        self,
+        wire_name: str,
+        arguments: Mapping[str, Any] | str | bytes,
+        *,
+        tool_call_id: str,
+        approver: Approver,
+    ) -> bool:
+        """``probe`` in this thread (async hook handlers on a private loop)."""
+        start = self._probe_start(wire_name, arguments, tool_call_id, approver)
+        if isinstance(start, bool):
+            return start
+        tool, params, trace = start
+        try:
+            params = self._hooked(tool, params, trace)
+            params = self._approved(tool, params, None, trace, approver)
+        except _Paused:
+            return True
+        except Exception:
+            return False  # refused: the call itself says why
+        self._probed_now(tool_call_id, trace, params)
+        return False
+
+    def _probe_start(
+        self,
+        wire_name: str,
+        arguments: Mapping[str, Any] | str | bytes,
+        tool_call_id: str,
+        approver: Approver,
+    ) -> bool | tuple[WrappedTool, dict[str, Any], _Trace]:
+        """A probe's steps 1-2, or its answer when there is nothing to evaluate: not exec,
+        refused, or evaluated by an earlier probe of the same call (then its approval, if
+        one was asked for, goes to the approver again)."""
+        tool = self._lookup(wire_name)
+        if isinstance(tool, ToolResult) or not tool._is_exec:
+            return False
+        trace = _Trace(tool.name, tool_call_id)
+        try:
+            params = self._prepare(tool, arguments, None, trace)
+        except Exception:
+            return False  # refused: the call itself says why
+        trace.arguments = _arguments_digest(params)
+        probed = self._probed.get(tool_call_id)
+        if probed is not None and probed[0] == trace.arguments:
+            return False
+        approvals = self.approvals
+        asked = approvals.asked(tool_call_id, arguments=trace.arguments) if approvals else None
+        if asked is None:
+            return tool, params, trace
+        try:
+            self._answer(approver, asked, False)
+        except _Paused:
+            return True
+        return False
+
+    def _probed_now(self, tool_call_id: str, trace: _Trace, params: dict[str, Any]) -> None:
         if len(self._probed) >= _PROBED_LIMIT:
             self._probed.clear()
         self._probed[tool_call_id] = (trace.arguments, params)
-        return False
 
     def _resumed(
         self, tool: WrappedTool, params: dict[str, Any], trace: _Trace, approver: Approver | None

@@ -806,8 +806,12 @@ async def _elicit(session: Any, manager: Any, record: Any) -> None:
     anything else (decline, cancel, an error) denies it."""
     request = record.request
     where = f" in {request.cwd}" if request.cwd else ""
+    # what allow-always would trust, though it is not offered here: the person learns that
+    # approving this command for good would approve its executable with any arguments
+    scope = getattr(request, "allow_always", "")  # "" from a build made before the field
     message = (f"Approve running this command once{where}?\n\n{request.command}\n\n"
-               "Accept to run it once; decline to refuse it.")
+               "Accept to run it once; decline to refuse it. Allow always is not offered "
+               f"over MCP. {scope}").rstrip()
     try:
         answer = await session.elicit_form(message, {"type": "object", "properties": {}})
     except Exception as exc:
