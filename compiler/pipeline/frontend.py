@@ -571,7 +571,9 @@ class _Builder:
         return tuple(self.group(gid, block, (*path, gid)) for gid, block in js_key_order(value))
 
     def senders(self, value: dict[str, Any], path: JsonPath) -> tuple[SenderRule, ...]:
-        return tuple(self.sender(key, block, (*path, key)) for key, block in js_key_order(value))
+        written = {key: index for index, key in enumerate(value)}
+        return tuple(self.sender(key, block, (*path, key), written[key])
+                     for key, block in js_key_order(value))
 
     def group(self, gid: str, value: dict[str, Any], path: JsonPath) -> GroupConfig:
         senders = self.senders(value.get("toolsBySender", {}), (*path, "toolsBySender"))
@@ -579,13 +581,14 @@ class _Builder:
         return GroupConfig(id=gid, pos=self.src.kpos(path), senders=senders,
                            tools=None if tools is None else self.policy(tools, (*path, "tools")))
 
-    def sender(self, key: str, value: dict[str, Any], path: JsonPath) -> SenderRule:
+    def sender(self, key: str, value: dict[str, Any], path: JsonPath, index: int) -> SenderRule:
         if self.channel_keys:
             kind, sender, channel = parse_sender_key_2026_9(key)
         else:
             (kind, sender), channel = parse_sender_key(key), None
-        return SenderRule(kind=kind, value=sender, key=key, pos=self.src.kpos(path),
-                          policy=self.policy(value, path), channel=channel)
+        return SenderRule(kind=kind, value=sender, key=key, index=index,
+                          pos=self.src.kpos(path), policy=self.policy(value, path),
+                          channel=channel)
 
     def channel(self, name: str, value: dict[str, Any], path: JsonPath) -> ChannelDef:
         """A channel in OpenClaw's own shape: its rule names the map (``groups``, Slack's

@@ -101,11 +101,14 @@ class ProfileDef:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SenderRule:
     """One ``toolsBySender`` key: ``kind`` and the normalized ``value`` (for ``channel`` keys
-    the sender id; ``channel`` then holds the normalized channel id)."""
+    the sender id; ``channel`` then holds the normalized channel id). ``index``: the key's
+    position in its map as written (from 0), which names the rule where the key must not
+    appear (a decision log's layer: the key is a sender id)."""
 
     kind: SenderKind
     value: str
     key: str
+    index: int
     pos: Pos
     policy: Policy
     channel: str | None = None

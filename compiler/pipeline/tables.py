@@ -495,7 +495,8 @@ class TableBuilder:
                                               "channel": {}}
         wildcard = None  # None: no `*` rule; -1: a `*` rule without lists
         for rule in senders:
-            stack = self.group_stack(rule.policy, label, path=f'{where}."{rule.key}"')
+            # the provenance's label: the rule's position, never its key (a sender id)
+            stack = self.group_stack(rule.policy, label, path=f"{where}[{rule.index}]")
             if rule.kind == "*":
                 wildcard = stack
             elif rule.kind == "channel":

@@ -36,7 +36,7 @@ from typing import Any, Final, Literal
 
 from . import PACKAGE_NAME
 from ._context import CallContext
-from ._errors import ExecDeniedError
+from ._errors import ExecDeniedError, printable
 from ._hostenv import env_violation
 from ._policy import exec_config
 from ._shell import (
@@ -79,6 +79,7 @@ class ExecVerdict:
     requires_approval: bool
     denied: str | None  # why exec is refused without asking (None: not refused)
     agent_key: str | None  # the agent whose allowlist applies (None: no agent)
+    denied_code: str | None = None  # ``denied`` as a code a log may carry (``REASONS``)
 
 
 # -- the policy ---------------------------------------------------------------------------------
@@ -156,21 +157,27 @@ def evaluate_exec(  # noqa: PLR0913 - the exec tool's own keywords
         why = (
             f"exec host not allowed (requested {requested}; this agent runs exec on {policy.host})"
         )
-        return dataclasses.replace(verdict, denied=why)
+        return dataclasses.replace(verdict, denied=why, denied_code="host-not-allowed")
     if policy.host == "sandbox":  # approvals guard host execution only
         return verdict
     violation = env_violation(env)  # before anything else, as OpenClaw's validateHostEnv
     if violation is not None:
-        return dataclasses.replace(verdict, denied=violation)
+        return dataclasses.replace(verdict, denied=violation, denied_code="env-not-allowed")
     if verdict.security == "deny":
-        return dataclasses.replace(verdict, denied=f"exec denied: host={policy.host} security=deny")
+        denied = f"exec denied: host={policy.host} security=deny"
+        return dataclasses.replace(verdict, denied=denied, denied_code="security-deny")
     executable = resolve_executable(verdict.analysis, cwd=cwd, path=path)
     matched = match_allowlist(policy.allowlist, verdict.analysis, executable)
     satisfied = verdict.security == "full" or matched is not None
     needs = verdict.ask == "always" or (verdict.ask == "on-miss" and not satisfied)
-    denied = None if needs or satisfied else "exec denied: allowlist-miss"
+    missed = not (needs or satisfied)
     return dataclasses.replace(
-        verdict, executable=executable, matched=matched, requires_approval=needs, denied=denied
+        verdict,
+        executable=executable,
+        matched=matched,
+        requires_approval=needs,
+        denied="exec denied: allowlist-miss" if missed else None,
+        denied_code="allowlist-miss" if missed else None,
     )
 
 
@@ -203,7 +210,7 @@ def requires_approval(  # noqa: PLR0913 - the exec tool's own keywords
         approvals=approvals,
     )
     if verdict.denied is not None:
-        raise ExecDeniedError(verdict.denied, tool="exec")
+        raise ExecDeniedError(verdict.denied, tool="exec", code=verdict.denied_code)
     return verdict.requires_approval
 
 
@@ -468,7 +475,9 @@ class ApprovalManager:
             self._sweep()
             current = self._entries.get(record_id)
             if digest is not None and (current is None or current.record.digest != digest):
-                self._logger.warning("decision for approval %s refused: other request", record_id)
+                self._logger.warning(
+                    "decision for approval %s refused: other request", printable(record_id)
+                )
                 return False
             entry = self._settle(record_id, decision, resolved_by)
             added = (
@@ -510,6 +519,7 @@ class ApprovalManager:
                         f"Exec denied (approval-mismatch): the request changed after its "
                         f"approval was asked for: {request.command}",
                         tool="exec",
+                        code="approval-mismatch",
                     )
                 del self._entries[call_id]  # an old call under a reused id: its own record
                 entry = None
@@ -518,7 +528,9 @@ class ApprovalManager:
                     entry.record.resolved_at_ms is not None and entry.record.decision is None
                 ):
                     why = "approval-used" if entry.claimed else "approval-timeout"
-                    raise ExecDeniedError(f"Exec denied ({why}): {request.command}", tool="exec")
+                    raise ExecDeniedError(
+                        f"Exec denied ({why}): {request.command}", tool="exec", code=why
+                    )
                 return entry.record, False
             record = dataclasses.replace(
                 self.create(request, record_id=call_id, timeout_s=timeout_s, digest=digest),
@@ -654,4 +666,8 @@ class ApprovalManager:
         try:
             self._on_allow_always(agent_id, pattern)
         except Exception as exc:
-            self._logger.warning("allow-always callback failed: pattern=%s error=%s", pattern, exc)
+            self._logger.warning(
+                "allow-always callback failed: pattern=%s error=%s",
+                printable(pattern),
+                printable(exc),
+            )

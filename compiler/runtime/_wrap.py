@@ -64,8 +64,10 @@ from ._errors import (
     ToolBlockedError,
     ToolNotPermittedError,
     UnknownToolError,
+    printable,
 )
 from ._hooks import (
+    HOOK_FAILED,
     AdjustedParams,
     AfterToolCallEvent,
     BeforeToolCallEvent,
@@ -295,9 +297,9 @@ class WrappedTools(Mapping[str, WrappedTool]):
         try:
             name = tool_name_for(wire_name, self.dialect)
         except UnknownToolError as exc:
-            _LOG.warning("[tools] %s", exc.message)
+            _LOG.warning("[tools] %s", printable(exc.message))
             if self.decisions is not None:
-                self.decisions.refused(wire_name, tool_call_id, exc.message)
+                self.decisions.refused(wire_name, tool_call_id, exc.message, code=exc.code)
             return error_result(wire_name, exc.message)
         message = f"Tool {name} is not available to this request"
         _LOG.warning("[tools] %s", message)
@@ -316,7 +318,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         failure: Exception | None = None
         try:
             if tool._owner_refused:  # 1
-                raise ToolNotPermittedError(OWNER_ONLY, tool=tool.name)
+                raise ToolNotPermittedError(OWNER_ONLY, tool=tool.name, code="owner-only")
             check = tool._args
             if check is None:
                 check = tool._args = self._arguments(tool)
@@ -668,7 +670,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         if signal is not None:
             _check(signal)
         if owner_refuses(tool.definition.name, self.context.sender_is_owner):
-            raise ToolNotPermittedError(OWNER_ONLY, tool=tool.name)
+            raise ToolNotPermittedError(OWNER_ONLY, tool=tool.name, code="owner-only")
         args = parse_arguments(tool.name, arguments)
         if self.hooks is not None:  # after_tool_call reports these if the call stops here
             trace.params = frozen(args)
@@ -706,7 +708,8 @@ class WrappedTools(Mapping[str, WrappedTool]):
         copied, then checked as in step 2 at every depth: the implementation gets exactly
         the checked copy, which no handler holds."""
         if outcome.blocked:
-            raise ToolBlockedError(outcome.reason or "", tool=tool.name)
+            code = "hook-failed" if outcome.reason == HOOK_FAILED else "hook-blocked"
+            raise ToolBlockedError(outcome.reason or "", tool=tool.name, code=code)
         params = own
         if outcome.changed:
             params = apply_aliases(tool.name, plain(outcome.params))
@@ -743,12 +746,14 @@ class WrappedTools(Mapping[str, WrappedTool]):
             approvals=self.approvals,
         )
         if verdict.denied is not None:
-            raise ExecDeniedError(verdict.denied, tool=tool.name)
+            raise ExecDeniedError(verdict.denied, tool=tool.name, code=verdict.denied_code)
         if not verdict.requires_approval:
             return params, None
         if self.approvals is None:
             raise ExecDeniedError(
-                "exec denied: approval required, and no approver is set up", tool=tool.name
+                "exec denied: approval required, and no approver is set up",
+                tool=tool.name,
+                code="no-approver",
             )
         request = ExecApprovalRequest(
             command=command,
@@ -783,7 +788,9 @@ class WrappedTools(Mapping[str, WrappedTool]):
         assert approvals is not None  # _gate refuses without one
         if not trace.tool_call_id:
             raise ExecDeniedError(
-                "exec denied: an approval needs the tool call's id", tool=EXEC_TOOL
+                "exec denied: an approval needs the tool call's id",
+                tool=EXEC_TOOL,
+                code="no-call-id",
             )
         digest = request_digest(request, params)
         record, fresh = approvals.defer(
@@ -841,7 +848,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
             fire(trace, None, abort.message)
             raise abort from (None if abort is exc else exc)
         message = describe(exc)
-        _LOG.error("[tools] %s failed: %s", name, message)
+        _LOG.error("[tools] %s failed: %s", name, printable(message))
         return error_result(name, message)
 
     # -- after_tool_call ---------------------------------------------------------------------------
@@ -951,7 +958,7 @@ def _decided(params: Mapping[str, Any], decision: Decision | None) -> None:
     if decision in ("allow-once", "allow-always"):
         return
     why = "user-denied" if decision == "deny" else "approval-timeout"
-    raise ExecDeniedError(f"Exec denied ({why}): {params.get('command')}", tool=EXEC_TOOL)
+    raise ExecDeniedError(f"Exec denied ({why}): {params.get('command')}", tool=EXEC_TOOL, code=why)
 
 
 def _discard(value: object) -> None:

@@ -45,6 +45,7 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectSendStream
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
+from ..runtime._errors import printable
 from .mcp_http import DIGEST_SCOPE_KEY, IDENTITY_SCOPE_KEY, SESSION_HEADER, SESSION_SCOPE_KEY
 from .mcp_sessions import SessionStore
 
@@ -262,7 +263,7 @@ class LeanApp:
             except self.service.rpc_errors as exc:
                 answer = _rpc_error(rid, exc.error.code, exc.error.message)
             except Exception as exc:  # a broken implementation: a JSON-RPC error, as the SDK
-                LOG.exception("tools/call %s failed", params["name"])
+                LOG.exception("tools/call %s failed", printable(params["name"]))
                 answer = _rpc_error(rid, INTERNAL_ERROR, str(exc))
             finally:
                 local.calls.pop(rid, None)

@@ -56,6 +56,7 @@ from mcp.shared.exceptions import MCPError
 
 from .._version import __version__
 from ..builds import BuildError, read_build_file, read_manifest, run_runtime
+from ..runtime._errors import printable
 from .mcp_http import HEALTH_PATH, IDENTITY_SCOPE_KEY, Gateway, Limits
 from .mcp_identity import Identity, IdentitySource
 from .mcp_lean import LeanApp
@@ -337,7 +338,7 @@ class View:
         """The error result of a call that may not run here (decision-logged without its
         arguments)."""
         if self.decisions is not None:
-            self.decisions.refused(name, call_id, why)
+            self.decisions.refused(name, call_id, why, code="not-served")
         return self.runtime.error_result(name, why)
 
 
@@ -361,7 +362,7 @@ def _approvals(rt: ModuleType) -> Any:
         def register(self, record: Any) -> Any:
             ask = _ASKER.get()
             if ask is None:
-                raise rt.ExecDeniedError(NO_ELICITATION, tool="exec")
+                raise rt.ExecDeniedError(NO_ELICITATION, tool="exec", code="no-approver")
             waiter = super().register(record)
             ask(self, record)
             return waiter
@@ -816,7 +817,7 @@ async def _elicit(session: Any, manager: Any, record: Any) -> None:
         answer = await session.elicit_form(message, {"type": "object", "properties": {}})
     except Exception as exc:
         LOG.warning("exec approval %s: the client could not be asked (%s): denied",
-                    record.id[:8], exc)
+                    printable(record.id[:8]), printable(exc))
         manager.resolve(record.id, "deny", "serve-mcp: elicitation failed")
         return
     decision = "allow-once" if answer.action == "accept" else "deny"

@@ -15,6 +15,12 @@ the option each process makes a random key.
 - ``toolc_approvals_pending`` and ``toolc_approvals_total{outcome}``: exec approvals;
 - ``toolc_reloads_total{outcome}``: new builds served (``ok``) or refused (``refused``);
 - ``toolc_build_info{digest,target}``: the build being served (the manifest's sha256).
+
+Label values come from the build only, so no client can add series: ``tool`` is a tool of
+the build that logged the call, or ``(unknown)`` for a name it does not have (whatever a
+client asked for; the decision log keeps the name); ``layer`` is a layer label of the
+build's provenance or a fixed name of the runtime (``catalog``, ``exec-policy``, ...),
+never a sender key (a ``toolsBySender`` entry is named by its position).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import os
 import secrets
 import stat
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -33,6 +39,7 @@ from typing import Any, Final
 LOG: Final = logging.getLogger("toolc.mcp")
 METRICS_PATH: Final = "/metrics"
 KEY_BYTES: Final = 32
+UNKNOWN_TOOL: Final = "(unknown)"  # the ``tool`` label of a name the build does not have
 
 
 class ObserveError(Exception):
@@ -80,13 +87,20 @@ class Metrics:
                                     ("outcome",), registry=r)
         self.build = prom.Info("toolc_build", "The build being served", registry=r)
 
-    def emit(self, record: Mapping[str, Any]) -> None:
-        """A decision record (the runtime's DecisionLog sink protocol)."""
+    def for_build(self, names: Iterable[str]) -> BuildMetrics:
+        """The sink of one build's decision log: its tool names are the ``tool`` labels."""
+        return BuildMetrics(self, frozenset(names))
+
+    def count(self, record: Mapping[str, Any], names: frozenset[str]) -> None:
+        """A decision record of a build whose tools are ``names`` (a tool outside them is
+        counted as ``(unknown)``)."""
         event, verdict = record.get("event"), str(record.get("verdict"))
         if event == "list":
             self.lists.inc()
         elif event == "call":
-            tool, layer = str(record.get("tool")), str(record.get("layer") or "")
+            tool = str(record.get("tool"))
+            tool = tool if tool in names else UNKNOWN_TOOL
+            layer = str(record.get("layer") or "")
             self.calls.labels(tool, verdict, layer).inc()
             if verdict == "refuse":
                 self.refusals.labels(tool, layer).inc()
@@ -103,6 +117,18 @@ class Metrics:
     def render(self) -> tuple[bytes, str]:
         """The exposition text and its content type."""
         return self._prom.generate_latest(self.registry), self._prom.CONTENT_TYPE_LATEST
+
+
+@dataclass(frozen=True, slots=True)
+class BuildMetrics:
+    """``Metrics`` as the sink of one build's decision log (``Metrics.for_build``)."""
+
+    metrics: Metrics
+    names: frozenset[str]
+
+    def emit(self, record: Mapping[str, Any]) -> None:
+        """A decision record (the runtime's DecisionLog sink protocol)."""
+        self.metrics.count(record, self.names)
 
 
 @dataclass(slots=True)
@@ -132,7 +158,7 @@ class Observer:
                     self._file_sink = rt.FileSink(self.decision_log)
             sinks.append(self._file_sink)
         if self.metrics is not None:
-            sinks.append(self.metrics)
+            sinks.append(self.metrics.for_build(rt.TOOL_NAMES))
         key = read_key(self.key_file) if self.key_file is not None else self._key
         return rt.DecisionLog(sinks, sender_key=key, build_digest=digest)
 
