@@ -1,6 +1,6 @@
 """``toolc diff`` between two builds of one size, as a pull request would change them: one
 agent's and one group's policy (every group must be read: the agent meets them all), and one
-group's alone (only the changed channel's shards are read)."""
+group's alone (only the changed channel's shards are parsed)."""
 
 from __future__ import annotations
 
@@ -54,8 +54,9 @@ def _group_change(head: Path) -> str:
 
 
 def shards_read(base: Path, head: Path) -> dict[str, Any]:
-    """Which shards ``toolc diff BASE HEAD`` reads: those of every channel it cannot leave
-    unread (``toolc.review.diff.unread_channels``), each content once."""
+    """Which shards ``toolc diff BASE HEAD`` parses: those of every channel it cannot leave
+    unparsed (``toolc.review.diff.unread_channels``), each content once (every shard is
+    hashed)."""
     sides = [side_from_build(base), side_from_build(head)]
     unread = unread_channels(sides)
     read = sorted({n for name, ch in sides[0].index["channels"].items() if name not in unread

@@ -1,11 +1,12 @@
 """``toolc diff`` leaves unread the shards of channels that cannot change it: the summary
 ``split_tables`` records per channel counts exactly the classes the class space builds for it,
 a diff that skips such channels says exactly what one that reads everything says, and an
-unread shard is really not read (a tampered one goes unnoticed; a read one is refused)."""
+unread shard is really not parsed, yet checked like a read one (a tampered one is refused)."""
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -181,20 +182,52 @@ def test_only_the_changed_channel_is_read(builds: dict[str, Path]) -> None:
     assert fast.changes and to_json(fast) == to_json(full)
 
 
-def test_an_unread_shard_is_not_read_and_a_read_one_is_checked(builds: dict[str, Path],
-                                                                tmp_path: Path) -> None:
+def _consistently_replaced(out: Path, channel: str, raw: bytes, tmp: Path) -> Path:
+    """A copy of ``out`` whose ``channel`` shard is ``raw``, with the manifest and the
+    runtime's digests rewritten to match (what only a signature tells from a real build)."""
+    copy_of = tmp / f"{out.name}-replaced-{channel}"
+    shutil.copytree(out, copy_of)
+    shard, init = _shard(copy_of, channel), copy_of / "toolc_runtime" / "__init__.py"
+    old, new = (hashlib.sha256(b).hexdigest() for b in (shard.read_bytes(), raw))
+    old_init = hashlib.sha256(init.read_bytes()).hexdigest()
+    shard.write_bytes(raw)
+    init.write_text(init.read_text().replace(old, new))
+    manifest = copy_of / "manifest.json"
+    manifest.write_text(manifest.read_text().replace(old, new).replace(
+        old_init, hashlib.sha256(init.read_bytes()).hexdigest()))
+    return copy_of
+
+
+def test_an_unread_shard_is_not_parsed(builds: dict[str, Path], tmp_path: Path) -> None:
     want = to_json(compute_diff(side_from_build(builds["base"]),
                                 side_from_build(builds["group"])))
-    # telegram is the same on both sides: its tampered shard is never read
-    head = _tampered(builds["group"], "telegram", tmp_path)
-    got = to_json(compute_diff(side_from_build(builds["base"]), side_from_build(head)))
-    assert {k: v for k, v in got.items() if k != "head"} == {
-        k: v for k, v in want.items() if k != "head"}
+    # telegram is the same on both sides: a shard it holds that is no shard at all (on both
+    # sides, each side's digests agreeing) is never parsed
+    garbage = b"not a shard\n"
+    base, head = (_consistently_replaced(builds[n], "telegram", garbage, tmp_path)
+                  for n in ("base", "group"))
+    got = to_json(compute_diff(side_from_build(base), side_from_build(head)))
+    assert {k: v for k, v in got.items() if k not in ("base", "head")} == {
+        k: v for k, v in want.items() if k not in ("base", "head")}
+    with pytest.raises(DiffInputError, match="not a readable shard"):
+        compute_diff(side_from_build(base), side_from_build(head), skip=False)
+
+
+def test_every_shard_is_checked_parsed_or_not(builds: dict[str, Path], tmp_path: Path) -> None:
+    # telegram is the same on both sides: left unparsed, its tampered shard is still refused
+    for sides in ((builds["base"], _tampered(builds["group"], "telegram", tmp_path)),
+                  (_tampered(builds["base"], "telegram", tmp_path), builds["group"])):
+        with pytest.raises(DiffInputError, match=r"telegram\.[0-9a-f]+\.shard does not match"):
+            compute_diff(*map(side_from_build, sides))
     # whatsapp changed: its shard is read, and a tampered one refused
     with pytest.raises(DiffInputError, match="refusing to compare this build"):
         compute_diff(side_from_build(builds["base"]),
                      side_from_build(_tampered(builds["group"], "whatsapp", tmp_path)))
-    # with an agent's change every shard is read (a shard both sides hold, from one side)
-    with pytest.raises(DiffInputError, match="refusing to compare this build"):
-        compute_diff(side_from_build(_tampered(builds["base"], "telegram", tmp_path)),
-                     side_from_build(builds["agent"]))
+    # with an agent's change every shard is parsed, a shard both sides hold from one side
+    # only, yet checked on both
+    again = tmp_path / "again"
+    again.mkdir()
+    for sides in ((_tampered(builds["base"], "telegram", again), builds["agent"]),
+                  (builds["base"], _tampered(builds["agent"], "telegram", again))):
+        with pytest.raises(DiffInputError, match="refusing to compare this build"):
+            compute_diff(*map(side_from_build, sides))

@@ -48,11 +48,13 @@ class DiffInputError(Exception):
 
 
 class ShardSource(Protocol):
-    """Where a side's shards come from: a build directory (each read checked against its
+    """Where a side's shards come from: a build directory (each file checked against its
     manifest) or a compiled file map."""
 
     def digest(self, name: str) -> str:
-        """The sha256 of shard ``name`` (a path relative to the runtime package)."""
+        """The sha256 of shard ``name``'s bytes (a path relative to the runtime package).
+        Equal digests let a diff leave a shard unparsed or parse it from the other side, so
+        this is the digest of the bytes there, never only what a manifest says of them."""
 
     def read(self, name: str) -> bytes:
         """Shard ``name``'s bytes."""
@@ -62,21 +64,31 @@ class ShardSource(Protocol):
 class _BuildShards:
     build: OpenedBuild
     package: str
+    # shards whose bytes were found to match the manifest (a file is read and hashed once
+    # for its digest; parsing it reads and checks it again, a small part of the parse)
+    _checked: set[str] = field(default_factory=set, compare=False, repr=False)
 
     def digest(self, name: str) -> str:
+        """The manifest's sha256 of ``name``, once the file was read and found to have it
+        (``OpenedBuild.read``: the runtime's own check), without parsing it: another build's
+        shard put in its place, the manifest left as it was, is refused here."""
         found = self.build.digest(f"{self.package}/{name}")
         if found is None:
             raise DiffInputError(f"{self.build.out.as_posix()}: refusing to compare this "
                                  f"build: tables.json names a shard {name} that "
                                  "manifest.json does not list")
+        if name not in self._checked:
+            self.read(name)
         return found
 
     def read(self, name: str) -> bytes:
         try:
-            return self.build.read(f"{self.package}/{name}")
+            raw = self.build.read(f"{self.package}/{name}")
         except BuildError as exc:
             raise DiffInputError(f"{self.build.out.as_posix()}: refusing to compare this "
                                  f"build: {exc}") from exc
+        self._checked.add(name)
+        return raw
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,9 +129,10 @@ class Side:
 def side_from_build(out: Path, label: str | None = None) -> Side:
     """A build directory, checked as its runtime checks its files (``builds.open_build``: the
     manifest, the layout, the runtime's own digests), reading only what a diff compares:
-    ``tables.json``, ``catalog.json``, ``bundles.json`` and, later, the shards it needs, each
-    checked against its sha256 as it is read. A build whose files differ from its manifest,
-    or whose manifest differs from its runtime, is refused, never compared."""
+    ``tables.json``, ``catalog.json``, ``bundles.json`` and, later, the table shards, each
+    checked against its sha256 as it is read (every shard ``tables.json`` names, parsed or
+    not: ``_BuildShards``). A build whose files differ from its manifest, or whose manifest
+    differs from its runtime, is refused, never compared."""
     try:
         build = open_build(out)
         package = build.manifest["package"]
@@ -156,7 +169,7 @@ def side_views(sides: Sequence[Side], tools: Sequence[str], *, skip: bool = True
                ) -> list[TablesView]:
     """The sides' tables over one tool index. Shards are read here, each content once
     (``_Channels``). With ``skip``, the shards of channels that cannot change the result are
-    not read at all (``unread_channels``)."""
+    not parsed at all, only checked (``unread_channels``)."""
     if not all(side.index.get("sharded") for side in sides):  # builds from before shards
         return [TablesView(side.tables, tools) for side in sides]
     unread = unread_channels(sides) if skip else {}
@@ -214,16 +227,19 @@ class _Channels:
 
 
 def unread_channels(sides: Sequence[Side]) -> dict[str, Unread]:
-    """The channels of two builds whose shards cannot change the diff, so are not read.
+    """The channels of two builds whose shards cannot change the diff, so are not parsed.
 
     When everything outside the channels in ``tables.json`` is the same on both sides (tools
     and their order, which the shards' bitsets are written in; masks, gates, agents,
     providers, the global, subagent and sender layers, the release's rules), no agent side
     differs, so the diff evaluates only channel classes whose group layer differs; and a
-    channel whose index entry and shards (their sha256) are the same on both sides has the
-    same classes and answers on both, none of which differs. Of such a channel the diff
-    needs only what ``split_tables`` recorded (``summary``): how many classes it has and
-    which tools the stripping layers they reach test. Not under OpenClaw 2026.9's channel
+    channel whose index entry and shards are the same on both sides has the same classes
+    and answers on both, none of which differs. Shards are compared by the sha256 of each
+    file's bytes (``ShardSource.digest``: a build's shards are hashed, which is cheap, not
+    parsed), never by the manifests' word alone, which would let another build's shard put
+    in the place of one pass unseen. Of such a channel the diff needs only what
+    ``split_tables`` recorded (``summary``): how many classes it has and which tools the
+    stripping layers they reach test. Not under OpenClaw 2026.9's channel
     semantics, whose classes are formed across every channel at once, and not for Slack's
     and Discord's keyed channels (no summary is recorded)."""
     if len(sides) != 2:
