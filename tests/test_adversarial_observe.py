@@ -168,13 +168,20 @@ def _attack(rt: ModuleType, log: Any) -> dict[str, Any]:
     return told
 
 
-def test_arguments_never_reach_the_decision_log_or_a_span(world: ModuleType,
-                                                         tmp_path: Path) -> None:
+def test_arguments_never_reach_the_decision_log_or_a_span(world: ModuleType, tmp_path: Path,
+                                                         operator_log: Path) -> None:
     path, spans = tmp_path / "d.jsonl", Spans()
     sink = world.FileSink(path)
     log = world.DecisionLog([sink, world.OtelSink(spans.provider)], sender_key=KEY)
     told = _attack(world, log)
+    hooked = world.wrap(world.resolve(agent_id="main"), {"echo": _echo},
+                        context=world.CallContext(agent_id="main"), hooks=_failing_hooks(world))
+    hooked.call("echo", {"text": SECRET}, tool_call_id="t10")  # hooks quoting the params
+    assert hooked.hooks.wait_idle(10)
     sink.close()
+    # nor the operator log: "[tools] echo failed: tool-error: ...", hook failures by type
+    operator = operator_log.read_text("utf-8")
+    assert SECRET not in operator and "[tools] exec failed: approval-timeout: " in operator
     # the model is still told everything: its error names the command, the key, the value
     for code in ("approval-timeout", "user-denied", "env-not-allowed", "hook-blocked",
                  "tool-error", "invalid-arguments"):

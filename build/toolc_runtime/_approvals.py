@@ -36,7 +36,7 @@ from typing import Any, Final, Literal
 
 from . import PACKAGE_NAME
 from ._context import CallContext
-from ._errors import ExecDeniedError
+from ._errors import ExecDeniedError, printable
 from ._hostenv import env_violation
 from ._policy import exec_config
 from ._shell import (
@@ -79,6 +79,7 @@ class ExecVerdict:
     requires_approval: bool
     denied: str | None  # why exec is refused without asking (None: not refused)
     agent_key: str | None  # the agent whose allowlist applies (None: no agent)
+    denied_code: str | None = None  # ``denied`` as a code a log may carry (``REASONS``)
 
 
 # -- the policy ---------------------------------------------------------------------------------
@@ -156,21 +157,27 @@ def evaluate_exec(  # noqa: PLR0913 - the exec tool's own keywords
         why = (
             f"exec host not allowed (requested {requested}; this agent runs exec on {policy.host})"
         )
-        return dataclasses.replace(verdict, denied=why)
+        return dataclasses.replace(verdict, denied=why, denied_code="host-not-allowed")
     if policy.host == "sandbox":  # approvals guard host execution only
         return verdict
     violation = env_violation(env)  # before anything else, as OpenClaw's validateHostEnv
     if violation is not None:
-        return dataclasses.replace(verdict, denied=violation)
+        return dataclasses.replace(verdict, denied=violation, denied_code="env-not-allowed")
     if verdict.security == "deny":
-        return dataclasses.replace(verdict, denied=f"exec denied: host={policy.host} security=deny")
+        denied = f"exec denied: host={policy.host} security=deny"
+        return dataclasses.replace(verdict, denied=denied, denied_code="security-deny")
     executable = resolve_executable(verdict.analysis, cwd=cwd, path=path)
     matched = match_allowlist(policy.allowlist, verdict.analysis, executable)
     satisfied = verdict.security == "full" or matched is not None
     needs = verdict.ask == "always" or (verdict.ask == "on-miss" and not satisfied)
-    denied = None if needs or satisfied else "exec denied: allowlist-miss"
+    missed = not (needs or satisfied)
     return dataclasses.replace(
-        verdict, executable=executable, matched=matched, requires_approval=needs, denied=denied
+        verdict,
+        executable=executable,
+        matched=matched,
+        requires_approval=needs,
+        denied="exec denied: allowlist-miss" if missed else None,
+        denied_code="allowlist-miss" if missed else None,
     )
 
 
@@ -203,7 +210,7 @@ def requires_approval(  # noqa: PLR0913 - the exec tool's own keywords
         approvals=approvals,
     )
     if verdict.denied is not None:
-        raise ExecDeniedError(verdict.denied, tool="exec")
+        raise ExecDeniedError(verdict.denied, tool="exec", code=verdict.denied_code)
     return verdict.requires_approval
 
 
@@ -222,6 +229,50 @@ class ExecApprovalRequest:
     resolved_path: str | None = None  # the executable: allow-always adds exactly this path
     env_keys: tuple[str, ...] = ()  # the variables the call sets (OpenClaw's ``envKeys``)
     reason: str = ""  # why the policy asks (``ask=always``, an allowlist miss, no analysis)
+    # what allow-always would trust, in words (``allow_always_scope``); derived, never passed
+    allow_always: str = dataclasses.field(init=False, default="")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "allow_always", allow_always_scope(self))
+
+
+def allow_always_pattern(request: ExecApprovalRequest) -> str | None:
+    """The allowlist entry allow-always adds for ``request``: a pattern matching exactly its
+    executable (``glob_escape``: ``/opt/a*b`` is ``/opt/a[*]b``), or None when it adds
+    nothing (as OpenClaw, only an allowlist policy learns, and only a known absolute path)."""
+    path = request.resolved_path
+    if request.security != "allowlist" or not isinstance(path, str):
+        return None
+    if not os.path.isabs(path) or "\0" in path:
+        return None  # no file a shell runs: nothing exact to learn
+    return glob_escape(path)  # a literal: "/**" must not approve every command
+
+
+def allow_always_scope(request: ExecApprovalRequest) -> str:
+    """What choosing allow-always for ``request`` would trust, in one sentence: the
+    executable with any arguments from then on, not only the command shown (approving
+    ``rm -r out`` always lets ``rm -rf /etc`` run unasked later). Every surface that asks a
+    person shows this sentence (``ExecApprovalRequest.allow_always``)."""
+    if allow_always_pattern(request) is not None:
+        path = _shown(str(request.resolved_path))
+        return (
+            f"Allow always would trust {path} with any arguments from now on, "
+            "not only this command."
+        )
+    if request.security != "allowlist":
+        why = f"security={request.security}"
+    elif request.resolved_path is None:
+        why = "the executable is not known"
+    else:
+        why = "the executable is not an absolute path"
+    return f"Allow always would add nothing to the allowlist ({why}): it allows this call once."
+
+
+def _shown(path: str) -> str:
+    """A path as a person can read it: quoted, with escapes, when it holds a character that
+    does not print or blanks at either end (a file name with a newline must not forge a line
+    of the request)."""
+    return path if path.isprintable() and path == path.strip() else repr(path)
 
 
 def request_digest(request: ExecApprovalRequest, params: Mapping[str, Any] | None = None) -> str:
@@ -424,7 +475,9 @@ class ApprovalManager:
             self._sweep()
             current = self._entries.get(record_id)
             if digest is not None and (current is None or current.record.digest != digest):
-                self._logger.warning("decision for approval %s refused: other request", record_id)
+                self._logger.warning(
+                    "decision for approval %s refused: other request", printable(record_id)
+                )
                 return False
             entry = self._settle(record_id, decision, resolved_by)
             added = (
@@ -466,6 +519,7 @@ class ApprovalManager:
                         f"Exec denied (approval-mismatch): the request changed after its "
                         f"approval was asked for: {request.command}",
                         tool="exec",
+                        code="approval-mismatch",
                     )
                 del self._entries[call_id]  # an old call under a reused id: its own record
                 entry = None
@@ -474,7 +528,9 @@ class ApprovalManager:
                     entry.record.resolved_at_ms is not None and entry.record.decision is None
                 ):
                     why = "approval-used" if entry.claimed else "approval-timeout"
-                    raise ExecDeniedError(f"Exec denied ({why}): {request.command}", tool="exec")
+                    raise ExecDeniedError(
+                        f"Exec denied ({why}): {request.command}", tool="exec", code=why
+                    )
                 return entry.record, False
             record = dataclasses.replace(
                 self.create(request, record_id=call_id, timeout_s=timeout_s, digest=digest),
@@ -490,17 +546,22 @@ class ApprovalManager:
         """The deferred approval of tool call ``call_id`` when the resumed call carries the
         same model arguments (``arguments``: their digest) and it can still be decided or
         used: its evaluated params run without evaluating the call again."""
+        record = self.asked(call_id, arguments=arguments)
+        if record is None or (record.resolved_at_ms is not None and record.decision is None):
+            return None  # timed out
+        return record
+
+    def asked(self, call_id: str, *, arguments: str) -> ApprovalRecord | None:
+        """The deferred approval of tool call ``call_id`` asked for with the same model
+        arguments (``arguments``: their digest) and not used yet: pending, decided, or timed
+        out (while it is kept). A framework that evaluates the call again before it runs
+        (LangGraph runs a node again on resume) finds the approval the person was shown."""
         with self._lock:
             self._sweep()
             entry = self._entries.get(call_id)
             if entry is None or entry.claimed or not entry.record.arguments:
                 return None
-            record = entry.record
-            if record.arguments != arguments:
-                return None
-            if record.resolved_at_ms is not None and record.decision is None:
-                return None  # timed out
-            return record
+            return entry.record if entry.record.arguments == arguments else None
 
     def submit(
         self, call_id: str, decision: Decision, *, digest: str, resolved_by: str | None = None
@@ -590,12 +651,9 @@ class ApprovalManager:
                 del self._entries[key]
 
     def _extend(self, request: ExecApprovalRequest) -> tuple[str | None, str] | None:
-        path = request.resolved_path
-        if request.security != "allowlist" or not isinstance(path, str):
-            return None  # as OpenClaw: only an allowlist policy learns, only a known path
-        if not os.path.isabs(path) or "\0" in path:
-            return None  # no file a shell runs: nothing exact to learn
-        pattern = glob_escape(path)  # a literal: "/**" must not approve every command
+        pattern = allow_always_pattern(request)  # what the request told the person
+        if pattern is None:
+            return None
         current = self._allow.get(request.agent_id, ())
         if pattern in current:
             return None
@@ -608,4 +666,8 @@ class ApprovalManager:
         try:
             self._on_allow_always(agent_id, pattern)
         except Exception as exc:
-            self._logger.warning("allow-always callback failed: pattern=%s error=%s", pattern, exc)
+            self._logger.warning(
+                "allow-always callback failed: pattern=%s error=%s",
+                printable(pattern),
+                printable(exc),
+            )

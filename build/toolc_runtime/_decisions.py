@@ -9,7 +9,15 @@ wrapper does one ``is None`` check per call.
 Senders are never logged raw unless asked (``raw_senders=True``): ``sender`` is
 ``HMAC-SHA256(key, sender)`` and ``sender_key_id`` the first 16 hex digits of the key's
 sha256, so lines hashed under different keys are never compared by mistake. Arguments are
-redacted unless ``log_arguments=True``.
+redacted unless ``log_arguments=True``, and so is everything derived from them: the message a
+refused or failed call gave the model can quote its command, a key or a value, so ``reason``
+is a code and a fixed text (``approval-timeout: the exec approval was not answered in
+time``; ``_errors.REASONS``) and a call-path refusal's ``rule`` that text alone; with
+``log_arguments=True`` they carry the model's message.
+
+A layer is named by its label in ``provenance.json``: names from the build, a
+``toolsBySender`` entry by its position (``tools.toolsBySender[2]``), never by its key (a
+sender id, written beside the keyed hash of the same sender, would undo it).
 
 The deciding layer of a refused tool is found only when a line is written: the compiled
 tables fold layers together, so ``provenance.json`` (written beside them by ``toolc build``)
@@ -46,11 +54,14 @@ from typing import Any, Final, NamedTuple, Protocol
 
 from . import FILE_SHA256, PACKAGE_NAME, read_verified
 from ._errors import (
+    REASONS,
     AbortError,
     ExecDeniedError,
     InvalidArgumentsError,
     ToolBlockedError,
     ToolNotPermittedError,
+    logged_reason,
+    printable,
 )
 from ._policy import (
     _AGENT_SELECTION,
@@ -667,7 +678,7 @@ class DecisionLog:
             try:
                 sink.emit(record)
             except Exception as exc:
-                _LOG.error("decision log sink %s failed: %s", type(sink).__name__, exc)
+                _LOG.error("decision log sink %s failed: %s", type(sink).__name__, printable(exc))
 
 
 _SECOND: list[tuple[int, str]] = [(-1, "")]
@@ -689,6 +700,17 @@ _REFUSALS: Final = (
     (InvalidArgumentsError, "arguments", None),
     (ToolBlockedError, "hooks", None),
 )
+
+
+# Line ends JSON leaves unescaped (ensure_ascii=False), which ``str.splitlines`` and other
+# readers take for a line's end: escaped, so a hostile value cannot split a line.
+_LINE_ENDS: Final = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def _one_line(line: str) -> str:
+    if "\u2028" in line or "\u2029" in line or "\x85" in line:
+        return line.translate(_LINE_ENDS)
+    return line
 
 
 class RequestLog:
@@ -732,7 +754,7 @@ class RequestLog:
             else DecisionRecord(time=stamp, epoch_ns=ns, event=event, **self._base, **fields)
         )
         body = encoded if encoded is not None else _json(fields)[1:-1]
-        record.line = (
+        record.line = _one_line(
             f'{{"time":"{stamp}","epoch_ns":{ns},"event":"{event}",{self._base_json},{body}}}\n'
         )
         log.emit(record)
@@ -748,8 +770,11 @@ class RequestLog:
         shown = list(names)
         self._emit("list", {"verdict": "list", "tools": shown, "count": len(shown)})
 
-    def refused(self, tool: str, tool_call_id: str | None, reason: str) -> None:
-        """A call of a tool outside the request's set (or no tool at all)."""
+    def refused(
+        self, tool: str, tool_call_id: str | None, reason: str, *, code: str = "not-available"
+    ) -> None:
+        """A call of a tool outside the request's set (or no tool at all): ``reason`` is the
+        model's message, ``code`` (``_errors.REASONS``) what is logged unless arguments are."""
         layer = rule = source = None
         if self.log.layers:
             found = deciding_layer(tool, **self.context)
@@ -765,7 +790,7 @@ class RequestLog:
                 "layer": layer,
                 "rule": rule,
                 "source": source,
-                "reason": reason,
+                "reason": f"{code}: {reason if self.log.log_arguments else REASONS[code]}",
                 "duration_ms": 0.0,
                 "arguments": REDACTED,
             },
@@ -794,7 +819,11 @@ class RequestLog:
             )
             return
         verdict, outcome, layer, rule = "allow", "ok", None, None
-        source = None
+        source = reason = None
+        if failure is not None:
+            # the model's message may quote the arguments: a code and its fixed text instead
+            code, why = logged_reason(failure, detailed=log.log_arguments)
+            reason = f"{code}: {why}"
         if isinstance(failure, AbortError):
             outcome = "aborted"
         elif failure is not None:
@@ -804,7 +833,7 @@ class RequestLog:
                     verdict, outcome, layer = "refuse", "refused", name
                     if other is not None and isinstance(failure, other):
                         layer = "exec-policy"
-                    rule = str(failure)
+                    rule = why
                     break
             if layer == "owner-guard":
                 prov = _provenance() if self.log.layers else None
@@ -822,7 +851,7 @@ class RequestLog:
                 "layer": layer,
                 "rule": rule,
                 "source": source,
-                "reason": None if failure is None else str(failure),
+                "reason": reason,
                 "duration_ms": round((time.perf_counter() - started) * 1000, 3),
                 "arguments": shown,
             },

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Final, NamedTuple, NoReturn
 
 from . import PACKAGE_NAME
+from ._errors import printable
 from ._results import ToolResult
 
 BLOCKED_BY_HOOK: Final = "Tool call blocked by plugin hook"
@@ -354,7 +355,11 @@ class HookRunner:
         call = f" toolCallId={event.tool_call_id}" if event.tool_call_id else ""
         plugin = f" plugin={handler.plugin_id}" if handler.plugin_id else ""
         self._logger.warning(
-            "before_tool_call hook failed: tool=%s%s%s error=%s", event.tool_name, call, plugin, exc
+            "before_tool_call hook failed: tool=%s%s%s error=%s",
+            event.tool_name,
+            printable(call),
+            plugin,
+            type(exc).__name__,  # its message can quote the params: never logged
         )
         return HookOutcome(True, HOOK_FAILED, event.params, False)
 
@@ -412,7 +417,7 @@ class HookRunner:
             try:
                 self._after_in_thread(*job)
             except Exception as exc:  # a bug here must not stop later jobs
-                self._logger.warning("after_tool_call hooks failed: %s", exc)
+                self._logger.warning("after_tool_call hooks failed: %s", type(exc).__name__)
             finally:
                 with self._idle:
                     self._pending -= 1
@@ -453,7 +458,9 @@ class HookRunner:
                 self._after_failed(event, result)
 
     def _after_failed(self, event: AfterToolCallEvent, exc: BaseException) -> None:
-        self._logger.warning("after_tool_call hook failed: tool=%s error=%s", event.tool_name, exc)
+        self._logger.warning(
+            "after_tool_call hook failed: tool=%s error=%s", event.tool_name, type(exc).__name__
+        )
 
     def _forget_task(self, task: asyncio.Task[None]) -> None:
         with self._lock:

@@ -64,8 +64,11 @@ from ._errors import (
     ToolBlockedError,
     ToolNotPermittedError,
     UnknownToolError,
+    logged_reason,
+    printable,
 )
 from ._hooks import (
+    HOOK_FAILED,
     AdjustedParams,
     AfterToolCallEvent,
     BeforeToolCallEvent,
@@ -295,9 +298,9 @@ class WrappedTools(Mapping[str, WrappedTool]):
         try:
             name = tool_name_for(wire_name, self.dialect)
         except UnknownToolError as exc:
-            _LOG.warning("[tools] %s", exc.message)
+            _LOG.warning("[tools] %s", printable(exc.message))
             if self.decisions is not None:
-                self.decisions.refused(wire_name, tool_call_id, exc.message)
+                self.decisions.refused(wire_name, tool_call_id, exc.message, code=exc.code)
             return error_result(wire_name, exc.message)
         message = f"Tool {name} is not available to this request"
         _LOG.warning("[tools] %s", message)
@@ -316,7 +319,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         failure: Exception | None = None
         try:
             if tool._owner_refused:  # 1
-                raise ToolNotPermittedError(OWNER_ONLY, tool=tool.name)
+                raise ToolNotPermittedError(OWNER_ONLY, tool=tool.name, code="owner-only")
             check = tool._args
             if check is None:
                 check = tool._args = self._arguments(tool)
@@ -454,24 +457,81 @@ class WrappedTools(Mapping[str, WrappedTool]):
         1-3 and the exec policy, nothing run. True when the approver paused the call (the
         approval was registered); False when it may run or is refused (the call reports
         that). The call that follows with the same id and arguments does not evaluate them
-        again: the hooks ran here, once."""
-        tool = self._lookup(wire_name)
-        if isinstance(tool, ToolResult) or not tool._is_exec:
-            return False
-        trace = _Trace(tool.name, tool_call_id)
+        again: the hooks ran here, once. Nor does a probe again of the same call: the
+        approval asked for then goes to the approver again (not fresh)."""
+        start = self._probe_start(wire_name, arguments, tool_call_id, approver)
+        if isinstance(start, bool):
+            return start
+        tool, params, trace = start
         try:
-            params = self._prepare(tool, arguments, None, trace)
-            trace.arguments = _arguments_digest(params)
             params = await self._ahooked(tool, params, trace)
             params = await self._aapproved(tool, params, None, trace, approver)
         except _Paused:
             return True
         except Exception:
             return False  # refused: the call itself says why
+        self._probed_now(tool_call_id, trace, params)
+        return False
+
+    def probe_sync(
+        self,
+        wire_name: str,
+        arguments: Mapping[str, Any] | str | bytes,
+        *,
+        tool_call_id: str,
+        approver: Approver,
+    ) -> bool:
+        """``probe`` in this thread (async hook handlers on a private loop)."""
+        start = self._probe_start(wire_name, arguments, tool_call_id, approver)
+        if isinstance(start, bool):
+            return start
+        tool, params, trace = start
+        try:
+            params = self._hooked(tool, params, trace)
+            params = self._approved(tool, params, None, trace, approver)
+        except _Paused:
+            return True
+        except Exception:
+            return False  # refused: the call itself says why
+        self._probed_now(tool_call_id, trace, params)
+        return False
+
+    def _probe_start(
+        self,
+        wire_name: str,
+        arguments: Mapping[str, Any] | str | bytes,
+        tool_call_id: str,
+        approver: Approver,
+    ) -> bool | tuple[WrappedTool, dict[str, Any], _Trace]:
+        """A probe's steps 1-2, or its answer when there is nothing to evaluate: not exec,
+        refused, or evaluated by an earlier probe of the same call (then its approval, if
+        one was asked for, goes to the approver again)."""
+        tool = self._lookup(wire_name)
+        if isinstance(tool, ToolResult) or not tool._is_exec:
+            return False
+        trace = _Trace(tool.name, tool_call_id)
+        try:
+            params = self._prepare(tool, arguments, None, trace)
+        except Exception:
+            return False  # refused: the call itself says why
+        trace.arguments = _arguments_digest(params)
+        probed = self._probed.get(tool_call_id)
+        if probed is not None and probed[0] == trace.arguments:
+            return False
+        approvals = self.approvals
+        asked = approvals.asked(tool_call_id, arguments=trace.arguments) if approvals else None
+        if asked is None:
+            return tool, params, trace
+        try:
+            self._answer(approver, asked, False)
+        except _Paused:
+            return True
+        return False
+
+    def _probed_now(self, tool_call_id: str, trace: _Trace, params: dict[str, Any]) -> None:
         if len(self._probed) >= _PROBED_LIMIT:
             self._probed.clear()
         self._probed[tool_call_id] = (trace.arguments, params)
-        return False
 
     def _resumed(
         self, tool: WrappedTool, params: dict[str, Any], trace: _Trace, approver: Approver | None
@@ -611,7 +671,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         if signal is not None:
             _check(signal)
         if owner_refuses(tool.definition.name, self.context.sender_is_owner):
-            raise ToolNotPermittedError(OWNER_ONLY, tool=tool.name)
+            raise ToolNotPermittedError(OWNER_ONLY, tool=tool.name, code="owner-only")
         args = parse_arguments(tool.name, arguments)
         if self.hooks is not None:  # after_tool_call reports these if the call stops here
             trace.params = frozen(args)
@@ -649,7 +709,8 @@ class WrappedTools(Mapping[str, WrappedTool]):
         copied, then checked as in step 2 at every depth: the implementation gets exactly
         the checked copy, which no handler holds."""
         if outcome.blocked:
-            raise ToolBlockedError(outcome.reason or "", tool=tool.name)
+            code = "hook-failed" if outcome.reason == HOOK_FAILED else "hook-blocked"
+            raise ToolBlockedError(outcome.reason or "", tool=tool.name, code=code)
         params = own
         if outcome.changed:
             params = apply_aliases(tool.name, plain(outcome.params))
@@ -686,12 +747,14 @@ class WrappedTools(Mapping[str, WrappedTool]):
             approvals=self.approvals,
         )
         if verdict.denied is not None:
-            raise ExecDeniedError(verdict.denied, tool=tool.name)
+            raise ExecDeniedError(verdict.denied, tool=tool.name, code=verdict.denied_code)
         if not verdict.requires_approval:
             return params, None
         if self.approvals is None:
             raise ExecDeniedError(
-                "exec denied: approval required, and no approver is set up", tool=tool.name
+                "exec denied: approval required, and no approver is set up",
+                tool=tool.name,
+                code="no-approver",
             )
         request = ExecApprovalRequest(
             command=command,
@@ -726,7 +789,9 @@ class WrappedTools(Mapping[str, WrappedTool]):
         assert approvals is not None  # _gate refuses without one
         if not trace.tool_call_id:
             raise ExecDeniedError(
-                "exec denied: an approval needs the tool call's id", tool=EXEC_TOOL
+                "exec denied: an approval needs the tool call's id",
+                tool=EXEC_TOOL,
+                code="no-call-id",
             )
         digest = request_digest(request, params)
         record, fresh = approvals.defer(
@@ -783,9 +848,12 @@ class WrappedTools(Mapping[str, WrappedTool]):
             )
             fire(trace, None, abort.message)
             raise abort from (None if abort is exc else exc)
-        message = describe(exc)
-        _LOG.error("[tools] %s failed: %s", name, message)
-        return error_result(name, message)
+        # the operator log says what the decision log says: a code and its fixed text (the
+        # message can quote the arguments), the message itself only with log_arguments
+        detailed = self.decisions is not None and self.decisions.log.log_arguments
+        code, text = logged_reason(exc, detailed=detailed)
+        _LOG.error("[tools] %s failed: %s: %s", name, code, printable(text))
+        return error_result(name, describe(exc))
 
     # -- after_tool_call ---------------------------------------------------------------------------
     def _after_event(
@@ -894,7 +962,7 @@ def _decided(params: Mapping[str, Any], decision: Decision | None) -> None:
     if decision in ("allow-once", "allow-always"):
         return
     why = "user-denied" if decision == "deny" else "approval-timeout"
-    raise ExecDeniedError(f"Exec denied ({why}): {params.get('command')}", tool=EXEC_TOOL)
+    raise ExecDeniedError(f"Exec denied ({why}): {params.get('command')}", tool=EXEC_TOOL, code=why)
 
 
 def _discard(value: object) -> None:

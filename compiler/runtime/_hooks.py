@@ -359,7 +359,7 @@ class HookRunner:
             event.tool_name,
             printable(call),
             plugin,
-            printable(exc),
+            type(exc).__name__,  # its message can quote the params: never logged
         )
         return HookOutcome(True, HOOK_FAILED, event.params, False)
 
@@ -417,7 +417,7 @@ class HookRunner:
             try:
                 self._after_in_thread(*job)
             except Exception as exc:  # a bug here must not stop later jobs
-                self._logger.warning("after_tool_call hooks failed: %s", printable(exc))
+                self._logger.warning("after_tool_call hooks failed: %s", type(exc).__name__)
             finally:
                 with self._idle:
                     self._pending -= 1
@@ -459,7 +459,7 @@ class HookRunner:
 
     def _after_failed(self, event: AfterToolCallEvent, exc: BaseException) -> None:
         self._logger.warning(
-            "after_tool_call hook failed: tool=%s error=%s", event.tool_name, printable(exc)
+            "after_tool_call hook failed: tool=%s error=%s", event.tool_name, type(exc).__name__
         )
 
     def _forget_task(self, task: asyncio.Task[None]) -> None:

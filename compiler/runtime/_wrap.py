@@ -64,6 +64,7 @@ from ._errors import (
     ToolBlockedError,
     ToolNotPermittedError,
     UnknownToolError,
+    logged_reason,
     printable,
 )
 from ._hooks import (
@@ -847,9 +848,12 @@ class WrappedTools(Mapping[str, WrappedTool]):
             )
             fire(trace, None, abort.message)
             raise abort from (None if abort is exc else exc)
-        message = describe(exc)
-        _LOG.error("[tools] %s failed: %s", name, printable(message))
-        return error_result(name, message)
+        # the operator log says what the decision log says: a code and its fixed text (the
+        # message can quote the arguments), the message itself only with log_arguments
+        detailed = self.decisions is not None and self.decisions.log.log_arguments
+        code, text = logged_reason(exc, detailed=detailed)
+        _LOG.error("[tools] %s failed: %s: %s", name, code, printable(text))
+        return error_result(name, describe(exc))
 
     # -- after_tool_call ---------------------------------------------------------------------------
     def _after_event(

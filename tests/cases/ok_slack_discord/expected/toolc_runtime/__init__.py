@@ -26,12 +26,12 @@ TOOLC_VERSION: Final = "0.1.0"
 FILE_SHA256: Final[Mapping[str, str]] = {
     "_abort.py": "fcf66d080cc334da7c1f644a5d909c8836cf5c939834f854f169f2d68d0f9504",
     "_adapters.py": "2cc224a44db1e37fcfef2d6cd4d8fe38c2596f6e22922b7f8b0d8eb9bbc36755",
-    "_approvals.py": "24ed7ad1ce2a17fc5f03dd1e27519bba86578cc6f9428b10e882ebba571472d5",
+    "_approvals.py": "82dc96dea6f1ed34c89181b648d4d1493de2b1851bedbb52b3362b475dcf5b2c",
     "_bundles.py": "7a8da495f83f3f969db2a291b34c101ad90db3fc59e6b37c501fa3b416a80ecd",
     "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
-    "_decisions.py": "9fea5030771215c2619424898fc5c320a208c9b0cc14ed9bb7201a3030436859",
-    "_errors.py": "cc40d3036e004e02051143844bc64cd78759e031f46014e905bf7e444328d865",
-    "_hooks.py": "fe3e9a0cec2d1ae23935c7f974643b127a7e6bbbf5eba636bf4c771739ec1a89",
+    "_decisions.py": "b4be2b883d0f0213ea5056384636401d1f987f04b89899a19fd1b99a0bd81b02",
+    "_errors.py": "6c4a54ba62f2a5f820225a34cc032647a7ee8a72a5b8fb2a46eb70404d163f5a",
+    "_hooks.py": "117c5fd4258cddb8382c4a490d2b5b6e2a3e24c05dec89aa228fbcbe7b358c76",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
     "_policy.py": "143b527560b44103cada43d6c3262066d8e470c75900e32a1753ee9825eee1c8",
@@ -39,11 +39,11 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
     "_validate.py": "c1b322472cbabce9028701c56e7fd03482a426737bda4fa545ae09af09ca318f",
-    "_wrap.py": "f952a5752962a73472c1f7b51026a1541b2a227d23414969eed51c55dfa05a9e",
+    "_wrap.py": "2be8823f6465dc09fe104dca6cb532e665890aa73b42260ad0a1c11f2ef16462",
     "bundles.json": "afedf76c85ea118f284726baf71b6b13c7bf0f2068d176b4b89111b25e3f9bd4",
     "catalog.json": "723aaac598569ddeeb761d601ed34b6eccb0e06a7d85087b9f98d1be4fc91fe6",
-    "integrations/__init__.py": "e660bea53d3e59a09d4a9df0e2a737c5031113e0e817bdf1e1bc902c29e6eef1",
-    "integrations/langchain.py": "eb2c652d7437c01012bfe47a717a52880e45ffe9848f0d363090a02dd85e9c7d",
+    "integrations/__init__.py": "86f4d1114d4440436e1476f37ecc4516f4f60d877383a95d79dea6d092b8e994",
+    "integrations/langchain.py": "0aced38c0207a7caf0e6b6eb9da14ea5eccb5e44f4d84a1761f3dae0781be3e6",
     "integrations/openai_agents.py": (
         "11c156b66e53d0aab5a1ad3d02ced1ac3c6b679d37cb812a4fec290193600a28"
     ),
@@ -53,10 +53,10 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "models.py": "ff6a372eba839d0b750a8cc655f5f26a098ef43ccc906de7cbde6ff90a8e0439",
     "provenance.json": "968aee83aa712a0fcc1211b2552a6a48ee1185a11e70b9093e4fdd0c767ff871",
     "provenance/discord.435dd17d80ae.shard": (
-        "eb4475cf55c582f84c80d21163cae3575316550d8f55711a6be98f747a2f65a3"
+        "3abeac5e9d0b60eeb4352d829169ec5a0d6303ce0aecac91a2b5ce23601f3e0d"
     ),
     "provenance/slack.34480138f86d.shard": (
-        "e54a2b73f3857c9b77f2b6d0a309f8ca60d07f134d416384bdd8956babe7ff06"
+        "76837ddf85ab663afd389ada4f4db91388a920a23b4cdca37ee7cbf5a6b60b2c"
     ),
     "provenance/slack.work.95332c9f3ae7.shard": (
         "f712d28645565897cc32fc5b2fe3ba9f19c308ea12bc357d76cc8e51bde10986"
@@ -121,6 +121,8 @@ _LAZY: Final[Mapping[str, str]] = {
     "ToolResult": "_results",
     "WrappedTool": "_wrap",
     "WrappedTools": "_wrap",
+    "allow_always_pattern": "_approvals",
+    "allow_always_scope": "_approvals",
     "analyze_command": "_shell",
     "anthropic_messages": "_adapters",
     "deciding_layer": "_decisions",
@@ -190,6 +192,8 @@ if TYPE_CHECKING:
         ExecApprovalRequest,
         ExecPolicy,
         ExecVerdict,
+        allow_always_pattern,
+        allow_always_scope,
         evaluate_exec,
         exec_policy,
         request_digest,
@@ -291,6 +295,8 @@ __all__ = [
     "UnknownToolError",
     "WrappedTool",
     "WrappedTools",
+    "allow_always_pattern",
+    "allow_always_scope",
     "analyze_command",
     "anthropic_messages",
     "deciding_layer",

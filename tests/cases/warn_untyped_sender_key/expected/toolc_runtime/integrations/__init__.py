@@ -70,8 +70,9 @@ def spec_of(tool: str, definition: Mapping[str, Any]) -> ToolSpec:
 
 
 def approval_payload(record: ApprovalRecord) -> dict[str, Any]:
-    """What a person is shown about a paused exec call (JSON): toolc's approval request,
-    the call it belongs to and the digest its decision is bound to."""
+    """What a person is shown about a paused exec call (JSON): toolc's approval request
+    (``allow_always`` says what allow-always would trust), the call it belongs to and the
+    digest its decision is bound to."""
     request = record.request
     return {
         "call_id": record.id,
@@ -80,6 +81,7 @@ def approval_payload(record: ApprovalRecord) -> dict[str, Any]:
         "executable": request.resolved_path,
         "cwd": request.cwd,
         "reason": request.reason,
+        "allow_always": request.allow_always,
         "host": request.host,
         "security": request.security,
         "ask": request.ask,
