@@ -201,6 +201,20 @@ def test_arguments_never_reach_the_decision_log_or_a_span(world: ModuleType, tmp
     assert calls["t8"]["reason"] == "tool-error: the tool raised ValueError"
 
 
+def test_made_up_tool_names_name_no_span(world: ModuleType) -> None:
+    """A span's name is what tracing back ends group by: made-up names share one."""
+    spans = Spans()
+    log = world.DecisionLog([world.OtelSink(spans.provider)], sender_key=KEY)
+    request = log.request(agent_id="main")
+    tools = world.wrap(request.resolve(), {"echo": _echo}, decisions=request,
+                       context=world.CallContext(agent_id="main"))
+    for n in range(30):
+        tools.call(f"made_up_{n}", {})
+    tools.call("echo", {"text": "hi"})
+    names = {span.name for span in spans.exporter.get_finished_spans()}
+    assert names == {"execute_tool (unknown)", "execute_tool echo"}
+
+
 def test_a_code_the_runtime_does_not_know_is_never_logged(world: ModuleType,
                                                          tmp_path: Path) -> None:
     """An implementation's own ToolError with a code of its making (here one quoting the

@@ -29,7 +29,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_approvals.py": "82dc96dea6f1ed34c89181b648d4d1493de2b1851bedbb52b3362b475dcf5b2c",
     "_bundles.py": "7a8da495f83f3f969db2a291b34c101ad90db3fc59e6b37c501fa3b416a80ecd",
     "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
-    "_decisions.py": "b4be2b883d0f0213ea5056384636401d1f987f04b89899a19fd1b99a0bd81b02",
+    "_decisions.py": "0a34ab25f7315a5f3ea414608cfe6e6c93fed479b3210948ab1b331b129d122c",
     "_errors.py": "6c4a54ba62f2a5f820225a34cc032647a7ee8a72a5b8fb2a46eb70404d163f5a",
     "_hooks.py": "117c5fd4258cddb8382c4a490d2b5b6e2a3e24c05dec89aa228fbcbe7b358c76",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
