@@ -302,12 +302,12 @@ class View:
         name = self.by_wire.get(wire)
         if name is None:
             hidden = self.unlisted.get(wire)
-            if hidden is not None:
-                why = self.gen.refused.get(hidden, f"Tool {hidden} has no implementation on "
+            if hidden is not None:  # named as the client calls it (an upstream's own name)
+                why = self.gen.refused.get(hidden, f"Tool {wire} has no implementation on "
                                            "this server")
                 if self.decisions is not None:
                     self.decisions.refused(hidden, call_id, why)
-                return self.runtime.error_result(hidden, why)
+                return self.runtime.error_result(wire, why)
             # unknown, or not in this context's set: the wrapper says which
             return self.tools.call(wire, dict(arguments), tool_call_id=call_id)
         tool = self.tools[name]
