@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -517,3 +519,120 @@ def test_strict_refuses_a_new_build_that_drops_a_served_agent(tmp_path: Path) ->
         assert srv.call(token, sid, "echo", {"text": "hi"}).status_code == 200
     finally:
         srv.stop()
+
+
+# -- stopping ------------------------------------------------------------------------------------
+def _hold_raw_stream(srv: Server, token: str, sid: str, out: dict[str, Any],
+                     opened: threading.Event) -> None:
+    """Hold a session's GET stream until the server ends it: ``out["stream"]`` is "ended"
+    when the response was complete (its last chunk sent), else what the client saw."""
+    try:
+        with srv.http.stream("GET", srv.url, headers=srv.headers(token, sid)) as r:
+            assert r.status_code == 200
+            opened.set()
+            for _ in r.iter_bytes():
+                pass
+        out["stream"] = "ended"
+    except Exception as exc:
+        out["stream"] = repr(exc)
+
+
+def _sdk_client(srv: Server, token: str, out: dict[str, Any], done: threading.Event) -> None:
+    """The MCP SDK's client connected (its own GET stream open) until ``done``."""
+    async def session() -> None:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with create_mcp_http_client(headers=headers) as client, \
+                streamable_http_client(srv.url, http_client=client) as (r, w), \
+                ClientSession(r, w) as s:
+            await s.initialize()
+            out["tools"] = [t.name for t in (await s.list_tools()).tools]
+            await anyio.to_thread.run_sync(done.wait)
+
+    try:
+        anyio.run(session)
+    except Exception as exc:  # its DELETE at the end finds no server: not what is tested
+        out["sdk"] = repr(exc)
+
+
+def _get_stream_log(caplog: pytest.LogCaptureFixture, what: str) -> list[logging.LogRecord]:
+    return [r for r in caplog.records
+            if r.name == "mcp.client.streamable_http" and what in r.getMessage()]
+
+
+@pytest.mark.parametrize("stack", ["lean", "sdk"])
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT", "SIGINT twice"])
+def test_a_stop_ends_streams_and_calls_without_a_traceback(
+        project: dict[str, Any], tmp_path: Path, caplog: pytest.LogCaptureFixture,
+        stop: str, stack: str) -> None:
+    """SIGTERM and SIGINT stop the server: exit 0, no traceback, every open stream ended at
+    once (its response complete: a client sees a normal end), a call in flight answered:
+    with its result when it finishes within the grace (SIGTERM here), else cancelled once
+    the grace is over (SIGINT), or at once after a second SIGINT."""
+    if stack == "sdk" and project["workers"] > 1:
+        pytest.skip("--http-stack sdk serves one worker")
+    caplog.set_level(logging.DEBUG, logger="mcp.client.streamable_http")
+    srv = Server(project["root"], project["build"], project["ids"],
+                 "--workers", str(project["workers"]), "--http-stack", stack)
+    token = project["tokens"]["dave"]
+    out: dict[str, Any] = {}
+    done, opened = threading.Event(), threading.Event()
+    started, release = tmp_path / "started", tmp_path / "release"
+
+    def in_flight() -> None:
+        response = srv.call(token, srv.open(token), "gate",
+                            {"path": str(release), "started": str(started), "tag": "x"},
+                            rid=7)
+        out["call"] = (time.monotonic(), response.status_code, response.json())
+
+    sdk = threading.Thread(target=_sdk_client, args=(srv, token, out, done), daemon=True)
+    call = threading.Thread(target=in_flight, daemon=True)
+    try:  # every worker serving (a stop while one still starts is another matter)
+        wait_until(lambda: srv.logged().count("listening on") == project["workers"],
+                   "every worker to listen")
+        raw = threading.Thread(target=_hold_raw_stream,
+                               args=(srv, token, srv.open(token), out, opened), daemon=True)
+        for thread in (sdk, raw, call):
+            thread.start()
+        assert opened.wait(20)
+        wait_until(lambda: bool(_get_stream_log(caplog, "GET SSE connection established")),
+                   "the SDK client's GET stream")
+        wait_until(started.exists, "the call in flight")
+        srv.proc.send_signal(signal.SIGTERM if stop == "SIGTERM" else signal.SIGINT)
+        raw.join(20)  # the streams end at once, while the call still runs
+        assert out.get("stream") == "ended" and call.is_alive(), out
+        hurried = time.monotonic()
+        if stop == "SIGTERM":
+            release.write_text("go")  # it finishes within the grace: its own result
+        elif stop == "SIGINT twice":
+            srv.proc.send_signal(signal.SIGINT)
+        call.join(20)
+        release.write_text("go")  # (cancelled: its worker thread ends now)
+        code = srv.proc.wait(30)
+    finally:
+        done.set()
+        release.write_text("go")
+        if srv.proc.poll() is None:
+            srv.proc.kill()
+        srv.stop()
+    sdk.join(20)
+    logged = srv.log_path.read_text()
+    assert code == 0, logged
+    assert "Traceback" not in logged and "CancelledError" not in logged, logged
+    assert out["tools"][:2] == ["echo", "gate"]
+    answered, status, answer = out["call"]
+    if stop == "SIGTERM":
+        assert (status, answer["id"]) == (200, 7) and "released x" in json.dumps(answer)
+    else:
+        assert "error" in answer, answer  # the SDK's app: a 500 in its own words
+        if stack == "lean":
+            assert (status, answer["id"], answer["error"]["message"]) == (
+                200, 7, "Request cancelled")
+    if stop == "SIGINT twice":
+        assert answered - hurried < 3, "the second SIGINT did not hurry the stop"
+    # the SDK client's GET stream ended as a normal end of stream: it tried to reconnect
+    # before any error (an abrupt end logs "GET stream error" first)
+    ends = [r for r in caplog.records if r.name == "mcp.client.streamable_http"
+            and ("GET stream disconnected" in r.getMessage()
+                 or "GET stream error" in r.getMessage())]
+    assert ends and "GET stream disconnected" in ends[0].getMessage(), \
+        [(r.getMessage(), r.exc_info) for r in ends]

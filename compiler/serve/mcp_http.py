@@ -83,6 +83,8 @@ class Gateway:
         self._seen: Identities | None = source.current()
         self._scopes: dict[str, dict[str, Any]] = {}  # SDK app: each session's opening scope
         self._digests: dict[str, str] = {}
+        self.stopping = False
+        self._inflight = 0  # POST requests this process is answering (what a stop waits for)
 
     # -- ASGI ---------------------------------------------------------------------------------
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -91,6 +93,11 @@ class Gateway:
             return
         if scope["type"] != "http":  # no websockets or anything else
             await send({"type": "websocket.close", "code": 1008})
+            return
+        if self.stopping:  # nothing new starts (a reconnected stream would hold the stop up)
+            await _respond(send, 503, {"error": "unavailable",
+                                       "error_description": "the server is stopping"},
+                           ((b"connection", b"close"),))
             return
         path = str(scope.get("path", ""))
         if path.startswith("/.well-known/"):
@@ -164,9 +171,11 @@ class Gateway:
                 -32000, f"identity {identity.name} has {self.limits.inflight_per_identity} "
                 "requests in flight (the limit)"))
             return
+        self._inflight += 1
         try:
             await self._forward(scope, receive, send, sid, digest, identity)
         finally:
+            self._inflight -= 1
             self.store.release(digest)
             if sid is None:
                 self.store.unreserve(digest)
@@ -199,6 +208,28 @@ class Gateway:
             self.forget(sid)
 
     # -- sessions -----------------------------------------------------------------------------
+    async def stop(self, grace: float, hurry: Callable[[], bool] = lambda: False) -> None:
+        """The server is stopping: refuse what comes next (503), end the GET streams at once
+        (a client sees its stream end), give the requests in flight ``grace`` seconds to be
+        answered (less once ``hurry()``), then end what this process still holds (a call
+        still running is answered "Request cancelled", its implementation told by its abort
+        signal), so that every response completes and the server finds no connection to
+        wait for. The lean app's sessions stay in the store; the SDK app's are ended as a
+        DELETE would (its streams close no other way)."""
+        self.stopping = True
+        if self.lean:
+            self.app.close_streams()
+        with anyio.move_on_after(grace):
+            while self._inflight and not hurry():
+                await anyio.sleep(0.05)
+        if self.lean:
+            self.app.close_all()
+            return
+        for sid in list(self._scopes):
+            session = self.store.get(sid)
+            if session is not None:
+                await self._end(sid, session)
+
     def _reserve_session(self, digest: str, identity: Identity) -> bool:
         if not self.store.reserve(digest, self.limits.sessions_per_identity):
             LOG.warning("refused a new session of %s: %d open (the limit)", identity.name,

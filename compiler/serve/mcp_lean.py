@@ -406,6 +406,17 @@ class LeanApp:
         for scope in local.calls.values():
             scope.cancel()
 
+    def close_streams(self) -> None:
+        """Close every GET stream of this worker (its response ends normally)."""
+        for local in list(self._local.values()):
+            if local.stream is not None:
+                local.stream.close()
+
+    def close_all(self) -> None:
+        """Close every stream and cancel every call of this worker (a stop)."""
+        for sid in list(self._local):
+            self.close_local(sid)
+
     def streams(self) -> list[str]:
         """The sessions with a GET stream open on this worker."""
         return [sid for sid, local in self._local.items() if local.stream is not None]

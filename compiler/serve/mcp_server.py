@@ -40,7 +40,8 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from types import ModuleType
+from signal import SIGINT
+from types import FrameType, ModuleType
 from typing import Any, Final
 
 import anyio
@@ -71,10 +72,14 @@ from .mcp_upstream import (
     reason,
 )
 from .observe import Observer
-from .workers import supervise
+from .workers import stop_signals, supervise
 
 LOG: Final = logging.getLogger("toolc.mcp")
 DIALECT: Final = "mcp"
+# A stop lets calls in flight finish for this long (then they are cancelled); uvicorn's own
+# limit, after which it cancels whatever still runs, is a last resort beyond it.
+STOP_GRACE: Final = 5
+_UVICORN_GRACE: Final = STOP_GRACE + 3
 _CALL_CONTEXT_KEYS: Final = ("agent_id", "session_key", "sender_is_owner", "model_provider",
                              "model_id")
 _SEQ: Final = itertools.count(1)
@@ -310,15 +315,15 @@ class View:
         name = self.by_wire.get(wire)
         if name is None:
             hidden = self.unlisted.get(wire)
-            if hidden is not None:
+            if hidden is not None:  # named as the client calls it (an upstream's own name)
                 return self._refuse(hidden, call_id, self.gen.refused.get(
-                    hidden, f"Tool {hidden} has no implementation on this server"))
+                    hidden, f"Tool {wire} has no implementation on this server"), wire=wire)
             # unknown, or not in this context's set: the wrapper says which
             return self.tools.call(wire, dict(arguments), tool_call_id=call_id)
         if name in self.gen.routing.proxied:  # the upstream may have changed the tool
             why = await self.gen.routing.check(name, before_call=True)
             if why is not None:
-                return self._refuse(name, call_id, why)
+                return self._refuse(name, call_id, why, wire=wire)
         tool = self.tools[name]
         if tool.is_async:  # a cancelled request cancels its task
             return await tool.acall(dict(arguments), tool_call_id=call_id)
@@ -334,12 +339,12 @@ class View:
             signal.abort("cancelled by the MCP client")
             raise
 
-    def _refuse(self, name: str, call_id: str | None, why: str) -> Any:
+    def _refuse(self, name: str, call_id: str | None, why: str, *, wire: str) -> Any:
         """The error result of a call that may not run here (decision-logged without its
-        arguments)."""
+        arguments), naming the tool as the client called it (``wire``)."""
         if self.decisions is not None:
             self.decisions.refused(name, call_id, why, code="not-served")
-        return self.runtime.error_result(name, why)
+        return self.runtime.error_result(wire, why)
 
 
 _POOL: list[ThreadPoolExecutor] = []
@@ -882,26 +887,66 @@ async def serve_http(options: Options, host: str, port: int,
             metrics_public=observer is not None and observer.metrics_public, store=store,
             lean=lean, freshen=service.freshen if lean else None)
         config = uvicorn.Config(gateway, log_level="warning", lifespan="on", access_log=False,
-                                http=HTTP_PARSER)
-        server = uvicorn.Server(config)
-        async with anyio.create_task_group() as tg:
-            service.tasks = tg
-            tg.start_soon(partial(server.serve, sockets=[sock]))
-            while not server.started:
-                if server.should_exit:
-                    return
-                await anyio.sleep(0.02)
-            bound = sock.getsockname()
-            where = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
-            current = options.identities.current()
-            LOG.info("listening on http://%s:%d/mcp (%d identities; health: %s, no token; "
-                     "%s)", where, bound[1], len(current) if current is not None else 0,
-                     HEALTH_PATH, _stack_note(options))
-            tg.start_soon(service.watch)
-            tg.start_soon(service.follow_upstreams)
-            while not server.should_exit:
-                await anyio.sleep(0.1)
-            tg.cancel_scope.cancel()
+                                http=HTTP_PARSER, timeout_graceful_shutdown=_UVICORN_GRACE)
+        server = _Uvicorn(config)
+        with stop_signals(server.handle_exit):
+            await _serve_until_stopped(service, gateway, server, sock)
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn's server, whose second SIGINT (a second Ctrl-C, as for uvicorn) hurries
+    toolc's stop instead of uvicorn's own forced exit, which skips the app's lifespan
+    shutdown and leaves open requests to be cancelled with the event loop (each a
+    CancelledError traceback)."""
+
+    hurried = False
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self.should_exit and sig == SIGINT:
+            self.hurried = True
+        else:
+            super().handle_exit(sig, frame)
+
+
+async def _serve_until_stopped(service: McpService, gateway: Gateway, server: _Uvicorn,
+                               sock: socket.socket) -> None:
+    """Run uvicorn on ``sock`` until SIGTERM or SIGINT, then stop as uvicorn stops: the
+    gateway ends the open streams and lets calls in flight finish (``Gateway.stop``),
+    uvicorn waits for their responses to complete and ends the app's lifespan. Cancelling
+    uvicorn instead would cut its shutdown short: the lifespan and every open request end
+    in a CancelledError, which uvicorn prints as a traceback, and no stream ends properly."""
+    options = service.options
+    assert options.identities is not None
+    stopped = anyio.Event()
+
+    async def serve() -> None:
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            stopped.set()
+
+    bound = sock.getsockname()  # now: uvicorn closes the socket as soon as it stops
+    async with anyio.create_task_group() as tg:
+        service.tasks = tg
+        tg.start_soon(serve)
+        while not server.started:
+            if server.should_exit:
+                return
+            await anyio.sleep(0.02)
+        where = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+        current = options.identities.current()
+        LOG.info("listening on http://%s:%d/mcp (%d identities; health: %s, no token; "
+                 "%s)", where, bound[1], len(current) if current is not None else 0,
+                 HEALTH_PATH, _stack_note(options))
+        tg.start_soon(service.watch)
+        tg.start_soon(service.follow_upstreams)
+        while not server.should_exit:
+            await anyio.sleep(0.1)
+        LOG.info("stopping: ending open streams; calls in flight have %g s to finish",
+                 STOP_GRACE)
+        await gateway.stop(STOP_GRACE, lambda: server.hurried)
+        await stopped.wait()
+        tg.cancel_scope.cancel()
 
 
 def run_worker(options: Options, host: str, port: int, sock: socket.socket) -> None:

@@ -7,7 +7,8 @@ method: each worker inherits the listening socket and the parsed options, and lo
 itself). The kernel hands each new connection to one of the workers; since every worker
 finds every session in the shared database, no sticky routing is needed. A worker that dies
 is replaced (its counts of requests in flight are dropped); SIGTERM or SIGINT stops them all
-and removes the directory.
+(each as a single process stops; a second SIGINT is passed on, to stop without waiting) and
+removes the directory.
 
 Each worker polls the build directory and the identities file itself, as a single process
 does; ``--watch`` already elects one poller among processes sharing ``--build``.
@@ -23,8 +24,9 @@ import shutil
 import signal
 import socket
 import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -39,6 +41,26 @@ def _state_dir() -> Path:
     shm = Path("/dev/shm")
     base = shm if shm.is_dir() and os.access(shm, os.W_OK) else None
     return Path(tempfile.mkdtemp(prefix="toolc-serve-mcp-", dir=base))
+
+
+@contextlib.contextmanager
+def stop_signals(handler: Callable[[int, Any], None]) -> Iterator[None]:
+    """SIGTERM and SIGINT call ``handler`` while the block runs (in the main thread; elsewhere
+    signals are the main thread's business), the previous handlers back afterwards.
+
+    For uvicorn's ``Server.handle_exit``: uvicorn installs it itself only while it serves,
+    and once it has stopped it raises the signal it handled again for the handler it found,
+    which would be SIGTERM's default action (the process killed mid-shutdown) or a
+    KeyboardInterrupt thrown into the event loop (a traceback)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def _worker(run: Callable[..., None], options: Any, host: str, port: int, sock: Any) -> None:
@@ -62,6 +84,11 @@ def supervise(options: Any, host: str, port: int, bind: Callable[[str, int], soc
 
     def stop(signum: int, frame: Any) -> None:
         nonlocal stopping
+        if stopping and signum == signal.SIGINT:  # a second Ctrl-C: the workers hurry too
+            for proc in workers.values():
+                if proc.pid is not None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(proc.pid, signal.SIGINT)
         stopping = True
 
     previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
