@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from . import read_verified
-from ._errors import InvalidArgumentsError, ToolNotPermittedError, UnknownToolError
+from ._errors import InvalidArgumentsError, ToolError, ToolNotPermittedError, UnknownToolError
 from ._params import normalize_call_args
 from ._policy import ToolSet
 from ._validate import validated_args
@@ -112,8 +112,24 @@ def tool_name_for(wire_name: str, dialect: str) -> str:
     """The tool a wire name stands for in a dialect (UnknownToolError when none)."""
     name = _wire_names(dialect).get(wire_name)
     if name is None:
-        raise UnknownToolError(f"Tool {wire_name} not found (dialect {dialect})", tool=wire_name)
+        raise _not_found(wire_name, dialect)
     return name
+
+
+def refusal(wire_name: str, dialect: str) -> ToolError:
+    """Why a call by ``wire_name`` that the request did not list is refused, in words about
+    the name the model used (the only name it knows): no tool has that name in ``dialect``
+    (UnknownToolError; it may be another dialect's name, ``read`` where Anthropic is shown
+    ``Read``, and calling that tool unavailable would be false), or the tool it names is
+    outside the request's set (ToolNotPermittedError, ``tool`` is toolc's name)."""
+    name = _wire_names(dialect).get(wire_name)
+    if name is None:
+        return _not_found(wire_name, dialect)
+    return ToolNotPermittedError(f"Tool {wire_name} is not available to this request", tool=name)
+
+
+def _not_found(wire_name: str, dialect: str) -> UnknownToolError:
+    return UnknownToolError(f"Tool {wire_name} not found (dialect {dialect})", tool=wire_name)
 
 
 def parse_arguments(name: str, arguments: object) -> dict[str, Any]:
@@ -249,8 +265,8 @@ def decode_call(  # noqa: PLR0913 - provider and model select the dialect
     chosen = dialect or dialect_for(provider, model)
     name = tool_name_for(wire_name, chosen)
     if toolset is not None and name not in toolset.names:
-        raise ToolNotPermittedError(f"Tool {name} is not available to this request", tool=name)
-    args = decode_arguments(name, parse_arguments(name, arguments), chosen)
+        raise refusal(wire_name, chosen)
+    args = decode_arguments(name, parse_arguments(wire_name, arguments), chosen)
     if validate:
         return name, validated_args(name, args)
     return name, args

@@ -102,18 +102,24 @@ def validated_args(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
     return values
 
 
-def checked_args(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+def checked_args(
+    name: str, arguments: Mapping[str, Any], *, label: str | None = None
+) -> dict[str, Any]:
     """``validated_args``, with a refusal as InvalidArgumentsError whose message a model can
-    act on (each problem's location and pydantic's message, no input values)."""
+    act on (each problem's location and pydantic's message, no input values), naming the
+    tool ``label`` (the name the model called it by; default ``name``)."""
     try:
         return validated_args(name, arguments)
     except _validation_error() as exc:
-        raise _invalid(name, exc) from exc
+        raise _invalid(name, label or name, exc) from exc
 
 
-def args_checker(name: str) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+def args_checker(
+    name: str, *, label: str | None = None
+) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     """``checked_args`` for one tool, its model and pydantic's entry points looked up once
     (what ``wrap`` calls per call; loads the models now)."""
+    shown = label or name
     model = _model(name)
     validate = model.__pydantic_validator__.validate_json
     dump = model.__pydantic_serializer__.to_python
@@ -130,16 +136,16 @@ def args_checker(name: str) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
             instance = validate(text, strict=True)
             values: dict[str, Any] = dump(instance, mode="json", by_alias=True, exclude_unset=True)
         except error as exc:
-            raise _invalid(name, exc) from exc
+            raise _invalid(name, shown, exc) from exc
         return values
 
     return check
 
 
-def _invalid(name: str, exc: Exception) -> InvalidArgumentsError:
+def _invalid(name: str, label: str, exc: Exception) -> InvalidArgumentsError:
     errors = exc.errors(include_input=False)  # type: ignore[attr-defined]
     problems = "; ".join(_problem(error) for error in errors)
-    return InvalidArgumentsError(f"Invalid arguments for {name}: {problems}", tool=name)
+    return InvalidArgumentsError(f"Invalid arguments for {label}: {problems}", tool=name)
 
 
 _PLAIN: Final = (str, int, float, bool, type(None))

@@ -51,8 +51,8 @@ from ._bundles import (
     decoder,
     dialect_for,
     parse_arguments,
+    refusal,
     tool_definitions,
-    tool_name_for,
     wire_names,
 )
 from ._context import CallContext, ModelCall, ToolCall
@@ -124,7 +124,9 @@ def describe(error: BaseException) -> str:
 
 class WrappedTool:
     """One tool of a wrapped set. ``call`` runs a sync implementation, ``acall`` either kind
-    (a sync one runs in the event loop's thread)."""
+    (a sync one runs in the event loop's thread). ``name`` is toolc's name (hooks, logs),
+    ``wire`` the one the model calls it by in the set's dialect: what the model is told
+    about its call (error messages, results) names the tool that way."""
 
     __slots__ = (
         "_args",
@@ -137,16 +139,18 @@ class WrappedTool:
         "external",
         "is_async",
         "name",
+        "wire",
     )
 
     def __init__(
-        self, tools: WrappedTools, definition: ToolDefinition, impl: Implementation
+        self, tools: WrappedTools, definition: ToolDefinition, impl: Implementation, wire: str
     ) -> None:
         self._tools = tools
         self._impl = impl
         self._is_exec = definition.name == EXEC_TOOL
         self.definition = definition
         self.name = definition.name
+        self.wire = wire
         self.external = definition.external_content
         self.is_async = _is_async(impl)
         # Fixed for the wrapped set (its context is frozen): decided once, not per call.
@@ -221,11 +225,13 @@ class WrappedTools(Mapping[str, WrappedTool]):
         self.validate: Final = validate
         self.workspace: Final = workspace
         self.decisions: Final = decisions
-        self._tools = {n: WrappedTool(self, every[n], implementations[n]) for n in names}
+        wire = wire_names(dialect)
+        self._tools = {
+            n: WrappedTool(self, every[n], implementations[n], wire.get(n, n)) for n in names
+        }
         # probe(): exec calls evaluated before they run (call id -> arguments digest, params)
         self._probed: dict[str, tuple[str, dict[str, Any]]] = {}
-        wire = wire_names(dialect)
-        self._by_wire = {wire.get(n, n): tool for n, tool in self._tools.items()}
+        self._by_wire = {tool.wire: tool for tool in self._tools.values()}
 
     # -- the mapping -----------------------------------------------------------------------------
     def __getitem__(self, name: str) -> WrappedTool:
@@ -295,18 +301,13 @@ class WrappedTools(Mapping[str, WrappedTool]):
         tool = self._by_wire.get(wire_name)
         if tool is not None:
             return tool
-        try:
-            name = tool_name_for(wire_name, self.dialect)
-        except UnknownToolError as exc:
-            _LOG.warning("[tools] %s", printable(exc.message))
-            if self.decisions is not None:
-                self.decisions.refused(wire_name, tool_call_id, exc.message, code=exc.code)
-            return error_result(wire_name, exc.message)
-        message = f"Tool {name} is not available to this request"
-        _LOG.warning("[tools] %s", message)
+        refused = refusal(wire_name, self.dialect)
+        _LOG.warning("[tools] %s", printable(refused.message))
         if self.decisions is not None:
-            self.decisions.refused(name, tool_call_id, message)
-        return error_result(name, message)
+            self.decisions.refused(
+                refused.tool or wire_name, tool_call_id, refused.message, code=refused.code
+            )
+        return error_result(wire_name, refused.message)
 
     # -- the path of one call --------------------------------------------------------------------
     def _run_plain(
@@ -337,7 +338,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         except Exception as exc:
             failure = exc
             trace = _Trace(tool.name, tool_call_id)
-            result = self._recover(tool.name, exc, None, trace, self._fire_sync)  # 7
+            result = self._recover(tool, exc, None, trace, self._fire_sync)  # 7
         finally:
             if decisions is not None:
                 decisions.call(tool.name, tool_call_id, failure, started, arguments)
@@ -346,14 +347,14 @@ class WrappedTools(Mapping[str, WrappedTool]):
     def _arguments(self, tool: WrappedTool) -> Callable[[object], dict[str, Any]]:
         """Step 2 for one tool of this set, its lookups done once: parse, undo the dialect,
         map aliases and check required groups, then validate (or copy) as _prepare does."""
-        name = tool.name
+        name, wire = tool.name, tool.wire
         decode = decoder(name, self.dialect)
         aliases = alias_shim(name)
-        check = args_checker(name) if self.validate else plain
+        check = args_checker(name, label=wire) if self.validate else plain
 
         def arguments(raw: object) -> dict[str, Any]:
             # parse_arguments' first case inline: an object is copied
-            args = dict(raw) if type(raw) is dict else parse_arguments(name, raw)
+            args = dict(raw) if type(raw) is dict else parse_arguments(wire, raw)
             if decode is not None:
                 args = decode(args)
             if aliases is not None:
@@ -395,7 +396,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
             raise paused.cause from paused.cause.__cause__
         except Exception as exc:
             failure = exc
-            result = self._recover(tool.name, exc, signal, trace, self._fire_sync)  # 7
+            result = self._recover(tool, exc, signal, trace, self._fire_sync)  # 7
         finally:
             detach()
             if self.decisions is not None:
@@ -433,7 +434,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
             raise paused.cause from paused.cause.__cause__
         except Exception as exc:
             failure = exc
-            result = self._recover(tool.name, exc, signal, trace, self._fire_async)  # 7
+            result = self._recover(tool, exc, signal, trace, self._fire_async)  # 7
         except BaseException as exc:  # a cancelled caller: report the end, then let it through
             failure = AbortError(abort_message(None), tool=tool.name)
             self._fire_async(trace, None, abort_message(None))
@@ -672,12 +673,12 @@ class WrappedTools(Mapping[str, WrappedTool]):
             _check(signal)
         if owner_refuses(tool.definition.name, self.context.sender_is_owner):
             raise ToolNotPermittedError(OWNER_ONLY, tool=tool.name, code="owner-only")
-        args = parse_arguments(tool.name, arguments)
+        args = parse_arguments(tool.wire, arguments)
         if self.hooks is not None:  # after_tool_call reports these if the call stops here
             trace.params = frozen(args)
         args = decode_arguments(tool.name, args, self.dialect)
         # a fresh copy in either case: nothing the caller holds is what runs
-        return checked_args(tool.name, args) if self.validate else plain(args)
+        return checked_args(tool.name, args, label=tool.wire) if self.validate else plain(args)
 
     def _before_event(
         self, tool: WrappedTool, params: dict[str, Any], trace: _Trace
@@ -714,7 +715,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         params = own
         if outcome.changed:
             params = apply_aliases(tool.name, plain(outcome.params))
-            params = checked_args(tool.name, params) if self.validate else params
+            params = checked_args(tool.name, params, label=tool.wire) if self.validate else params
         trace.params = frozen(params)
         if self.hooks is not None and trace.tool_call_id is not None:
             key = AdjustedParams.key(trace.tool_call_id, self.context.run_id)
@@ -730,7 +731,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         told the directory the command was evaluated in."""
         command = params.get("command")
         if not isinstance(command, str):
-            raise InvalidArgumentsError("exec: command must be a string", tool=tool.name)
+            raise InvalidArgumentsError(f"{tool.wire}: command must be a string", tool=tool.name)
         cwd = _workdir(params.get("workdir"), self.workspace)
         if cwd is not None:
             params = {**params, "workdir": cwd}
@@ -828,12 +829,12 @@ class WrappedTools(Mapping[str, WrappedTool]):
         return signal.on_abort(lambda: approvals.expire(waiter.id, "aborted"))
 
     def _finish(self, tool: WrappedTool, value: object) -> ToolResult:
-        result = coerce_result(tool.name, value)
+        result = coerce_result(tool.wire, value)
         return mark_untrusted(result, source=tool.definition.label) if tool.external else result
 
     def _recover(
         self,
-        name: str,
+        tool: WrappedTool,
         exc: Exception,
         signal: AbortSignal | None,
         trace: _Trace,
@@ -844,7 +845,9 @@ class WrappedTools(Mapping[str, WrappedTool]):
             raise exc
         if is_abort(exc, signal):
             abort = (
-                exc if isinstance(exc, AbortError) else AbortError(abort_message(signal), tool=name)
+                exc
+                if isinstance(exc, AbortError)
+                else AbortError(abort_message(signal), tool=tool.name)
             )
             fire(trace, None, abort.message)
             raise abort from (None if abort is exc else exc)
@@ -852,8 +855,8 @@ class WrappedTools(Mapping[str, WrappedTool]):
         # message can quote the arguments), the message itself only with log_arguments
         detailed = self.decisions is not None and self.decisions.log.log_arguments
         code, text = logged_reason(exc, detailed=detailed)
-        _LOG.error("[tools] %s failed: %s: %s", name, code, printable(text))
-        return error_result(name, describe(exc))
+        _LOG.error("[tools] %s failed: %s: %s", tool.name, code, printable(text))
+        return error_result(tool.wire, describe(exc))
 
     # -- after_tool_call ---------------------------------------------------------------------------
     def _after_event(

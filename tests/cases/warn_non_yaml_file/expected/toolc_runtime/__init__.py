@@ -27,7 +27,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_abort.py": "fcf66d080cc334da7c1f644a5d909c8836cf5c939834f854f169f2d68d0f9504",
     "_adapters.py": "2cc224a44db1e37fcfef2d6cd4d8fe38c2596f6e22922b7f8b0d8eb9bbc36755",
     "_approvals.py": "82dc96dea6f1ed34c89181b648d4d1493de2b1851bedbb52b3362b475dcf5b2c",
-    "_bundles.py": "7a8da495f83f3f969db2a291b34c101ad90db3fc59e6b37c501fa3b416a80ecd",
+    "_bundles.py": "70c08d3fd38fa5b4a84d05b6468eee759907ff24f8a1f8598aebe723db1fe666",
     "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
     "_decisions.py": "0a34ab25f7315a5f3ea414608cfe6e6c93fed479b3210948ab1b331b129d122c",
     "_errors.py": "6c4a54ba62f2a5f820225a34cc032647a7ee8a72a5b8fb2a46eb70404d163f5a",
@@ -38,14 +38,14 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
-    "_validate.py": "c1b322472cbabce9028701c56e7fd03482a426737bda4fa545ae09af09ca318f",
-    "_wrap.py": "2be8823f6465dc09fe104dca6cb532e665890aa73b42260ad0a1c11f2ef16462",
+    "_validate.py": "46159a71dc239a6484fbc19be41660efe01ba0839892c1562ae8da5d5213a116",
+    "_wrap.py": "d322e6b4285edff5ef5c335136ff809d07ef3ff36eb4f7882eb4894f434665b9",
     "bundles.json": "c2f4b6c1b442678c3e71f1619b88dc6129e2222b91383ac9d2b1466228b6a161",
     "catalog.json": "ac33a134846779fc8ee937d99df77797b0f9ccdbcad07d3c6f0c8391573228c7",
     "integrations/__init__.py": "86f4d1114d4440436e1476f37ecc4516f4f60d877383a95d79dea6d092b8e994",
     "integrations/langchain.py": "0aced38c0207a7caf0e6b6eb9da14ea5eccb5e44f4d84a1761f3dae0781be3e6",
     "integrations/openai_agents.py": (
-        "11c156b66e53d0aab5a1ad3d02ced1ac3c6b679d37cb812a4fec290193600a28"
+        "bdb5ce431c9d25575cf10755f8fb8bb689c27f6c15f57e06c7cca9fcbcac8a89"
     ),
     "integrations/pydantic_ai.py": (
         "0223cac84acc809ee127f932f8a999f16c43450fa7382bfe99e05e19db046c70"

@@ -11,8 +11,9 @@ The tools carry the build's names, descriptions and parameter schemas for ``prov
 ``on_invoke_tool`` resolves again and refuses a tool outside the set with toolc's message.
 The SDK itself refuses a call to a disabled tool before it reaches the tool: ``run_config()``
 is a ``RunConfig`` whose ``tool_not_found_behavior="return_error_to_model"`` lets the run go
-on and whose ``tool_error_formatter`` gives such a refusal toolc's message. Error results
-reach the model as the SDK's error shape for function tools, the error text as the output.
+on and whose ``tool_error_formatter`` gives such a refusal toolc's message, about the name
+the model used in the dialect the run's tools were listed in. Error results reach the model
+as the SDK's error shape for function tools, the error text as the output.
 
 Exec approvals: ``needs_approval(ctx, params, call_id)`` runs the call's path up to the
 policy (its before_tool_call hooks included, once: the call that follows reuses what was
@@ -26,6 +27,7 @@ allow-always adds exactly the executable to the allowlist).
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,7 +38,7 @@ from agents.tool_context import ToolContext
 
 from .._abort import AbortSignal
 from .._approvals import DECISIONS, ApprovalManager, ApprovalRecord, Decision
-from .._bundles import tool_name_for
+from .._bundles import refusal
 from .._errors import UnknownToolError
 from .._hooks import HookRunner
 from .._results import error_result
@@ -46,6 +48,29 @@ from . import Binding, ContextFn, ToolSpec, approval_payload, provider_dialect
 
 class _Pause(Exception):
     """needs_approval's answer on its way out of the call's path."""
+
+
+# The dialect each run's toolc tools were last listed in (is_enabled), by run context: the
+# SDK tells tool_error_formatter only the run's context and the name the model used, whose
+# meaning depends on the dialect (``read`` is a tool for OpenAI, no tool's name where
+# Anthropic is shown ``Read``). Keyed by id, as the context is not hashable; an entry goes
+# with its context.
+_LISTED: dict[int, tuple[weakref.ref[Any], str]] = {}
+
+
+def _note_listed(run_context: Any, dialect: str) -> None:
+    key = id(run_context)
+    entry = _LISTED.get(key)
+    if entry is None or entry[0]() is not run_context:
+        ref = weakref.ref(run_context, lambda _: _LISTED.pop(key, None))
+        _LISTED[key] = (ref, dialect)
+    elif entry[1] != dialect:  # a handoff to an agent of another provider
+        _LISTED[key] = (entry[0], dialect)
+
+
+def _listed_dialect(run_context: Any) -> str | None:
+    entry = _LISTED.get(id(run_context))
+    return entry[1] if entry is not None and entry[0]() is run_context else None
 
 
 def function_tools(  # noqa: PLR0913 - wrap()'s keywords
@@ -83,7 +108,7 @@ def function_tools(  # noqa: PLR0913 - wrap()'s keywords
             params_json_schema=dict(spec.parameters),
             on_invoke_tool=_invoker(binding, spec),
             strict_json_schema=spec.strict is True,
-            is_enabled=_enabled(binding, spec),
+            is_enabled=_enabled(binding, spec, dialect),
             needs_approval=_needs_approval(binding, spec),
         )
         for spec in binding.every_spec(dialect, api=api)
@@ -101,14 +126,18 @@ def run_config(**options: Any) -> RunConfig:
 
 def tool_error_formatter(args: ToolErrorFormatterArgs[Any]) -> str | None:
     """``RunConfig.tool_error_formatter``: toolc's standard error for a call to a tool of
-    the build that the run did not enable; the SDK's own message for anything else."""
+    the build that the run did not enable, named as the model called it; the SDK's own
+    message for anything else (a name that is no tool's in the dialect the run's tools were
+    listed in, or a run that listed none of toolc's)."""
     if args.kind != "tool_not_found":
         return None
-    try:
-        name = tool_name_for(args.tool_name, provider_dialect("openai"))
-    except UnknownToolError:
+    dialect = _listed_dialect(args.run_context)
+    if dialect is None:
         return None
-    return error_result(name, f"Tool {name} is not available to this request").text
+    refused = refusal(args.tool_name, dialect)
+    if isinstance(refused, UnknownToolError):
+        return None
+    return error_result(args.tool_name, refused.message).text
 
 
 def approval_request(item: ToolApprovalItem, approvals: ApprovalManager) -> dict[str, Any] | None:
@@ -154,8 +183,9 @@ def _call_id(item: ToolApprovalItem) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _enabled(binding: Binding, spec: ToolSpec) -> Any:
+def _enabled(binding: Binding, spec: ToolSpec, dialect: str) -> Any:
     def is_enabled(ctx: RunContextWrapper[Any], agent: Any) -> bool:
+        _note_listed(ctx, dialect)
         return spec.tool in binding.tools(ctx)
 
     return is_enabled
