@@ -21,7 +21,9 @@ REASONS: Final[Mapping[str, str]] = {
     "refused": "the call was refused",
     "unknown-tool": "no tool of this name in the build for the dialect",
     "not-available": "the tool is not in this request's tool set",
-    "not-served": "the tool has no implementation here, or its upstream is refused",
+    "not-served": "the tool has no implementation here",
+    "upstream-refused": "the upstream's tool is not what toolc import-mcp pinned (changed, "
+    "unpinned or not offered)",
     "owner-only": "the tool is restricted to owner senders",
     "invalid-arguments": "the arguments are not what the tool accepts",
     "hook-blocked": "a before_tool_call hook blocked the call",

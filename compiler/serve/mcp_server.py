@@ -316,14 +316,17 @@ class View:
         if name is None:
             hidden = self.unlisted.get(wire)
             if hidden is not None:  # named as the client calls it (an upstream's own name)
-                return self._refuse(hidden, call_id, self.gen.refused.get(
-                    hidden, f"Tool {wire} has no implementation on this server"), wire=wire)
+                why = self.gen.refused.get(hidden)
+                if why is not None:
+                    return self._refuse(hidden, call_id, why, wire=wire, code="upstream-refused")
+                return self._refuse(hidden, call_id, f"Tool {wire} has no implementation on "
+                                    "this server", wire=wire, code="not-served")
             # unknown, or not in this context's set: the wrapper says which
             return self.tools.call(wire, dict(arguments), tool_call_id=call_id)
         if name in self.gen.routing.proxied:  # the upstream may have changed the tool
             why = await self.gen.routing.check(name, before_call=True)
             if why is not None:
-                return self._refuse(name, call_id, why, wire=wire)
+                return self._refuse(name, call_id, why, wire=wire, code="upstream-refused")
         tool = self.tools[name]
         if tool.is_async:  # a cancelled request cancels its task
             return await tool.acall(dict(arguments), tool_call_id=call_id)
@@ -339,11 +342,11 @@ class View:
             signal.abort("cancelled by the MCP client")
             raise
 
-    def _refuse(self, name: str, call_id: str | None, why: str, *, wire: str) -> Any:
+    def _refuse(self, name: str, call_id: str | None, why: str, *, wire: str, code: str) -> Any:
         """The error result of a call that may not run here (decision-logged without its
-        arguments), naming the tool as the client called it (``wire``)."""
+        arguments, as ``code``), naming the tool as the client called it (``wire``)."""
         if self.decisions is not None:
-            self.decisions.refused(name, call_id, why, code="not-served")
+            self.decisions.refused(name, call_id, why, code=code)
         return self.runtime.error_result(wire, why)
 
 

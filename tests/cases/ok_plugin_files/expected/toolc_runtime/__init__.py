@@ -30,7 +30,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_bundles.py": "70c08d3fd38fa5b4a84d05b6468eee759907ff24f8a1f8598aebe723db1fe666",
     "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
     "_decisions.py": "0a34ab25f7315a5f3ea414608cfe6e6c93fed479b3210948ab1b331b129d122c",
-    "_errors.py": "6c4a54ba62f2a5f820225a34cc032647a7ee8a72a5b8fb2a46eb70404d163f5a",
+    "_errors.py": "ed7be37f1233979c6cc10d52dbcf529b69ff8118d9edf44e89b0fa37ef60fd4e",
     "_hooks.py": "117c5fd4258cddb8382c4a490d2b5b6e2a3e24c05dec89aa228fbcbe7b358c76",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
