@@ -91,6 +91,9 @@ class BuildResult:
     diagnostics: tuple[Diagnostic, ...]
     counts: dict[str, int]
     up_to_date: bool
+    # why the incremental cache was off although asked for (its secret or directory is not
+    # this user's own: ``toolc.pipeline.cache``), else ""; the build is the same either way
+    cache_off: str = ""
 
 
 def _front(definitions_dir: Path, diags: Diagnostics, cache: BuildCache | None = None
@@ -925,6 +928,7 @@ def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "bu
         check_output_dir(out, defs)  # again: the output may have changed while we waited
         unit_cache = (None if cache is False else BuildCache(
             default_cache_dir(defs) if cache is True else Path(cache), cache_salt()))
+        cache_off = "" if unit_cache is None else unit_cache.off
         # a changed file: a worker starts on the last build's base while the files are read
         started = _ahead(_Contexts(defs, unit_cache, True), _kind(True), unless_unchanged=True)
         try:
@@ -932,7 +936,7 @@ def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "bu
                                    keep=KEEP_READ_BYTES)
             if not force and matches_disk(out, digest):
                 return BuildResult(out_dir=out, files=(), diagnostics=(), counts={},
-                                   up_to_date=True)
+                                   up_to_date=True, cache_off=cache_off)
             options = _Options(package=package_name, strict=strict, with_models=True,
                                cache=unit_cache, inputs=digest, read=read)
             done: list[tuple[list[Diagnostic], dict[str, int], list[str]]] = []
@@ -949,7 +953,7 @@ def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "bu
                 started[0].close(wait=False)  # unless used (and closed) by ``units``
     diagnostics, counts, files = done[0]
     return BuildResult(out_dir=out, files=tuple(sorted(files)), diagnostics=tuple(diagnostics),
-                       counts=counts, up_to_date=False)
+                       counts=counts, up_to_date=False, cache_off=cache_off)
 
 
 def _kept_signature(out: Path, manifest: bytes) -> dict[str, bytes]:

@@ -1,4 +1,6 @@
-"""Adversarial tests of build/: concurrent builds into one output and tampered builds.
+"""Adversarial tests of build/: concurrent builds into one output, tampered builds, and the
+incremental build cache (a secret or a cache directory that is not the user's own, entries
+that would run code).
 
 Concurrency is tested by model checking, not by timing: two builds run in threads whose
 every publishing step (``writer.FAULT_HOOK``) pauses until a scheduler lets that build take
@@ -24,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from toolc.api import build
 from toolc.builds import BuildError, verify_build
 from toolc.cli import main
 from toolc.pipeline import writer
+from toolc.pipeline.cache import BuildCache
 
 from tests.helpers import write_definitions
 
@@ -567,3 +570,156 @@ def test_bytecode_of_a_module_compiled_elsewhere_is_refused(tmp_path: Path,
     shutil.copytree(out, moved)  # every .pyc names the old path
     with pytest.raises(BuildError, match=r"__init__\.[^ ]*\.pyc: bytecode that is not"):
         verify_build(moved)
+
+
+# -- the incremental build cache: whose secret, whose directory, what an entry may run ----------
+# Entries are signed with the user's cache secret; whoever can write that secret can sign
+# entries. A planted entry here is a pickle whose loading writes a marker file: it must never
+# load, whatever signs it.
+class _Planted:
+    def __init__(self, marker: Path) -> None:
+        self.marker = str(marker)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return exec, (f"import pathlib; pathlib.Path({self.marker!r}).write_text('ran')",)
+
+
+@pytest.fixture
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This test's own cache home (XDG_CACHE_HOME): the cache secret is made in it."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    return tmp_path / "xdg" / "toolc"
+
+
+def _warm(tmp: Path) -> tuple[Path, Path]:
+    """(definitions, their cache after one build through it)."""
+    defs, cache = _defs(tmp, "read"), tmp / "cache"
+    build(defs, tmp / "first", cache=cache)
+    return defs, cache
+
+
+def _plant(cache: Path, secret: bytes, marker: Path) -> dict[str, bytes]:
+    """Every entry of ``cache`` replaced by a planted one signed with ``secret`` (through the
+    cache's own writer); the entries' bytes by path."""
+    signer = BuildCache(cache, b"", secret=secret)
+    for entry in [p for p in cache.rglob("*") if p.is_file()]:
+        signer.put(entry.name, _Planted(marker))
+    return _files(cache)
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _build_cli(defs: Path, out: Path, cache: Path, marker: Path) -> Result:
+    result = CliRunner().invoke(main, ["build", str(defs), "-o", str(out), "--cache-dir",
+                                       str(cache)])
+    assert not marker.exists(), "a planted entry ran"
+    assert result.exit_code == 0, result.output  # a cache that is off costs speed, not a build
+    assert "Traceback" not in result.output
+    return result
+
+
+def _chown_away(path: Path) -> None:
+    os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
+
+
+def _link_to_a_copy(path: Path) -> None:
+    kept = path.with_name(f"{path.name}.kept")
+    path.rename(kept)
+    path.symlink_to(kept)
+
+
+NOBODY = 65534
+# problem -> (what is done to the user's cache secret, what the warning says)
+SECRET_PROBLEMS: dict[str, tuple[Callable[[Path], None], str]] = {
+    "another-owner": (_chown_away, "another user's file"),
+    "readable-by-others": (lambda p: p.chmod(0o644), "other accounts can read or write it"),
+    "a-link": (_link_to_a_copy, "a link"),
+}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a file another user's takes root")
+@pytest.mark.parametrize("problem", sorted(SECRET_PROBLEMS))
+def test_a_cache_secret_that_is_not_the_users_own_is_never_used(
+        tmp_path: Path, cache_home: Path, problem: str) -> None:
+    """Entries signed with a secret another account wrote, can read or points to are never
+    read (the planted code never runs) and none is written: one warning says why."""
+    defs, cache = _warm(tmp_path)
+    secret = cache_home / "cache-secret"
+    marker = tmp_path / "planted-code-ran"
+    planted = _plant(cache, secret.read_bytes(), marker)
+    spoil, why = SECRET_PROBLEMS[problem]
+    spoil(secret)
+    result = _build_cli(defs, tmp_path / "out", cache, marker)
+    assert f"warning: incremental cache not used: {secret}: {why}" in result.stderr
+    assert _files(cache) == planted  # nothing read, nothing written
+    assert _state(tmp_path / "out") == _state(tmp_path / "first")
+
+
+# problem -> (what is done to the cache's directory, what the warning says)
+FOLDER_PROBLEMS: dict[str, tuple[Callable[[Path], None], str]] = {
+    "another-owner": (_chown_away, "another user's directory"),
+    "a-link": (_link_to_a_copy, "a link"),
+}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a file another user's takes root")
+@pytest.mark.parametrize("problem", sorted(FOLDER_PROBLEMS))
+def test_a_cache_directory_that_is_not_the_users_own_is_never_used(
+        tmp_path: Path, cache_home: Path, problem: str) -> None:
+    """A --cache-dir that is a link or another user's directory is neither read nor written,
+    even when its entries verify under the user's own secret."""
+    defs, cache = _warm(tmp_path)
+    marker = tmp_path / "planted-code-ran"
+    planted = _plant(cache, (cache_home / "cache-secret").read_bytes(), marker)
+    spoil, why = FOLDER_PROBLEMS[problem]
+    spoil(cache)
+    result = _build_cli(defs, tmp_path / "out", cache, marker)
+    assert f"warning: incremental cache not used: {cache}: {why}" in result.stderr
+    assert _files(cache) == planted
+    assert _state(tmp_path / "out") == _state(tmp_path / "first")
+
+
+def test_an_entry_signed_with_the_users_secret_runs_no_code(tmp_path: Path,
+                                                            cache_home: Path) -> None:
+    """Entries load only the build's own value classes: one that names anything else (here
+    ``exec``) is a miss, recomputed and rewritten, even with a valid signature."""
+    defs, cache = _warm(tmp_path)
+    marker = tmp_path / "planted-code-ran"
+    planted = _plant(cache, (cache_home / "cache-secret").read_bytes(), marker)
+    result = _build_cli(defs, tmp_path / "out", cache, marker)
+    assert "incremental cache" not in result.stderr
+    assert _state(tmp_path / "out") == _state(tmp_path / "first")
+    assert set(_files(cache)) == set(planted) and _files(cache) != planted  # rewritten
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo", "another-owner"])
+def test_an_entry_that_is_not_a_file_of_the_users_is_a_miss(
+        tmp_path: Path, cache_home: Path, kind: str) -> None:
+    """An entry is read only from a regular file of the user's: a link to an entry that
+    verifies, a FIFO (which would block the build) or another user's file is a miss."""
+    if kind == "another-owner" and os.geteuid() != 0:
+        pytest.skip("making a file another user's takes root")
+    cache = BuildCache(tmp_path / "cache", b"salt")
+    key = cache.key("file", ["x"])
+    cache.put(key, "stored")
+    entry = next(p for p in (tmp_path / "cache").rglob(key))
+    if kind == "link":
+        _link_to_a_copy(entry)
+    elif kind == "another-owner":
+        _chown_away(entry)
+    else:
+        entry.unlink()
+        os.mkfifo(entry)
+    got: list[tuple[bool, Any]] = []
+    reader = threading.Thread(target=lambda: got.append(cache.get(key)), daemon=True)
+    reader.start()
+    reader.join(10)
+    blocked = reader.is_alive()
+    if blocked:  # opening the FIFO: let it go, then fail
+        os.close(os.open(entry, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(10)
+    assert not blocked
+    assert got == [(False, None)]

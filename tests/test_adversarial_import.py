@@ -451,6 +451,83 @@ def test_a_secret_in_an_include_path_is_not_printed(tmp_path: Path) -> None:
     assert GHP not in result.output and "ghp_***" in result.output
 
 
+# -- issue 31, item 8: credential parameters in URL-shaped keys ------------------------------------
+# A value no other rule catches (short, no known prefix): only the parameter's name says it
+# is a credential.
+CRED = "Zq7Plm0Wd3"
+CREDENTIAL_URLS = {
+    "oauth-client-secret": f"https://llm.example.com/v1?client_id=acme&client_secret={CRED}",
+    "api-token": f"https://llm.example.com/v1?api_token={CRED}",
+    "refresh-token": f"https://llm.example.com/v1?refresh_token={CRED}",
+    "id-token": f"https://llm.example.com/v1?id_token={CRED}",
+    "azure-sas": f"https://acct.blob.core.windows.net/c?sv=2022-11-02&se=2030-01-01&sig={CRED}",
+    "aws-sigv4": ("https://b.s3.amazonaws.com/o?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+                  f"&X-Amz-Signature={CRED}"),
+    "aws-session": f"https://b.s3.amazonaws.com/o?X-Amz-Security-Token={CRED}",
+    "aws-credential": f"https://b.s3.amazonaws.com/o?X-Amz-Credential={CRED}%2F20300101",
+    "google-signed": f"https://storage.googleapis.com/b/o?X-Goog-Signature={CRED}",
+    "google-key": f"https://generativelanguage.googleapis.com/v1?key={CRED}",
+    "jwt-assertion": f"https://llm.example.com/v1?grant=jwt&assertion={CRED}",
+    "camel-case": f"https://llm.example.com/v1?clientSecret={CRED}",
+    "upper-case": f"https://llm.example.com/v1?API_KEY={CRED}",
+    "one-word": f"https://llm.example.com/v1?accesstoken={CRED}",
+    "percent-encoded-name": f"https://llm.example.com/v1?client%5Fsecret={CRED}",
+    "fragment": f"https://llm.example.com/cb#access_token={CRED}&token_type=bearer",
+    "userinfo": f"https://api_key={CRED}@llm.example.com/v1",
+    "password": f"https://llm.example.com/v1;pwd={CRED}",
+    "signature": f"https://llm.example.com/v1?expires=1&signature={CRED}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CREDENTIAL_URLS))
+def test_a_credential_parameter_in_a_kept_key_is_refused_and_never_printed(
+        tmp_path: Path, name: str) -> None:
+    url = CREDENTIAL_URLS[name]
+    file = write(tmp_path / "openclaw.json",
+                 {"tools": {"byProvider": {url: {"deny": ["exec"]}}}})
+    result = run("import-openclaw", str(file), "-o", str(tmp_path / "out"))
+    assert CRED not in result.output
+    assert result.exit_code == 1, result.output
+    assert "holds a credential (credential parameter)" in result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "out").exists()
+    # --allow-partial leaves the entry out, and its report line is redacted too
+    result = run("import-openclaw", str(file), "-o", str(tmp_path / "out"), "--allow-partial")
+    assert result.exit_code == 0, result.output
+    assert CRED not in result.output
+    written = "\n".join(p.read_text() for p in (tmp_path / "out").rglob("*") if p.is_file())
+    assert CRED not in written
+
+
+def test_a_credential_parameter_keeps_its_name_in_the_redacted_form() -> None:
+    secrets = Secrets()
+    assert secrets.redact(CREDENTIAL_URLS["oauth-client-secret"]) == \
+        "https://llm.example.com/v1?client_id=acme&client_secret=***"
+    assert secrets.redact(CREDENTIAL_URLS["fragment"]) == \
+        "https://llm.example.com/cb#access_token=***&token_type=bearer"
+
+
+# ordinary parameters whose names hold a credential word inside another word, or end in one
+# that is no credential
+ORDINARY_URLS = [
+    "https://llm.example.com/v1?tokenizer=cl100k&keyboard=qwerty&monkey=george",
+    "https://llm.example.com/v1?client_id=acme-prod&token_type=bearer&response_type=code",
+    "https://llm.example.com/v1?keys=alpha&turkey=roast&author=alice&signal=strong",
+    "https://llm.example.com/v1?pageToken=abcdef&api_version=2024-10-21",
+    "https://llm.example.com/v1?code=python&secretary=bob&passage=intro",
+]
+
+
+@pytest.mark.parametrize("url", ORDINARY_URLS)
+def test_ordinary_parameters_are_not_credentials(tmp_path: Path, url: str) -> None:
+    assert Secrets().kind(url) is None
+    file = write(tmp_path / "openclaw.json",
+                 {"tools": {"byProvider": {url: {"deny": ["exec"]}}}})
+    result = run("import-openclaw", str(file), "-o", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    assert policy_of(tmp_path / "out")["tools"]["byProvider"] == {url: {"deny": ["exec"]}}
+
+
 # -- 19: keys that would make the import wider ---------------------------------------------------
 @pytest.mark.parametrize(("config", "path"), [
     # the sandbox mode is imported; what else a sandbox block says about tools is not

@@ -358,6 +358,24 @@ def test_an_entry_written_without_this_users_secret_is_never_unpickled(tmp_path:
     assert not (tmp_path / "off").exists()
 
 
+@pytest.mark.parametrize("target", ["2026.3", "2026.9"])
+def test_every_entry_a_build_writes_loads_again(tmp_path: Path, target: str) -> None:
+    """Entries load only the classes and functions ``toolc.pipeline.cache`` allows: every
+    value a build caches (models, with accounts and sender rules, warnings, every unit kind,
+    both targets) must be one of them, or each build would compute it again."""
+    defs = _project(tmp_path, random.Random(3))
+    agents = defs / "deployment" / "agents.yaml"  # where the shipped definitions name it
+    text = agents.read_text("utf-8")
+    assert 'openclaw: "2026.9"' in text
+    agents.write_text(text.replace('openclaw: "2026.9"', f'openclaw: "{target}"'), "utf-8")
+    root = tmp_path / "cache"
+    api.build(defs, tmp_path / "build", cache=root)
+    cache = BuildCache(root, cache_salt())
+    entries = [p.name for p in root.rglob("*") if p.is_file()]
+    assert len(entries) > 20
+    assert [key for key in entries if not cache.get(key)[0]] == []
+
+
 def test_the_secret_is_made_once_per_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                           ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))

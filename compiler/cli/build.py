@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from .. import api
-from ._app import DEFS_ARG, EXIT_INPUT, echo, fail, guard, main, message, print_diagnostics
+from ._app import DEFS_ARG, EXIT_INPUT, echo, fail, guard, main, message, print_diagnostics, warn
 
 
 @main.command()
@@ -75,6 +75,8 @@ def build(defs: Path, out: Path, strict: bool, package_name: str, check: bool,
     except (api.OutputDirError, api.LockTimeoutError) as exc:
         fail(str(exc))
     print_diagnostics(result.diagnostics)
+    if result.cache_off:
+        warn(f"incremental cache not used: {result.cache_off}")
     if result.up_to_date:
         echo(f"{out.as_posix()} is up to date", err=True)
     else:

@@ -6,8 +6,9 @@ Two sources. The config's own secret values: strings below secret-named keys (``
 reference, not a secret), ``${VAR}`` templates and the ``secrets`` section (how secrets are
 resolved: providers, commands, defaults). And shapes, found anywhere inside a string: token prefixes
 (GitHub, OpenAI, Anthropic, Slack, AWS, GitLab, Google, npm, Stripe), JWTs, private-key
-blocks, ``user:password@`` in URLs, ``Bearer``/``Basic`` values, ``token=...`` pairs, and
-long random-looking runs (upper case, lower case and digits mixed).
+blocks, ``user:password@`` in URLs, ``Bearer``/``Basic`` values, credential parameters
+(``client_secret=...``, ``sig=...``: ``credential_parameters``), and long random-looking runs
+(upper case, lower case and digits mixed).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote_plus
 
 # Key names whose values are secrets.
 SECRET_KEY = re.compile(r"token|secret|passw|api[-_]?key|private[-_]?key|credential|cookie|"
@@ -43,9 +45,6 @@ SHAPES: tuple[tuple[str, re.Pattern[str], int], ...] = (
     ("password in a URL", re.compile(r"(?<=://)[^/\s:@]*:[^/\s@]+(?=@)"), 0),
     ("bearer credential", re.compile(r"(?i)(?<=\bbearer )\s*[A-Za-z0-9._~+/=-]{6,}"), 0),
     ("basic credential", re.compile(r"(?i)(?<=\bbasic )\s*[A-Za-z0-9+/=]{8,}"), 0),
-    ("credential parameter", re.compile(
-        r"(?i)(?:(?<=[?&;\s,:{])|^)(?:access[-_]?token|token|secret|password|passwd|pwd|"
-        r"api[-_]?key|key|auth)=[^&\s;,]{4,}"), 0),
     # 32+ characters of one run, with 3+ upper case, 3+ lower case and 3+ digits in the run
     ("random-looking token", re.compile(r"(?<![A-Za-z0-9+/=_])(?=[A-Za-z0-9+/=_]{32,})"
                                         r"(?=(?:[a-z0-9+/=_]*[A-Z]){3})"
@@ -53,6 +52,54 @@ SHAPES: tuple[tuple[str, re.Pattern[str], int], ...] = (
                                         r"(?=(?:[A-Za-z+/=_]*[0-9]){3})[A-Za-z0-9+/=_]{32,}"),
      0),
 )
+
+# -- credential parameters ---------------------------------------------------------------------
+# ``name=value`` anywhere in a text (a URL's query, its fragment, its userinfo, a path's
+# ``;params``): the name is the whole run of name characters before ``=``, percent-decoded.
+# It names a credential when its last word (words split at ``_ - . + []`` and where lower
+# case turns upper: ``X-Amz-Signature``, ``clientSecret``) is one of CREDENTIAL_WORDS, or when
+# it is one word ending in one of CREDENTIAL_ENDINGS (``accesstoken``, ``apikey``). So
+# ``client_secret``, ``api_token``, ``sig`` (Azure SAS), ``X-Amz-Signature`` and
+# ``X-Amz-Security-Token`` (AWS SigV4), ``X-Goog-Signature`` and ``key`` (Google),
+# ``id_token``, ``assertion`` and ``jwt`` (JWT-bearing) are credentials, while ``tokenizer``,
+# ``keyboard``, ``monkey``, ``client_id`` and ``token_type`` are not. OAuth's ``code`` is
+# not among them: a single-use grant, and the name of many an ordinary parameter.
+CREDENTIAL_WORDS = frozenset({
+    "token", "secret", "key", "apikey", "password", "passwd", "pwd", "passphrase", "auth",
+    "signature", "sig", "hmac", "credential", "credentials", "assertion", "jwt"})
+CREDENTIAL_ENDINGS = ("token", "secret", "password", "passwd", "signature", "apikey")
+# pagination cursors, named like tokens (Google APIs' pageToken, Graph's syncToken)
+NOT_CREDENTIALS = frozenset({"pagetoken", "nextpagetoken", "synctoken", "continuationtoken"})
+# a value ends where a URL's parameter does, or at a quote (messages quote keys: ``"...":``)
+_PARAMETER = re.compile(r"(?<![\w.~%+\[\]-])([\w.~%+\[\]-]+)=([^&\s;,#\"'`<>]{4,})")
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def is_credential_name(name: str) -> bool:
+    """``name`` (a parameter's, as written: any case, percent-encoded) names a credential."""
+    for _ in range(3):  # encoded once, or twice (``client%255Fsecret``)
+        decoded = unquote_plus(name)
+        if decoded == name:
+            break
+        name = decoded
+    words = [w.lower() for w in _WORD.findall(name)]
+    while words and words[-1].isdigit():  # ``key2``: the second key
+        words.pop()
+    squashed = "".join(words)
+    if not words or squashed in NOT_CREDENTIALS:
+        return False
+    return words[-1] in CREDENTIAL_WORDS or (len(words) == 1
+                                              and squashed.endswith(CREDENTIAL_ENDINGS))
+
+
+def credential_parameters(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of the value of every credential parameter in ``text`` (its name is
+    kept in the redacted form: ``?client_secret=***``)."""
+    for m in _PARAMETER.finditer(text):
+        if is_credential_name(m.group(1)):
+            yield m.start(2), m.end(2)
+
+
 MIN_CONFIG_SECRET = 6  # shorter values below secret keys ("token" as a mode) are not secrets
 LONG_CONFIG_SECRET = 12  # from this length a config's secret counts inside any text
 
@@ -104,6 +151,8 @@ class Secrets:
         found = [Finding(kind, m.start(), m.end(), keep)
                  for kind, pattern, keep in SHAPES for m in pattern.finditer(text)
                  if m.end() > m.start()]
+        found.extend(Finding("credential parameter", start, end, 0)
+                     for start, end in credential_parameters(text))
         for value in self.known:
             # a short value counts only as a whole word: "Application" is no secret inside
             # "webApplicationInfo"
