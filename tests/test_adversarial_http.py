@@ -596,6 +596,7 @@ def test_a_stop_ends_streams_and_calls_without_a_traceback(
         assert opened.wait(20)
         wait_until(lambda: bool(_get_stream_log(caplog, "GET SSE connection established")),
                    "the SDK client's GET stream")
+        wait_until(lambda: "tools" in out, "the SDK client's tool list")  # then the stop
         wait_until(started.exists, "the call in flight")
         srv.proc.send_signal(signal.SIGTERM if stop == "SIGTERM" else signal.SIGINT)
         raw.join(20)  # the streams end at once, while the call still runs
