@@ -53,7 +53,8 @@ CODES: tuple[Code, ...] = (
     _n("TC106", "no `openclaw` key: the definitions follow OpenClaw 2026.3 semantics"),
     _e("TC107", "a key or value only another OpenClaw release reads (`agents.entries`, "
                 "`tools.toolsBySender`, `channel:` sender keys, `sandbox.tools.alsoAllow`, "
-                '`exec.mode` need `openclaw: "2026.9"`)'),
+                '`exec.mode`, a binding\'s `session` and `session.groupScope` need '
+                '`openclaw: "2026.9"`)'),
     _e("TC108", "an agent roster OpenClaw 2026.9 refuses: several `default: true`, "
                 "several agents without a default or `agents.ownership: explicit`, or "
                 "`agents.list` beside `agents.entries`"),
@@ -99,6 +100,8 @@ CODES: tuple[Code, ...] = (
                 "directory tree (`/opt/**`): learned entries are literal paths, and OpenClaw "
                 "gives `*` a meaning of its own"),
     _e("TC160", "an assertion names an unknown tool"),
+    _e("TC170", "a route binding names an agent that is not declared (`main` excepted)"),
+
     _e("TC201", "a tool's schema cannot be expressed for a dialect"),
     _w("TC210", "a tool breaks a dialect's per-tool rules (name, description, schema)"),
     _w("TC211", "more tools than a dialect accepts, in an example context"),

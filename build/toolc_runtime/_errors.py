@@ -159,17 +159,47 @@ class AgentSelectionRequiredError(ValueError):
         *,
         agent_ids: tuple[str, ...] = (),
         code: str = "AGENT_SELECTION_REQUIRED",
+        hint: str | None = None,
     ) -> None:
         ids = f" (one of: {', '.join(agent_ids)})" if agent_ids else ""
-        message = (
-            f"agent selection required: {reason}; pass agent_id{ids} or an "
-            "agent-scoped session key (agent:<id>:...)"
-        )
+        advice = hint or f"pass agent_id{ids} or an agent-scoped session key (agent:<id>:...)"
+        message = f"agent selection required: {reason}; {advice}"
         super().__init__(message)
         self.message = message
         self.reason = reason
         self.agent_ids = agent_ids
         self.code = code
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UntrustedGroupError(ValueError):
+    """The request names a group the target would ignore: OpenClaw 2026.9 trusts a group id
+    (and the ``group_space`` / ``group_channel`` beside it) only when the session key, or
+    ``spawned_by``, names that group, and otherwise resolves the request as if no group were
+    given, without the group's or its senders' restrictions. toolc refuses such a request
+    unless the caller asks for OpenClaw's silent behaviour (``strict=False``): pass the message
+    the gateway received (``resolve_message`` routes it and builds the session key) or the
+    session key that names the group. ``field`` is the keyword, ``value`` what it held."""
+
+    def __init__(self, field: str, value: str, *, session_key: str | None) -> None:
+        where = (
+            f"the session key {session_key!r} does not name it"
+            if session_key
+            else "no session key names it"
+        )
+        message = (
+            f"{field}={value!r} would be ignored: OpenClaw 2026.9 applies a group's policy only "
+            f"when the session key names the group, and {where}; pass the message instead "
+            "(resolve_message(channel, peer=('group', <id>), ...), or `--peer group:<id>` on the "
+            "command line) or the session key that names the group "
+            "(agent:<agent>:<channel>:group:<id>); strict=False ignores it as OpenClaw does"
+        )
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.value = value
 
     def __str__(self) -> str:
         return self.message

@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
 from . import read_verified
-from ._errors import AgentSelectionRequiredError
+from ._errors import AgentSelectionRequiredError, UntrustedGroupError
 
 _CACHE_LIMIT: Final = 4096
 
@@ -1585,9 +1585,11 @@ def resolve_uncached(  # noqa: PLR0913, PLR0915 - the same keywords as resolve()
     sender_is_owner: bool | None = None,
     sandboxed: bool | None = None,
     spawn_depth: int | None = None,
+    strict: bool = True,
 ) -> ToolSet:
     """Evaluate the precomputed tables for one request (no memo). Raises TypeError for an
-    ill-typed value; blank strings count as absent."""
+    ill-typed value; blank strings count as absent; UntrustedGroupError (2026.9) for a group
+    the session key does not name, unless ``strict`` is False."""
     # The first request of a context runs all of this: the steps are inlined (a Python call
     # costs as much as several of them) and every type check is one comparison; anything
     # but an exact str, bool or int takes _check, which names the keyword or lets it pass.
@@ -1613,6 +1615,8 @@ def resolve_uncached(  # noqa: PLR0913, PLR0915 - the same keywords as resolve()
         _check(locals())
     if session_key is not None and not session_key.strip():
         session_key = None
+    if _TRUSTED_GROUP and strict is not False and (group_id or group_space or group_channel):
+        _refuse_ignored_group(session_key, spawned_by, group_id, group_space, group_channel)
     if session_key is None:
         session = _NO_SESSION
     else:
@@ -1696,6 +1700,30 @@ def resolve_uncached(  # noqa: PLR0913, PLR0915 - the same keywords as resolve()
         bits &= _NOT_CRON_DROP  # filterRequesterYieldTools (2026.9; empty mask elsewhere)
     result = _RESULTS.get(bits)
     return result if result is not None else _toolset(bits)
+
+
+def _refuse_ignored_group(
+    session_key: str | None,
+    spawned_by: str | None,
+    group_id: str | None,
+    group_space: str | None,
+    group_channel: str | None,
+) -> None:
+    """UntrustedGroupError for the first of ``group_id``, ``group_space``, ``group_channel``
+    that 2026.9.6 would ignore (``resolveTrustedGroupId``): a group id neither the session
+    key nor ``spawned_by`` names, and the space and channel beside a group that is not
+    trusted (an ignored id, or a session that names no group)."""
+    own = _NO_SESSION9 if session_key is None else _session9(session_key)
+    spawned = None if spawned_by is None or not spawned_by.strip() else spawned_by
+    parent = _NO_SESSION9 if spawned is None else _session9(spawned)
+    trusted = (*own.group_ids, *parent.group_ids)
+    caller = _js_trim(group_id) if group_id else ""
+    if caller and caller not in trusted:
+        raise UntrustedGroupError("group_id", group_id or "", session_key=session_key)
+    if not trusted:
+        for field, value in (("group_space", group_space), ("group_channel", group_channel)):
+            if value is not None and value.strip():
+                raise UntrustedGroupError(field, value, session_key=session_key)
 
 
 def _subagent_stack(
@@ -1786,8 +1814,15 @@ def resolve(  # noqa: PLR0913 - one keyword per context input: the stable interf
     sender_is_owner: bool | None = None,
     sandboxed: bool | None = None,
     spawn_depth: int | None = None,
+    strict: bool = True,
 ) -> ToolSet:
     """The tools a request sees, exactly as the layered policy semantics decide.
+
+    Under OpenClaw 2026.9 a group the session key does not name is refused
+    (UntrustedGroupError, a ValueError): the release would ignore it, and with it the
+    group's and its senders' restrictions. ``strict=False`` ignores it as the release does.
+    A gateway that has the message rather than OpenClaw's session key uses
+    ``resolve_message``, which routes it first.
 
     Results are memoized per request (bounded); values are checked on a memo miss, so an
     ill-typed value raises TypeError and is never stored. The key holds ``sender_is_owner`` as
@@ -1816,6 +1851,7 @@ def resolve(  # noqa: PLR0913 - one keyword per context input: the stable interf
         True if sender_is_owner is True else None if sender_is_owner is None else False,
         sandboxed is not None and sandboxed is not False,
         spawn_depth,
+        strict is not False,
     )
     try:
         result = _MEMO.get(key)
@@ -1840,6 +1876,7 @@ def resolve(  # noqa: PLR0913 - one keyword per context input: the stable interf
             sender_is_owner=sender_is_owner,
             sandboxed=sandboxed,
             spawn_depth=spawn_depth,
+            strict=strict is not False,
         )
         if len(_MEMO) >= _MEMO_LIMIT:
             _MEMO.clear()

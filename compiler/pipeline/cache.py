@@ -84,9 +84,10 @@ _ALLOWED: Final = frozenset((module, name) for module, names in {
     "toolc.pipeline.bundles": ("Bundles",),
     "toolc.pipeline.frontend": ("LoadedFile",),
     "toolc.pipeline.model": (
-        "_restore", "AccountDef", "AgentDef", "AssertionDef", "Availability", "ChannelDef",
+        "_restore", "AccountDef", "AgentDef", "AssertionDef", "Availability", "BindingDef",
+        "ChannelDef",
         "Definitions", "Entry", "EntryList", "GroupConfig", "GroupDef", "PluginEntry",
-        "Policy", "ProfileDef", "ProviderDialect", "ProviderPolicy", "SenderRule",
+        "Policy", "ProfileDef", "ProviderDialect", "ProviderPolicy", "SenderRule", "SessionDef",
         "SpaceConfig", "ToolDef", "ToolsConfig"),
     "toolc.pipeline.stream": ("Base", "ChannelResult", "Shape", "UnitResult"),
     "toolc.pipeline.tables": ("Tables",),

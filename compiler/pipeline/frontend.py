@@ -19,6 +19,7 @@ import jsonschema
 from ..diagnostics import Diagnostic, Diagnostics, Pos, did_you_mean
 from ..rules.channels import rule_for
 from ..rules.names import normalize_agent_id, normalize_channel, normalize_key
+from ..rules.sandbox import js_trim
 from ..targets import KEYS, Target, target
 from .cache import BuildCache, sha256
 from .model import (
@@ -26,6 +27,7 @@ from .model import (
     AgentDef,
     AssertionDef,
     Availability,
+    BindingDef,
     ChannelDef,
     Definitions,
     Entry,
@@ -40,6 +42,7 @@ from .model import (
     ProviderPolicy,
     SenderKind,
     SenderRule,
+    SessionDef,
     SpaceConfig,
     ToolDef,
     ToolsConfig,
@@ -617,6 +620,28 @@ class _Builder:
                           groups=None if groups is None
                           else self.group_map(groups, (*path, key)))
 
+    def binding(self, value: dict[str, Any], path: JsonPath, index: int) -> BindingDef:
+        """One route binding, its values as OpenClaw 2026.9.6's ``resolveAgentRoute`` reads
+        them (``normalizeBindingMatch``): the channel lowercased, ids and the account trimmed,
+        an empty roles list as none."""
+        match = value["match"]
+        peer = match.get("peer")
+        roles = match.get("roles")
+        session = value.get("session", {})
+        account = match.get("accountId")
+        return BindingDef(
+            agent_id=normalize_agent_id(value["agentId"]),
+            agent_pos=self.src.pos((*path, "agentId")),
+            channel=js_trim(match["channel"]).lower(),
+            account=js_trim(account) if account is not None else None,
+            peer_kind=peer["kind"] if peer is not None else None,
+            peer_id=js_trim(str(peer["id"])) if peer is not None else None,
+            guild_id=js_trim(match["guildId"]) or None if "guildId" in match else None,
+            team_id=js_trim(match["teamId"]) or None if "teamId" in match else None,
+            roles=tuple(roles) if roles else None,
+            dm_scope=session.get("dmScope"), group_scope=session.get("groupScope"),
+            index=index, pos=self.src.pos(path))
+
     def space(self, gid: str, value: dict[str, Any], path: JsonPath, inner: str) -> SpaceConfig:
         channels = value.get(inner)
         return SpaceConfig(entry=self.group(gid, value, path), slug=value.get("slug"),
@@ -876,6 +901,9 @@ def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[Source
         sandbox_mode=sandbox_mode,
         session_scope=next((b.src.data["session"].get("scope") for b in _one(sections, "session")),
                            None),
+        session=next((_session(b) for b in _one(sections, "session")), SessionDef()),
+        bindings=tuple(b.binding(item, ("bindings", i), i) for b in _one(sections, "bindings")
+                       for i, item in enumerate(b.src.data["bindings"])),
         openclaw=next((b.src.data["openclaw"] for b in _one(sections, "openclaw")), None),
         openclaw_pos=next((b.src.pos(("openclaw",)) for b in _one(sections, "openclaw")),
                           Pos(file=sources[0].path, line=1, col=1) if sources else None),
@@ -883,6 +911,18 @@ def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[Source
                                for b in _one(sections, "agents")), None),
         roster_pos=roster_pos,
         local_model_lean=defaults.get("experimental", {}).get("localModelLean"))
+
+
+def _session(b: _Builder) -> SessionDef:
+    """``session``: scope, and 2026.9's routing settings (identityLinks in JavaScript key
+    order, the order OpenClaw tries them in)."""
+    data = b.src.data["session"]
+    links = data.get("identityLinks")
+    return SessionDef(
+        scope=data.get("scope"), dm_scope=data.get("dmScope"), group_scope=data.get("groupScope"),
+        identity_links=None if links is None else tuple(
+            (k, tuple(v)) for k, v in js_key_order(links)),
+        pos=b.src.kpos(("session",)))
 
 
 def load_definitions(root: Path, diags: Diagnostics, cache: BuildCache | None = None

@@ -219,6 +219,42 @@ class ProviderDialect:
     pos: Pos
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BindingDef:
+    """One route binding (``bindings``, OpenClaw's shape): the agent a message gets when its
+    channel, account, chat (``peer``), guild, team and the sender's roles match. Values as
+    OpenClaw normalizes them: the channel lowercased, ids trimmed (compared as written), the
+    agent id normalized; ``account`` is None when absent (the channel's default account) and
+    ``*`` for every account; ``peer_id`` ``*`` is a wildcard of its kind."""
+
+    agent_id: str
+    agent_pos: Pos
+    channel: str
+    account: str | None = None
+    peer_kind: str | None = None  # direct, group, channel (None: no peer constraint)
+    peer_id: str | None = None
+    guild_id: str | None = None
+    team_id: str | None = None
+    roles: tuple[str, ...] | None = None  # None: no roles (an empty list is none)
+    dm_scope: str | None = None  # the binding's ``session`` override
+    group_scope: str | None = None
+    index: int  # its position in ``bindings`` (0-based)
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionDef:
+    """``session``: how OpenClaw keys conversations (``scope``; 2026.9 routing:
+    ``dmScope``, ``groupScope`` and ``identityLinks``, canonical name -> linked ids in
+    JavaScript key order)."""
+
+    scope: str | None = None
+    dm_scope: str | None = None
+    group_scope: str | None = None
+    identity_links: tuple[tuple[str, tuple[str, ...]], ...] | None = None
+    pos: Pos | None = None
+
+
 # What an assertion's class pattern says about one dimension: a list of values (any of
 # them), "*" (any value present), a boolean (owner, sandboxed), or a subagent kind.
 PatternValue = tuple[str, ...] | Literal["*"] | bool
@@ -277,6 +313,9 @@ class Definitions:
     # The channels of the files compiled on their own (``toolc.pipeline.stream``): their
     # names only (tool availability reads them); ``channels`` holds the others
     streamed_channels: tuple[str, ...] = ()
+    # Routing (2026.9): the route bindings in order, and the session settings
+    bindings: tuple[BindingDef, ...] = ()
+    session: SessionDef = field(default_factory=SessionDef)
 
 
 # The incremental cache pickles the model (``toolc.pipeline.cache``): a frozen dataclass with
@@ -301,6 +340,7 @@ def _by_values(self: Any) -> tuple[Callable[[type, tuple[Any, ...]], Any], tuple
 
 for _cls in (Entry, EntryList, Policy, ProviderPolicy, Availability, ToolDef, GroupDef,
              ProfileDef, SenderRule, ToolsConfig, AgentDef, GroupConfig, AccountDef,
-             SpaceConfig, ChannelDef, PluginEntry, ProviderDialect, AssertionDef, Definitions):
+             SpaceConfig, ChannelDef, PluginEntry, ProviderDialect, AssertionDef, BindingDef,
+             SessionDef, Definitions):
     assert _cls.__slots__ == tuple(f.name for f in fields(_cls)), _cls
     _cls.__reduce__ = _by_values  # type: ignore[method-assign]

@@ -18,6 +18,7 @@ from ..runtime import EAGER_THROUGH, EXPORTS, INTEGRATIONS, MODULES
 from ..schema.models import model_class_name
 from .analyze import Resolved
 from .bundles import Bundles
+from .routing import ROUTES, dump_routes, routes_json
 
 DEFAULT_PACKAGE = "toolc_runtime"
 LINE_LENGTH = 100  # the generated Python's, as ruff checks it
@@ -229,9 +230,10 @@ CATALOG, BUNDLES, MODELS, NOTES = "catalog.json", "bundles.json", "models.py", "
 
 def base_texts(resolved: Resolved, bundles: Bundles, models: str | None) -> dict[str, str]:
     """The files that read nothing in the channels but their names: the catalog, the
-    provider bundles and their notes, the parameter models (``models`` None: none)."""
+    provider bundles and their notes, the routes, the parameter models (``models`` None:
+    none)."""
     texts = {CATALOG: dump_json(catalog_json(resolved)), BUNDLES: dump_bundles(bundles.data),
-             NOTES: dump_json(bundles.notes)}
+             NOTES: dump_json(bundles.notes), ROUTES: dump_routes(routes_json(resolved))}
     if models is not None:
         texts[MODELS] = models
     return texts
@@ -244,6 +246,7 @@ def base_files(texts: Mapping[str, str], package: str = DEFAULT_PACKAGE) -> dict
     files = {f"{package}/{name}": text for name, text in static_modules().items()}
     files[f"{package}/{CATALOG}"] = texts[CATALOG]
     files[f"{package}/{BUNDLES}"] = texts[BUNDLES]
+    files[f"{package}/{ROUTES}"] = texts[ROUTES]
     if MODELS in texts:
         files[f"{package}/{MODELS}"] = texts[MODELS]
     files[f"{package}/py.typed"] = ""

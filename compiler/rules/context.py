@@ -240,6 +240,24 @@ def trusted_group(session_key: str | None, spawned_by: str | None, group_id: str
                         dropped=dropped)
 
 
+def ignored_group(session_key: str | None, spawned_by: str | None, group_id: str | None,
+                  group_space: str | None, group_channel: str | None
+                  ) -> tuple[str, str] | None:
+    """The first of ``(keyword, value)`` that 2026.9.6 would ignore (``trusted_group``): a
+    caller's group id neither the session key nor ``spawned_by`` names, and the space and
+    channel beside a group that is not trusted (an ignored id, or no group named at all).
+    toolc refuses such a request unless asked for the release's silent behaviour."""
+    trusted = [*session_group_ids(session_key)[1], *session_group_ids(spawned_by)[1]]
+    caller = js_trim(group_id or "")
+    if caller and caller not in trusted:
+        return "group_id", group_id or ""
+    if not trusted:
+        for keyword, value in (("group_space", group_space), ("group_channel", group_channel)):
+            if value is not None and value.strip():
+                return keyword, value
+    return None
+
+
 _SUBAGENT_MARK = re.compile(r"(?:^|:)subagent:")
 
 

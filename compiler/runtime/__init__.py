@@ -33,6 +33,7 @@ MODULES: Final = (
     "_errors",
     "_params",
     "_policy",
+    "_route",
     "_validate",
     "_bundles",
     "_results",
@@ -59,8 +60,10 @@ EXPORTS: Final[Mapping[str, tuple[str, ...]]] = {
         "ToolError",
         "ToolNotPermittedError",
         "UnknownToolError",
+        "UntrustedGroupError",
     ),
     "_policy": ("TOOL_NAMES", "ToolDefinition", "ToolSet", "resolve", "resolve_uncached"),
+    "_route": ("Peer", "Request", "Route", "resolve_message", "resolve_request", "route"),
     "_validate": ("validate_args", "validated_args"),
     "_bundles": ("decode_call", "dialect_for", "tool_definitions"),
     "_results": (

@@ -56,6 +56,7 @@ from ..rules.context import (
     SessionInfo,
     delivery_channel,
     group_context,
+    ignored_group,
     is_cron_session,
     parse_session_key,
     subagent9,
@@ -72,7 +73,7 @@ from ..rules.names import (
     normalize_tool_name,
 )
 from ..rules.sandbox import derive_sandboxed, session_agent
-from ..runtime._errors import AgentSelectionRequiredError
+from ..runtime._errors import AgentSelectionRequiredError, UntrustedGroupError
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -285,8 +286,17 @@ class ReferenceInterpreter:
         self.sandbox_modes = sandbox_modes(resolved.defs)
 
     # -- request -> layers -------------------------------------------------------------------
-    def resolve(self, **context: Any) -> Resolution:
-        return self.run(Context.of(**context))
+    def resolve(self, *, strict: bool = True, **context: Any) -> Resolution:
+        """The tools of one request; under 2026.9 a group the session key does not name is
+        refused (UntrustedGroupError) unless ``strict`` is False, as the runtime's
+        ``resolve``."""
+        ctx = Context.of(**context)
+        if strict is not False and self.r.target.group_id_needs_session:
+            found = ignored_group(ctx.session_key, ctx.spawned_by, ctx.group_id,
+                                  ctx.group_space, ctx.group_channel)
+            if found is not None:
+                raise UntrustedGroupError(*found, session_key=ctx.session_key)
+        return self.run(ctx)
 
     def run(self, ctx: Context) -> Resolution:
         session = parse_session_key(ctx.session_key)

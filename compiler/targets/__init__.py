@@ -94,6 +94,20 @@ class Target:
     subagent_key_rules: bool = False
     request_channel_aliases: Mapping[str, str] = field(default_factory=dict)
 
+    # -- routing (resolveAgentRoute: toolc_runtime.route, resolve_message) ------------------
+    # 2026.9.6: a `peer: {id: "*"}` binding is a wildcard tier of its own
+    route_peer_wildcard: bool = False
+    # 2026.9.6: a binding's `session` (dmScope, groupScope) overrides the config's,
+    # `session.groupScope: main` keys groups to the agent's main session, and the caller may
+    # pass a default agent id (2026.3.2 has none of them: their keys are TC107 there)
+    route_binding_session: bool = False
+    # 2026.3.2 lowercases the whole session key (2026.9.6 keeps the case of Signal group ids
+    # and Matrix rooms)
+    route_lowercase_key: bool = True
+    # 2026.9.6's loader adds a channel-wide binding to the legacy `default: true` agent for
+    # each configured channel without one (materializeLegacyDefaultAgentRoles)
+    route_implicit_channel_bindings: bool = False
+
     # -- providers -------------------------------------------------------------------------
     slash_model_is_prefixed: bool  # a model id with `/` is provider-prefixed in byProvider
 
@@ -152,6 +166,12 @@ class Target:
         """The release's own data (``data/openclaw-<key>.json``): catalog, groups, profiles."""
         return _data(self.key)
 
+    def routing_rules(self) -> dict[str, Any]:
+        """What ``toolc_runtime.route`` needs to follow this release (routes.json)."""
+        return {"peer_wildcard": self.route_peer_wildcard,
+                "binding_session": self.route_binding_session,
+                "lowercase_key": self.route_lowercase_key}
+
     def runtime_rules(self) -> dict[str, Any]:
         """What the static runtime needs to follow this target at request time (tables.json)."""
         return {"openclaw": self.key, "release": self.release,
@@ -189,7 +209,7 @@ _AGENT_TOOLS_9: tuple[tuple[str | None, ...], ...] = (
     ("tools", "exec", "mode"), ("experimental",))
 CONFIG_KEYS_2026_9: tuple[tuple[str | None, ...], ...] = (
     ("tools", "toolsBySender"), ("tools", "sandbox", "tools", "alsoAllow"),
-    ("tools", "exec", "mode"),
+    ("tools", "exec", "mode"), ("bindings", None, "session"), ("session", "groupScope"),
     ("agents", "entries"), ("agents", "ownership"), ("agents", "defaults", "experimental"),
     *(("agents", "list", None, *p) for p in _AGENT_TOOLS_9),
 )
@@ -258,6 +278,10 @@ _SWITCHES: dict[str, dict[str, Any]] = {
         config_values=((("tools", "exec", "host"), "auto"),
                        (("agents", "list", None, "tools", "exec", "host"), "auto")),
         roster_checked=True,
+        route_peer_wildcard=True,
+        route_binding_session=True,
+        route_lowercase_key=False,
+        route_implicit_channel_bindings=True,
     ),
 }
 

@@ -1,0 +1,113 @@
+"""Stage 4c, routing: the definitions' ``bindings`` and ``session`` settings as the runtime's
+``routes.json`` (read by ``toolc_runtime.route`` on first use).
+
+OpenClaw 2026.9.6 routes an inbound message with ``resolveAgentRoute`` over the bindings of
+the config its loader made, and that loader adds to the bindings as written: where the roster
+has a legacy ``default: true`` agent (and ``agents.ownership`` is not ``explicit``), every
+configured channel without a channel-wide binding (``accountId: "*"``, no other constraint)
+gets one to that agent, after the written ones, in channel order
+(``materializeLegacyDefaultAgentRoles``). The loader also forces ``session.mainKey`` to
+``main``. This stage writes both kinds, the added ones without a source position.
+
+A row is ``[channel, account, peer kind, peer id, guild, team, roles, agent, dmScope,
+groupScope, file:line:col]``: the account ``*`` for every account and the normalized id of
+one otherwise (an absent account is the channel's ``default`` one); absent values are null.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..rules.names import normalize_account_id
+from ..targets import Target
+from .analyze import Resolved
+from .model import BindingDef, Definitions
+from .policy import agent_ids, default_agent
+from .provenance import _pos
+
+ROUTES = "routes.json"
+ROUTES_FORMAT = 1
+
+
+def legacy_default_agent(defs: Definitions) -> str | None:
+    """The agent of the roster's one ``default: true`` marker (``tryResolveRawLegacyDefault
+    AgentId``: exactly one, and ``agents.ownership`` is not ``explicit``), else None."""
+    if defs.agents_ownership == "explicit":
+        return None
+    marked = [a for a in defs.agents if a.default]
+    return marked[0].id if len(marked) == 1 else None
+
+
+def _channel_wide(b: BindingDef) -> bool:
+    """``isChannelWideBinding``: every account, and no peer, guild, team or roles."""
+    return (b.account == "*" and b.peer_kind is None and not b.guild_id and not b.team_id
+            and not b.roles)
+
+
+def implicit_bindings(defs: Definitions, target: Target) -> list[tuple[str, str]]:
+    """``(channel, agent)`` of each channel-wide binding the release's loader adds (2026.9.6:
+    one per configured channel without a channel-wide binding, to the legacy default agent,
+    in channel order; 2026.3.2: none)."""
+    agent = legacy_default_agent(defs) if target.route_implicit_channel_bindings else None
+    if agent is None:
+        return []
+    wide = {b.channel for b in defs.bindings if _channel_wide(b)}
+    channels = {c.name for c in defs.channels} | set(defs.streamed_channels)
+    return [(channel, agent) for channel in sorted(channels) if channel not in wide]
+
+
+def _account(raw: str | None) -> str:
+    return "*" if raw == "*" else normalize_account_id(raw)
+
+
+def route_default_agent(defs: Definitions, target: Target) -> str | None:
+    """The agent of a message no binding matches: 2026.9.6 the legacy compatibility agent or
+    ``resolveDefaultAgentId`` (``policy.default_agent``; None: refused); 2026.3.2
+    ``resolveDefaultAgentId``: the first ``default: true`` agent, else the first, else
+    ``main``."""
+    if target.agent_selection:
+        return default_agent(defs)
+    chosen = next((a for a in defs.agents if a.default), defs.agents[0] if defs.agents else None)
+    return chosen.id if chosen else "main"
+
+
+def routes_json(resolved: Resolved) -> dict[str, Any]:
+    """What ``toolc_runtime.route`` reads: the release's routing switches, the bindings
+    (written, then added), the session settings, the default agent (None: a message no
+    binding matches is refused) and the roster's ids."""
+    defs, target = resolved.defs, resolved.target
+    files = tuple(sorted(defs.files, key=len, reverse=True))
+    rows: list[list[Any]] = [
+        [b.channel, _account(b.account), b.peer_kind, b.peer_id, b.guild_id, b.team_id,
+         list(b.roles) if b.roles else None, b.agent_id, b.dm_scope, b.group_scope,
+         _pos(b.pos, files)]
+        for b in defs.bindings]
+    rows += [[channel, "*", None, None, None, None, None, agent, None, None, None]
+             for channel, agent in implicit_bindings(defs, target)]
+    session = defs.session
+    return {
+        "format": ROUTES_FORMAT,
+        "bindings": rows,
+        "session": {
+            "dm_scope": session.dm_scope or "main",
+            "group_scope": session.group_scope or "per-group",
+            "identity_links": None if session.identity_links is None else [
+                [name, list(ids)] for name, ids in session.identity_links],
+            "main_key": "main",
+        },
+        "default_agent": route_default_agent(defs, target),
+        "agents": list(agent_ids(defs)),
+        "rules": target.routing_rules(),
+    }
+
+
+def dump_routes(routes: dict[str, Any]) -> str:
+    """``routes.json``'s text: sorted keys and compact JSON, one binding a line (a build may
+    hold tens of thousands: indented, each would take eleven)."""
+    compact = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    rest = {k: v for k, v in routes.items() if k != "bindings"}
+    head = compact.encode({**rest, "bindings": []})
+    rows = ",\n".join(compact.encode(row) for row in routes["bindings"])
+    listed = f'"bindings":[\n{rows}\n]' if rows else '"bindings":[]'
+    return head.replace('"bindings":[]', listed, 1) + "\n"
