@@ -159,6 +159,8 @@ def serve_mcp(build_dir: Path = Path("build"), *, context: dict[str, Any] | None
         raise ServeOptionError("over --http the identities file gives each request's context; "
                                "drop the context flags")
     try:
+        # over stdio, the context is checked as an identity's is (a message, or resolve's)
+        context = identity.check_context(context, "the context") if context else {}
         ids = identity.IdentitySource(identities) if identities is not None else None
         impl_source = server.import_attr(impl) if impl else None
         hooks_source = server.import_attr(hooks) if hooks else None

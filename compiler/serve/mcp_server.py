@@ -6,7 +6,10 @@ results) into the implementations, or into an upstream MCP server's tool (proxy 
 
 Who calls: over stdio, the context given on the command line; over streamable HTTP, the
 identity of the request's bearer token (``mcp_identity``), checked for every HTTP request
-before the MCP layer sees it; nothing a client sends can change it.
+before the MCP layer sees it; nothing a client sends can change it. A context is the message a
+gateway would receive (``toolc_runtime.Request``'s fields: routed first, as OpenClaw routes
+it) or ``resolve``'s keywords; one the build can never serve as given (a group its target
+would ignore, a message it cannot route) is refused when it is loaded, never at a call.
 
 The build directory is polled: a new build (a changed ``manifest.json``) is verified file by
 file against its manifest and loaded beside the current one; on success it serves from then
@@ -57,6 +60,7 @@ from mcp.shared.exceptions import MCPError
 
 from .._version import __version__
 from ..builds import BuildError, read_build_file, read_manifest, run_runtime
+from ..rules.context import is_message
 from ..runtime._errors import printable
 from .mcp_http import HEALTH_PATH, IDENTITY_SCOPE_KEY, Gateway, Limits
 from .mcp_identity import Identity, IdentitySource
@@ -218,16 +222,35 @@ class Generation:
                 self._views.clear()
             try:
                 view = self._views[key] = View(self, context)
-            except self.runtime.AgentSelectionRequiredError as exc:
+            except (TypeError, ValueError) as exc:
+                # AgentSelectionRequiredError; a context refused at load (a group the target
+                # would ignore, a message it cannot route) never gets this far
                 raise MCPError(types.INVALID_REQUEST, f"refused: {exc}") from exc
         return view
 
-    def refusal(self, context: Mapping[str, Any]) -> str | None:
-        """Why the build refuses every request of ``context`` (None: it does not)."""
+    def resolved(self, context: Mapping[str, Any]) -> tuple[Any, Any]:
+        """(the message-level request or None, the ToolSet) of ``context``: a message is
+        routed first (``resolve_request``), resolve's keywords are resolved."""
+        rt = self.runtime
+        if not is_message(context):
+            return None, rt.resolve(**context)
+        request_type = getattr(rt, "Request", None)
+        if request_type is None:
+            raise ValueError("a message-level context needs a build that routes (routes.json); "
+                             "rebuild it with this toolc")
+        request = request_type.of(context)
+        return request, rt.resolve_request(request)[1]
+
+    def refusal(self, context: Mapping[str, Any]) -> tuple[str, bool] | None:
+        """Why the build refuses every request of ``context`` (None: it does not), and
+        whether the context itself is wrong for it (a group the target would ignore, a
+        message it cannot route: refused at load) rather than lacking an agent choice."""
         try:
-            self.runtime.resolve(**context)
+            self.resolved(context)
         except self.runtime.AgentSelectionRequiredError as exc:
-            return str(exc)
+            return str(exc), False
+        except (TypeError, ValueError) as exc:
+            return str(exc), True
         return None
 
     def unknown_agent(self, agent_id: object) -> bool:
@@ -283,7 +306,7 @@ class View:
     def __init__(self, gen: Generation, context: Mapping[str, Any]) -> None:
         self.gen = gen
         rt = self.runtime = gen.runtime
-        toolset = rt.resolve(**context)
+        request, toolset = gen.resolved(context)
         every = list(zip(rt.tool_definitions(toolset, dialect=DIALECT), toolset.names,
                          strict=True))
         hidden, routes = gen.hidden, gen.routing.routes
@@ -295,12 +318,16 @@ class View:
         self._wire: dict[str, Any] | None = None
         # in this context's set but not served: the call says why, not "unknown tool"
         self.unlisted: Final = {str(d["name"]): n for d, n in every if n in hidden}
-        call_context = rt.CallContext(**{k: context[k] for k in _CALL_CONTEXT_KEYS
-                                         if k in context})
-        self.decisions: Final = (None if gen.decisions is None
-                                 else gen.decisions.request(**context))
-        self.tools: Final = rt.wrap(toolset, gen.implementations, context=call_context,
-                                    hooks=gen.hooks, dialect=DIALECT,
+        if request is None:
+            call_context = rt.CallContext(**{k: context[k] for k in _CALL_CONTEXT_KEYS
+                                             if k in context})
+            decisions = None if gen.decisions is None else gen.decisions.request(**context)
+        else:  # wrap derives the call context from the route
+            call_context = None
+            decisions = None if gen.decisions is None else gen.decisions.request(request)
+        self.decisions: Final = decisions
+        self.tools: Final = rt.wrap(request or toolset, gen.implementations,
+                                    context=call_context, hooks=gen.hooks, dialect=DIALECT,
                                     approvals=_approvals(rt), decisions=self.decisions)
 
     def listing_wire(self) -> dict[str, Any]:
@@ -486,6 +513,8 @@ class McpService:
             "toolc", version=__version__, on_list_tools=self._list_tools,
             on_call_tool=self._call_tool, on_subscriptions_listen=ListenHandler(self.bus))
         self.server.middleware.append(self._track)
+        if options.identities is not None:  # a re-read file is checked against the build
+            options.identities.check = self._unservable
 
     def init_options(self) -> Any:
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
@@ -505,8 +534,16 @@ class McpService:
         LOG.info("serving build %s (%s)", self.options.build_dir.as_posix(),
                  self.generation.digest[:12])
 
+    def _unservable(self, identity: Identity) -> str | None:
+        """Why the build served now can never serve ``identity`` as it is written (None: it
+        can): what makes a re-read identities file refused."""
+        refused = self.generation.refusal(identity.context) if self.generation else None
+        return refused[0] if refused is not None and refused[1] else None
+
     def check_agents(self, gen: Generation) -> None:
-        """Warn (refuse with --strict) when a context names an agent the build lacks."""
+        """Refuse a context the build can never serve as given (a group its target would
+        ignore, a message it cannot route); warn (refuse with --strict) when a context
+        names an agent the build lacks or chooses none where the build needs one."""
         contexts = [("--agent", self.options.context)]
         source = self.options.identities
         current = source.current() if source is not None else None
@@ -515,7 +552,9 @@ class McpService:
         for who, context in contexts:
             refused = gen.refusal(context)
             if refused is not None:
-                text = f"{who}: every request is refused: {refused}"
+                if refused[1]:
+                    raise ServeError(f"{who}: {refused[0]}")
+                text = f"{who}: every request is refused: {refused[0]}"
                 if self.options.strict:
                     raise ServeError(text)
                 LOG.warning("%s", text)
