@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 from toolc.api import compile_files, resolve_definitions
 from toolc.pipeline.writer import publish
-from toolc.runtime._errors import AgentSelectionRequiredError
+from toolc.runtime._errors import AgentSelectionRequiredError, UntrustedGroupError
 from toolc.semantics.reference import ReferenceInterpreter
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,13 +55,15 @@ def build_runtime(defs: Path, out: Path) -> ModuleType:
 
 
 def refused(exc: Exception) -> tuple[str, ...]:
-    """A request an engine refused (AgentSelectionRequiredError), as a comparable answer."""
+    """A request an engine refused (AgentSelectionRequiredError, UntrustedGroupError), as a
+    comparable answer."""
     return (f"!{type(exc).__name__}", str(exc), str(getattr(exc, "code", "")))
 
 
 class Engines:
     """The generated runtime and the reference interpreter over the same definitions; a
-    request both refuse (AgentSelectionRequiredError, 2026.9) answers as :func:`refused`."""
+    request both refuse (AgentSelectionRequiredError, UntrustedGroupError: 2026.9) answers as
+    :func:`refused`. ``strict=False`` asks both for OpenClaw's silent answer."""
 
     def __init__(self, defs: Path, out: Path) -> None:
         self.runtime = build_runtime(defs, out)
@@ -70,18 +72,23 @@ class Engines:
     def compiled(self, **ctx: Any) -> tuple[str, ...]:
         try:
             return tuple(self.runtime.resolve(**ctx).names)
-        except self.runtime.AgentSelectionRequiredError as exc:
+        except (self.runtime.AgentSelectionRequiredError,
+                self.runtime.UntrustedGroupError) as exc:
             return refused(exc)
 
     def oracle(self, **ctx: Any) -> tuple[str, ...]:
         try:
             return self.reference.resolve(**ctx).names
-        except AgentSelectionRequiredError as exc:
+        except (AgentSelectionRequiredError, UntrustedGroupError) as exc:
             return refused(exc)
 
     def both(self, **ctx: Any) -> tuple[str, ...]:
+        """The answer of both engines, which must agree; a group both refuse as one the
+        target would ignore, they must also agree on ignoring it (``strict=False``)."""
         compiled, oracle = self.compiled(**ctx), self.oracle(**ctx)
         assert compiled == oracle, f"context {ctx}: runtime {compiled} != reference {oracle}"
+        if compiled[:1] == ("!UntrustedGroupError",):
+            self.both(**{**ctx, "strict": False})
         return compiled
 
 

@@ -110,18 +110,27 @@ def test_request_time_invariants_2026_9(data: dict[str, Any],
         owner_only = OWNER_ONLY_2026_9 | {t["name"] for t in data["catalog"]
                                           if t.get("ownerOnly")}
         for ctx in ctxs:
+            # the release's own answers: a group no session key names is ignored, not refused
+            loose = {**ctx, "strict": False}
             # GATEWAY_OWNER_ONLY_CORE_TOOLS: never for a known non-owner
-            assert not owner_only & set(engines.both(**{**ctx, "sender_is_owner": False}))
+            assert not owner_only & set(engines.both(**{**loose, "sender_is_owner": False}))
             # unknown is not non-owner: it sees what the owner sees (off webchat, where the
             # owner skips sender policies)
             if (ctx.get("message_provider") or "").strip().lower() != "webchat":
-                assert engines.both(**{**ctx, "sender_is_owner": None}) == \
-                    engines.both(**{**ctx, "sender_is_owner": True}), ("owner unknown", ctx)
+                assert engines.both(**{**loose, "sender_is_owner": None}) == \
+                    engines.both(**{**loose, "sender_is_owner": True}), ("owner unknown", ctx)
             # a caller's group id counts only when the session key or spawned_by names it
             alone = {k: v for k, v in ctx.items()
                      if k not in ("session_key", "spawned_by", "group_space", "group_channel")}
-            assert engines.both(**alone) == engines.both(
-                **{k: v for k, v in alone.items() if k != "group_id"}), ("trusted group", ctx)
+            without = {k: v for k, v in alone.items() if k != "group_id"}
+            assert engines.both(**alone, strict=False) == engines.both(**without), (
+                "trusted group", ctx)
+            # ... and toolc refuses it (by default) rather than ignore it
+            strict = engines.both(**alone)
+            if (alone.get("group_id") or "").strip():
+                assert strict[0] == "!UntrustedGroupError", ("untrusted group refused", ctx)
+            else:
+                assert strict == engines.both(**without), ("no group", ctx)
             # naming the agent is never refused without a session key
-            named = engines.both(**{**alone, "agent_id": "a1"})
+            named = engines.both(**{**alone, "agent_id": "a1"}, strict=False)
             assert named[:1] != ("!AgentSelectionRequiredError",), ("named agent", ctx)

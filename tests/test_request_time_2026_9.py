@@ -160,12 +160,15 @@ def test_a_callers_group_counts_only_when_the_session_names_it(tmp_path: Path) -
     e9 = _engines(tmp_path / "9", "2026.9", channels=CHANNELS)
     e3 = _engines(tmp_path / "3", "2026.3", channels=CHANNELS)
     caller = {"message_provider": "telegram", "group_id": "g1"}
-    assert "message" in e9.both(**caller)  # no session key names g1: ignored
+    # no session key names g1: OpenClaw ignores it, toolc refuses it unless told not to
+    assert e9.both(**caller)[0] == "!UntrustedGroupError"
+    assert "message" in e9.both(**caller, strict=False)
     assert "message" not in e3.both(**caller)
     named = {"session_key": "agent:main:telegram:group:g1"}
     assert "message" not in e9.both(**named, group_id="g1")
     # another group than the session's: dropped, the session's group applies
-    assert e9.both(**named, group_id="g2") == e9.both(**named)
+    assert e9.both(**named, group_id="g2")[0] == "!UntrustedGroupError"
+    assert e9.both(**named, group_id="g2", strict=False) == e9.both(**named)
     # spawned_by names groups too
     assert "read" not in e9.both(spawned_by="agent:main:telegram:group:g2", group_id="g2")
 

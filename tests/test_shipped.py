@@ -103,9 +103,24 @@ def test_shipped_example_answers() -> None:
     assert "exec" in telegram.names and "apply_patch" in telegram.names
     alice = rt.resolve(session_key=group, sender_username="alice")
     assert alice.names == ("read", "message")
-    # without the session key the caller's group id is dropped: no group layer
+    # a gateway passes the message: the ops group's binding routes it to the coder, and the
+    # session key it builds names the group (its sender rules apply)
+    ops = "agent:coder:telegram:group:-100123"
+    routed, tools = rt.resolve_message("telegram", peer=("group", "-100123"),
+                                       sender_username="alice")
+    assert (routed.agent_id, routed.session_key, routed.matched_by) == (
+        "coder", ops, "binding.peer")
+    assert tools == rt.resolve(agent_id="coder", session_key=ops, message_provider="telegram",
+                               sender_username="alice") and tools.names == ("read",)
+    # another group of the channel: the channel-wide binding OpenClaw's loader adds
+    other, _ = rt.resolve_message("telegram", peer=("group", "-100999"))
+    assert (other.agent_id, other.matched_by) == ("main", "binding.channel")
+    # a group id without the session key that names it: OpenClaw drops it (no group layer,
+    # exec stays); toolc refuses it unless asked for the release's silent answer
+    with pytest.raises(rt.UntrustedGroupError, match="group_id='-100123' would be ignored"):
+        rt.resolve(message_provider="telegram", group_id="-100123", sender_username="alice")
     assert "exec" in rt.resolve(message_provider="telegram", group_id="-100123",
-                                sender_username="alice").names
+                                sender_username="alice", strict=False).names
     # the group's "*" sender rule, not its `tools` block, applies to other senders
     assert "browser" not in rt.resolve(session_key=group).names
     assert "exec" not in rt.resolve(session_key=group).names

@@ -3,8 +3,10 @@
     make build && .venv/bin/python examples/integrations/langchain_agent.py
 
 One agent serves every request: the middleware registers toolc's tools and narrows each
-model request to the tools of the request the invocation's ``context`` stands for, so the
-coder in the ops group sees ``exec`` and a viewer does not. An allowlisted command runs at
+model request to the tools of the request the invocation's ``context`` stands for (the
+message the gateway received, ``rt.Request``, routed as OpenClaw routes it, the ops group's
+binding gives the coder; or resolve's keywords, the viewer), so the coder in the ops group
+sees ``exec`` and a viewer does not. An allowlisted command runs at
 once; one that needs approval interrupts the graph with ``HumanInTheLoopMiddleware``'s
 request shape, and ``Command(resume={"decisions": [...]})`` goes on.
 """
@@ -64,13 +66,10 @@ toolc = toolc_langchain.middleware(
     approvals=approvals,
     workspace=str(Path.cwd()),
 )
-OPS = {
-    "agent_id": "coder",
-    "message_provider": "telegram",
-    "group_id": "-100123",
-    "sender_id": "42",
-    "sender_is_owner": True,
-}
+# a message in the Telegram ops group from sender 42, the owner
+OPS = rt.Request(
+    channel="telegram", peer=("group", "-100123"), sender_id="42", sender_is_owner=True
+)
 VIEWER = {"agent_id": "viewer"}
 
 

@@ -3,8 +3,10 @@
     make build && .venv/bin/python examples/integrations/openai_agents_agent.py
 
 One agent serves every request: each tool is enabled per run for the request its context
-stands for (here the run's ``context`` holds resolve's keywords), so the coder in the ops
-group sees ``exec`` and a viewer does not. An allowlisted command runs at once; one that
+stands for (here the run's ``context`` is that request: the message the gateway received,
+``rt.Request``, routed as OpenClaw routes it, the ops group's binding gives the coder; or
+resolve's keywords, the viewer), so the coder in the ops group sees ``exec`` and a viewer
+does not. An allowlisted command runs at once; one that
 needs approval interrupts the run with toolc's request, and the run resumes once the
 operator decided.
 """
@@ -44,13 +46,10 @@ tools = toolc_agents.function_tools(
     approvals=approvals,
     workspace=str(Path.cwd()),
 )
-OPS = {
-    "agent_id": "coder",
-    "message_provider": "telegram",
-    "group_id": "-100123",
-    "sender_id": "42",
-    "sender_is_owner": True,
-}
+# a message in the Telegram ops group from sender 42, the owner
+OPS = rt.Request(
+    channel="telegram", peer=("group", "-100123"), sender_id="42", sender_is_owner=True
+)
 VIEWER = {"agent_id": "viewer"}
 
 

@@ -2,11 +2,12 @@
 
     make build && .venv/bin/python examples/integrations/pydantic_ai_agent.py
 
-One agent serves every request: the toolset asks ``context`` for resolve's keywords on every
-step (here they travel in ``deps``), so the coder in the ops group sees ``exec`` and a
-viewer does not. An allowlisted command runs at once; one that needs approval ends the run
-with ``DeferredToolRequests`` carrying toolc's request, and the next run resumes with the
-operator's decision.
+One agent serves every request: the toolset asks ``context`` for the request on every step
+(here it travels in ``deps``): the message the gateway received (``rt.Request``: routed as
+OpenClaw routes it, the ops group's binding gives the coder) or resolve's keywords (the
+viewer). So the coder in the ops group sees ``exec`` and a viewer does not. An allowlisted
+command runs at once; one that needs approval ends the run with ``DeferredToolRequests``
+carrying toolc's request, and the next run resumes with the operator's decision.
 """
 
 from __future__ import annotations
@@ -61,14 +62,14 @@ toolset = toolc_pydantic_ai.toolset(
 )
 agent = Agent(FunctionModel(model), toolsets=[toolset], output_type=[str, DeferredToolRequests])
 
-OPS = {
-    "agent_id": "coder",
-    "message_provider": "telegram",
-    "group_id": "-100123",
-    "sender_id": "42",
-    "sender_is_owner": True,
-    "model_provider": "openai",
-}
+# a message in the Telegram ops group from sender 42, the owner
+OPS = rt.Request(
+    channel="telegram",
+    peer=("group", "-100123"),
+    sender_id="42",
+    sender_is_owner=True,
+    model_provider="openai",
+)
 VIEWER = {"agent_id": "viewer", "model_provider": "openai"}
 
 
