@@ -41,6 +41,11 @@ CONTEXTS: dict[str, dict[str, Any]] = {
                       "message_provider": "telegram", "group_id": "-100999"},
     "main-owner": {"agent_id": "main", "sender_is_owner": True},
 }
+# The maintainer's message in the ops group as a gateway has it (what a context callable may
+# return instead of resolve's keywords): the shipped ops group's binding routes it to the
+# coder, with OPS_KEY as its session key, so it stands for the same run as "ops-maintainer".
+MESSAGE: dict[str, Any] = {"channel": "telegram", "peer": "group:-100123", "sender_id": "42",
+                           "sender_is_owner": True}
 FLAGS = {"agent_id": "--agent", "session_key": "--session-key", "message_provider": "--channel",
          "group_id": "--group", "sender_id": "--sender-id", "model_provider": "--provider"}
 # Tools the application implements (some in no context's set, some owner-only).
@@ -113,6 +118,32 @@ def _plain(definition: Mapping[str, Any]) -> dict[str, Any]:
     schema = next(inner[k] for k in ("parameters", "input_schema", "parametersJsonSchema",
                                      "inputSchema") if k in inner)
     return {"name": inner["name"], "description": inner["description"], "parameters": schema}
+
+
+def message_request(shipped: Shipped) -> Any:
+    """MESSAGE as the runtime's Request, checked: routed to the ops maintainer's run."""
+    request = shipped.rt.Request.of(MESSAGE)
+    route, tools = shipped.rt.resolve_request(request)
+    assert (route.agent_id, route.session_key) == ("coder", OPS_KEY)
+    assert tools == shipped.rt.resolve(**OPS)
+    return request
+
+
+@dataclass
+class Contexts:
+    """Implementations that record the CallContext each call gets (name, context)."""
+
+    seen: list[tuple[str, Any]] = field(default_factory=list)
+
+    def implementations(self) -> dict[str, Callable[..., Any]]:
+        def make(name: str) -> Callable[..., Any]:
+            def impl(args: dict[str, Any], call: Any) -> Any:
+                self.seen.append((name, call.context))
+                return {"ok": name}
+
+            return impl
+
+        return {name: make(name) for name in IMPLEMENTED}
 
 
 @dataclass

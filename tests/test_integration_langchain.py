@@ -24,12 +24,16 @@ from pydantic import Field, ValidationError
 from tests.integrations_support import (
     CONTEXTS,
     EXAMPLE_LINES,
+    MESSAGE,
     OPS,
+    OPS_KEY,
     OTHER,
+    Contexts,
     Recorder,
     Shipped,
     expected_tools,
     hook_log,
+    message_request,
     outside_tool,
     run_example,
 )
@@ -100,6 +104,28 @@ def test_each_model_request_lists_the_resolved_tools(shipped: Shipped, name: str
     model = model_for()
     Session(shipped, model, Recorder().implementations(), mode, CONTEXTS[name]).start()
     assert [shown(b) for b in model.bound] == [expected_tools(shipped, CONTEXTS[name], "openai")]
+
+
+# -- messages in: the invocation's context may be the message; it is routed first ---------------
+@pytest.mark.parametrize("form", ["Request", "mapping"])
+def test_a_message_is_routed_first(shipped: Shipped, form: str) -> None:
+    context = message_request(shipped) if form == "Request" else {**MESSAGE, "run_id": "r1"}
+    seen = Contexts()
+    model = model_for([("read", {"path": "notes.md"}, "c1")])
+    Session(shipped, model, seen.implementations(), "sync", context).start()
+    assert shown(model.bound[0]) == expected_tools(shipped, OPS, "openai")
+    [(name, call)] = seen.seen  # the call path's context: the route's agent and session
+    assert (name, call.agent_id, call.session_key, call.sender_is_owner) == (
+        "read", "coder", OPS_KEY, True)
+    assert call.run_id == (None if form == "Request" else "r1")
+
+
+def test_a_group_no_session_key_names_is_refused(shipped: Shipped) -> None:
+    # resolve's keywords with the group but not the session key that names it: OpenClaw 2026.9
+    # would ignore the group (and its restrictions); the integration refuses the request
+    alone = {k: v for k, v in OPS.items() if k != "session_key"}
+    with pytest.raises(shipped.rt.UntrustedGroupError, match="group_id='-100123'"):
+        Session(shipped, model_for(), Recorder().implementations(), "sync", alone).start()
 
 
 # -- 2 --------------------------------------------------------------------------------------------

@@ -26,12 +26,16 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 from tests.integrations_support import (
     CONTEXTS,
     EXAMPLE_LINES,
+    MESSAGE,
     OPS,
+    OPS_KEY,
     OTHER,
+    Contexts,
     Recorder,
     Shipped,
     expected_tools,
     hook_log,
+    message_request,
     outside_tool,
     run_example,
 )
@@ -102,6 +106,28 @@ def test_one_agent_serves_every_context(shipped: Shipped) -> None:
         run(agent, "sync", context)
     assert [[t["name"] for t in listed] for listed in script.listed] == [
         [t["name"] for t in expected_tools(shipped, c, "openai")] for c in CONTEXTS.values()]
+
+
+# -- messages in: the context callable may give the message; it is routed first ------------------
+@pytest.mark.parametrize("form", ["Request", "mapping"])
+def test_a_message_is_routed_first(shipped: Shipped, form: str) -> None:
+    deps = message_request(shipped) if form == "Request" else {**MESSAGE, "run_id": "r1"}
+    seen = Contexts()
+    script = Script([("read", {"path": "notes.md"}, "c1")])
+    run(agent_for(shipped, script, seen.implementations()), "sync", deps)
+    assert script.listed[0] == expected_tools(shipped, OPS, "openai")
+    [(name, context)] = seen.seen  # the call path's context: the route's agent and session
+    assert (name, context.agent_id, context.session_key, context.sender_is_owner) == (
+        "read", "coder", OPS_KEY, True)
+    assert context.run_id == (None if form == "Request" else "r1")
+
+
+def test_a_group_no_session_key_names_is_refused(shipped: Shipped) -> None:
+    # resolve's keywords with the group but not the session key that names it: OpenClaw 2026.9
+    # would ignore the group (and its restrictions); the integration refuses the request
+    alone = {k: v for k, v in OPS.items() if k != "session_key"}
+    with pytest.raises(shipped.rt.UntrustedGroupError, match="group_id='-100123'"):
+        run(agent_for(shipped, Script(), Recorder().implementations()), "sync", alone)
 
 
 # -- 2: a call outside the resolved set never runs; the run goes on ------------------------------
