@@ -5,7 +5,9 @@ Shell blocks (```sh) of one page run in order in a temporary directory, each in 
 directory where the previous one ended (as in one terminal), with this environment's
 ``toolc`` and ``python`` first on PATH. An HTML comment on the line before a block changes
 that: ``<!-- test: exit=N -->`` expects exit code N, ``<!-- test: skip (why) -->`` does not
-run it (docs/how-to/develop.md documents the convention)."""
+run it; ``<!-- test: output -->`` before a ```text block makes it the standard output the
+shell block before it prints, a ``...`` line standing for any lines
+(docs/how-to/develop.md documents the convention)."""
 
 from __future__ import annotations
 
@@ -32,15 +34,21 @@ class Block:
     line: int
     body: str
     exit: int | None  # None: skipped
+    output: str | None = None  # what it prints on stdout (``...`` lines: any lines)
 
 
 def shell_blocks(page: Path) -> list[Block]:
     text = page.read_text("utf-8")
-    blocks = []
+    blocks: list[Block] = []
     for match in BLOCK.finditer(text):
-        if match["lang"] != "sh":
-            continue
         marker, line = match["marker"] or "", text.count("\n", 0, match.start("body"))
+        if match["lang"] != "sh":
+            if marker == "output":
+                last = blocks[-1] if blocks else None
+                assert last is not None and last.exit is not None and last.output is None, (
+                    f"{page.name}:{line}: <!-- test: output --> follows no shell block that runs")
+                blocks[-1] = Block(last.line, last.body, last.exit, match["body"])
+            continue
         if marker.startswith("skip"):
             blocks.append(Block(line, match["body"], None))
             continue
@@ -48,6 +56,14 @@ def shell_blocks(page: Path) -> list[Block]:
         assert not marker or found, f"{page.name}:{line}: unknown marker <!-- test: {marker} -->"
         blocks.append(Block(line, match["body"], int(found[1]) if found else 0))
     return blocks
+
+
+def printed(expected: str, stdout: str) -> bool:
+    """Whether ``stdout`` is ``expected``, line for line, where a ``...`` line of
+    ``expected`` stands for any number of lines (doctest's ellipsis, whole lines only)."""
+    pattern = "".join(r"(?:[^\n]*\n)*?" if line == "..." else re.escape(line) + r"\n"
+                      for line in expected.splitlines())
+    return re.fullmatch(pattern, stdout) is not None
 
 
 def _env(tmp: Path) -> dict[str, str]:
@@ -75,7 +91,16 @@ def run_page(page: Path, tmp: Path) -> None:
         assert proc.returncode == block.exit, (
             f"{page.name}:{block.line}: exit {proc.returncode}, expected {block.exit}\n"
             f"{block.body}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}")
+        assert block.output is None or printed(block.output, proc.stdout), (
+            f"{page.name}:{block.line}: the output shown after the block is not what it "
+            f"prints\n{block.body}\n--- shown\n{block.output}--- stdout\n{proc.stdout}")
         cwd = Path(state.read_text().strip())
+
+
+def test_shown_output_may_elide_lines() -> None:
+    assert printed("a\n...\nd\n", "a\nb\nc\nd\n") and printed("a\n...\n", "a\n")
+    assert not printed("a\nd\n", "a\nb\nd\n") and not printed("a\n", "a\nb\n")
+    assert not printed("a.\n", "ab\n")
 
 
 @pytest.mark.parametrize("page", [README, *TUTORIALS], ids=lambda p: p.name)
