@@ -48,9 +48,11 @@ def _space(defs: Path) -> tuple[ClassSpace, ReferenceInterpreter]:
     return ClassSpace([TablesView(side.tables, side.tables["tools"])]), ref
 
 
+# The access analysis describes what the release answers: a group no session key names is
+# ignored there, not refused, so the reference is asked for that answer (strict=False).
 def _refused(ref: ReferenceInterpreter, ctx: dict[str, Any]) -> bool:
     try:
-        ref.resolve(**ctx)
+        ref.resolve(**ctx, strict=False)
     except AgentSelectionRequiredError:
         return True
     return False
@@ -84,7 +86,8 @@ def test_every_2026_9_request_falls_in_a_class_that_behaves_like_it(
                     ).lower(), ctx
                 continue
             flags = space.flags(point)
-            got, want = ref.resolve(**flags).names, ref.resolve(**ctx).names
+            got, want = (ref.resolve(**flags, strict=False).names,
+                         ref.resolve(**ctx, strict=False).names)
             if got != want and _group_only_plugin_tools(defs):
                 return  # the access analysis' documented approximation (TC142)
             assert got == want, (ctx, flags)
@@ -194,7 +197,8 @@ def test_agent_sender_maps_and_webchat_owner_split_the_channel_side(tmp_path: Pa
                 {"message_provider": "webchat", "sender_id": "42", "sender_is_owner": True},
                 {"message_provider": "webchat", "sender_id": "42"}):
         flags = space.flags(space.classify(**ctx))
-        assert ref.resolve(**flags).names == ref.resolve(**ctx).names, ctx
+        assert ref.resolve(**flags, strict=False).names == \
+            ref.resolve(**ctx, strict=False).names, ctx
     assert "exec" not in ref.resolve(agent_id="a1", sender_id="42").names
     assert "read" in ref.resolve(agent_id="a1", sender_id="42").names
     _every_class_equals_the_reference(space, ref)
@@ -250,5 +254,6 @@ def test_a_wildcard_sender_rule_alone_splits_the_webchat_owner(tmp_path: Path) -
     assert "exec" not in ref.resolve(**{**ctx, "sender_is_owner": None}).names
     for c in (ctx, {**ctx, "sender_is_owner": None}):
         flags = space.flags(space.classify(**c))
-        assert ref.resolve(**flags).names == ref.resolve(**c).names, c
+        assert ref.resolve(**flags, strict=False).names == \
+            ref.resolve(**c, strict=False).names, c
     _every_class_equals_the_reference(space, ref)

@@ -189,7 +189,7 @@ def _check_equals_brute_force(space: ClassSpace, view: TablesView, ref: Referenc
     v = check_assertion(space, Patterns(space), a, tools)
 
     def violates(flags: dict[str, Any]) -> bool:
-        names = set(ref.resolve(**flags).names)
+        names = set(ref.resolve(**flags, strict=False).names)
         return (any(t in names for t in tools) if kind == "never"
                 else any(t not in names for t in tools))
 
