@@ -100,6 +100,7 @@ from ._policy import (
     _text,
     resolve,
 )
+from ._route import Request
 
 PROVENANCE: Final = "provenance.json"
 REDACTED: Final = "[redacted]"
@@ -671,9 +672,20 @@ class DecisionLog:
         """The keyed hash a line carries for ``sender``."""
         return hmac.new(self._key, sender.encode("utf-8"), hashlib.sha256).hexdigest()
 
-    def request(self, **context: Any) -> RequestLog:
-        """This log bound to one request (``resolve``'s keywords)."""
-        return RequestLog(self, context)
+    def request(self, message: Request | None = None, /, **context: Any) -> RequestLog:
+        """This log bound to one request: a message-level ``Request`` (the run it starts:
+        the route's agent and session key, the channel, the chat, the sender), or
+        ``resolve``'s keywords."""
+        if message is None:
+            return RequestLog(self, context)
+        if not isinstance(message, Request):
+            raise TypeError(f"request() takes a Request, got {type(message).__name__}")
+        if context:
+            raise TypeError("request() takes a Request or resolve's keywords, not both")
+        # the chat the message came in is what OpenClaw's run passes as its group, trusted
+        # only where the route's session key names it: the release's answer, as
+        # resolve_request gives it, not a caller's group to refuse
+        return RequestLog(self, {**message.context(), "strict": False})
 
     def emit(self, record: Record) -> None:
         """Send one record to every sink (a failing sink is reported, never raised)."""

@@ -565,6 +565,35 @@ class Request:
     model_id: str | None = None
     sandboxed: bool | None = None
 
+    @classmethod
+    def of(cls, values: Mapping[str, Any]) -> Request:
+        """The request a mapping of its fields stands for (an identities file, a framework's
+        run context, JSON): ``peer`` / ``parent_peer`` as ``(kind, id)``, ``[kind, id]`` or
+        ``"kind:id"``, ``member_role_ids`` as any sequence of str. A key that is none of the
+        fields is refused (ValueError naming it); so are ``resolve``'s keywords that the
+        route decides (``agent_id``, ``session_key``, ``message_provider``, ``group_id``, ...):
+        a message never names them itself. TypeError or ValueError for an ill-typed value."""
+        unknown = sorted(str(k) for k in values if k not in MESSAGE_KEYS)
+        if unknown:
+            raise ValueError(_not_message_keys(unknown))
+        if values.get("channel") is None:
+            raise ValueError("a message-level request needs its channel (channel=...)")
+        kw: dict[str, Any] = {}
+        for key, value in values.items():
+            if key in ("peer", "parent_peer"):
+                kw[key] = _peer(_pair(value, key), key)
+            elif key == "member_role_ids":
+                kw[key] = _roles(value)
+            elif key in ("dm_scope", "group_scope"):
+                kw[key] = _scope(value, key, _DM_SCOPES if key == "dm_scope" else _GROUP_SCOPES)
+            elif key in ("sender_is_owner", "sandboxed"):
+                if value is not None and not isinstance(value, bool):
+                    raise TypeError(f"{key} must be a bool or None, got {value!r}")
+                kw[key] = value
+            else:
+                kw[key] = _text(value, key)
+        return cls(**kw)
+
     def route(self) -> Route:
         return route(
             self.channel,
@@ -605,6 +634,65 @@ class Request:
             "model_id": self.model_id,
             "sandboxed": self.sandboxed,
         }
+
+
+MESSAGE_KEYS: Final = frozenset(Request.__dataclass_fields__)
+"""The keys of a message-level request (``Request``'s fields)."""
+ROUTING_KEYS: Final = MESSAGE_KEYS - {
+    "account_id",
+    "sender_id",
+    "sender_e164",
+    "sender_username",
+    "sender_name",
+    "sender_is_owner",
+    "model_provider",
+    "model_id",
+    "sandboxed",
+}
+"""The keys only a message has (``resolve`` takes the others too): a mapping holding one of
+them is a message-level request, routed first."""
+# resolve's keywords a message does not name: the route (or the message's peer) decides them
+_ROUTED: Final = {
+    "agent_id": "the route decides the agent (a binding, else default_agent_id)",
+    "session_key": "the route builds the session key",
+    "spawned_by": "a message starts a run of its own; spawned runs pass resolve's keywords",
+    "spawn_depth": "a message starts a run of its own; spawned runs pass resolve's keywords",
+    "message_provider": "the channel is the message provider",
+    "group_id": "the chat is peer=('group', <id>) (or 'channel')",
+    "group_space": "the guild or team is guild_id or team_id",
+    "group_channel": "the chat is peer=('channel', <id>)",
+}
+
+
+def _not_message_keys(keys: Sequence[str]) -> str:
+    why = "; ".join(f"{k}: {_ROUTED[k]}" for k in keys if k in _ROUTED)
+    return (
+        f"not a field of a message-level request: {', '.join(keys)}"
+        + (f" ({why})" if why else "")
+        + f"; the fields are {', '.join(sorted(MESSAGE_KEYS))}"
+    )
+
+
+def _pair(value: object, keyword: str) -> object:
+    """A peer as ``(kind, id)`` from a pair or ``"kind:id"`` (the id may hold colons)."""
+    if isinstance(value, str):
+        kind, sep, pid = value.partition(":")
+        if not sep or not _js_trim(pid):
+            raise ValueError(f"{keyword} must be KIND:ID (e.g. group:-100123), got {value!r}")
+        return (kind, pid)
+    if isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+def _roles(value: object) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise TypeError(f"member_role_ids must be a sequence of str, got {value!r}")
+    roles = tuple(value)
+    for role in roles:
+        if not isinstance(role, str):
+            raise TypeError(f"member_role_ids must hold str, got {type(role).__name__}")
+    return roles
 
 
 _MESSAGES: dict[Request, tuple[Route, ToolSet]] = {}

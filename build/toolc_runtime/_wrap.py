@@ -29,7 +29,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from . import PACKAGE_NAME, DataMismatchError
@@ -80,6 +80,7 @@ from ._hooks import (
 )
 from ._policy import ToolDefinition, ToolSet, catalog, owner_refuses, subset
 from ._results import TextContent, ToolResult, coerce_result, error_result, mark_untrusted
+from ._route import Request, Route, resolve_request
 from ._validate import args_checker, checked_args, require_models
 
 EXEC_TOOL: Final = "exec"
@@ -198,7 +199,8 @@ class WrappedTools(Mapping[str, WrappedTool]):
     ``toolset`` is the resolved set narrowed to the tools that have an implementation: send
     ``definitions()`` (or ``tool_definitions(tools.toolset, ...)``) and list
     ``system_prompt_tools(tools.toolset)``, so the model sees exactly what it can call.
-    ``call`` / ``acall`` / ``run`` / ``arun`` take the model's wire names."""
+    ``call`` / ``acall`` / ``run`` / ``arun`` take the model's wire names. ``route`` is the
+    route of the message-level request it was wrapped for (None for a ToolSet)."""
 
     def __init__(  # noqa: PLR0913 - wrap()'s keywords
         self,
@@ -213,11 +215,13 @@ class WrappedTools(Mapping[str, WrappedTool]):
         validate: bool,
         workspace: str | None = None,
         decisions: RequestLog | None = None,
+        route: Route | None = None,
     ) -> None:
         every = catalog()
         names = [n for n in toolset.names if n in implementations]
         self.toolset: Final = subset(toolset, names)
         self.context: Final = context
+        self.route: Final = route
         self.hooks: Final = hooks
         self.signal: Final = signal
         self.approvals: Final = approvals
@@ -974,8 +978,37 @@ def _discard(value: object) -> None:
         close()
 
 
+# CallContext's fields a message-level request decides (session_id and run_id it has not)
+_ROUTED_FIELDS: Final = ("agent_id", "session_key", "sender_is_owner", "model_provider", "model_id")
+
+
+def _routed_context(request: Request, routed: Route, given: CallContext | None) -> CallContext:
+    """The CallContext of a message-level request: the route's agent and session key, the
+    request's owner flag and model; ``given`` may add the run's ``session_id`` and
+    ``run_id`` (and repeat the rest; a value that disagrees is a ValueError)."""
+    derived = CallContext(
+        agent_id=routed.agent_id,
+        session_key=routed.session_key,
+        sender_is_owner=request.sender_is_owner,
+        model_provider=request.model_provider,
+        model_id=request.model_id,
+    )
+    if given is None:
+        return derived
+    _check_context(given)
+    for name in _ROUTED_FIELDS:
+        value, decided = getattr(given, name), getattr(derived, name)
+        if value is not None and value != decided:
+            raise ValueError(
+                f"context {name}={value!r} disagrees with the request's {decided!r}: with a "
+                "Request, the route decides the agent and session key and the request holds "
+                "the owner flag and the model; give the context session_id and run_id only"
+            )
+    return replace(derived, session_id=given.session_id, run_id=given.run_id)
+
+
 def wrap(  # noqa: PLR0913 - one keyword per part of the request path
-    toolset: ToolSet,
+    toolset: ToolSet | Request,
     implementations: Mapping[str, Implementation],
     *,
     context: CallContext | None = None,
@@ -989,6 +1022,11 @@ def wrap(  # noqa: PLR0913 - one keyword per part of the request path
 ) -> WrappedTools:
     """Wrap the gateway's implementations (tool name -> ``fn(args, call)``, sync or async)
     for the tools ``toolset`` holds; tools without an implementation are left out.
+
+    ``toolset`` is ``resolve``'s answer, or the message-level ``Request`` itself: it is then
+    routed and resolved (``resolve_request``), and the context is the route's agent and
+    session key with the request's owner flag and model (``context`` may add the run's
+    ``session_id`` and ``run_id``); ``.route`` holds the route.
 
     ``context`` says who calls (owner guard, hooks, exec approvals; its model provider and
     model choose the dialect unless ``dialect`` is given), ``hooks`` runs before/after
@@ -1004,10 +1042,18 @@ def wrap(  # noqa: PLR0913 - one keyword per part of the request path
     logs every call, refusal and exec approval as one line each. An implementation for a name
     that is no tool of this build is an UnknownToolError.
     """
-    if not isinstance(toolset, ToolSet):
-        raise TypeError(f"toolset must be a ToolSet from resolve(), got {type(toolset).__name__}")
-    ctx = context if context is not None else CallContext()
-    _check_context(ctx)
+    routed: Route | None = None
+    if isinstance(toolset, Request):
+        routed, resolved = resolve_request(toolset)
+        ctx = _routed_context(toolset, routed, context)
+        toolset = resolved
+    elif not isinstance(toolset, ToolSet):
+        raise TypeError(
+            f"toolset must be a ToolSet from resolve() or a Request, got {type(toolset).__name__}"
+        )
+    else:
+        ctx = context if context is not None else CallContext()
+        _check_context(ctx)
     every = catalog()
     for name, impl in implementations.items():
         if name not in every:
@@ -1030,4 +1076,5 @@ def wrap(  # noqa: PLR0913 - one keyword per part of the request path
         validate=validate,
         workspace=root,
         decisions=decisions,
+        route=routed,
     )

@@ -6,13 +6,13 @@ runtime).
     agent = create_agent(model, middleware=[middleware(impls, context=lambda rt: rt.context)],
                          checkpointer=InMemorySaver())
 
-The tools carry the build's names, descriptions and parameter schemas for ``provider``
-(default OpenAI). ``wrap_model_call`` asks ``context(runtime)`` for ``resolve``'s keywords
-on every model call (``runtime``: LangGraph's ``Runtime``, whose ``context`` is what the
-agent was invoked with) and narrows the request's tools to the resolved ones;
-``wrap_tool_call`` resolves again and answers a tool outside the set with toolc's message
-as an error ``ToolMessage``, since the tool node runs any registered tool the model names.
-Error results are ``ToolMessage(status="error")``.
+The tools carry the build's names, descriptions and parameter schemas for ``provider`` (default
+OpenAI). ``wrap_model_call`` asks ``context(runtime)`` for the request (the message-level
+``Request``, routed first, or ``resolve``'s keywords) on every model call (``runtime``:
+LangGraph's ``Runtime``, whose ``context`` is what the agent was invoked with) and narrows the
+request's tools to the resolved ones; ``wrap_tool_call`` resolves again and answers a tool
+outside the set with toolc's message as an error ``ToolMessage``, since the tool node runs any
+registered tool the model names. Error results are ``ToolMessage(status="error")``.
 
 Exec approvals pause as ``HumanInTheLoopMiddleware`` does by default: ``after_model``
 evaluates every exec call of the model's turn (hooks and policy, nothing run) and raises
@@ -118,8 +118,8 @@ def middleware(  # noqa: PLR0913 - wrap()'s keywords
 ) -> AgentMiddleware[Any, Any]:
     """An ``AgentMiddleware`` holding one tool per entry of ``implementations`` (tool name ->
     ``fn(args, call)``, as for ``wrap``), shown as the build defines it for ``provider`` /
-    ``model``. ``context`` maps LangGraph's ``Runtime`` to ``resolve``'s keywords; the other
-    keywords are ``wrap``'s."""
+    ``model``. ``context`` maps LangGraph's ``Runtime`` to the request (a ``Request``, a mapping
+    of its fields, or ``resolve``'s keywords: ``ContextFn``); the other keywords are ``wrap``'s."""
     dialect = provider_dialect(provider, model)
     binding = Binding(
         implementations,

@@ -29,7 +29,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_approvals.py": "82dc96dea6f1ed34c89181b648d4d1493de2b1851bedbb52b3362b475dcf5b2c",
     "_bundles.py": "70c08d3fd38fa5b4a84d05b6468eee759907ff24f8a1f8598aebe723db1fe666",
     "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
-    "_decisions.py": "0a34ab25f7315a5f3ea414608cfe6e6c93fed479b3210948ab1b331b129d122c",
+    "_decisions.py": "1e6de3e73aabe79db8825845baac1433ce082d1701817765915d9e3bff5f7e19",
     "_errors.py": "dd450241bc64587c21f62f92810aff87504c940024ef8c2166301b65a67e9316",
     "_hooks.py": "117c5fd4258cddb8382c4a490d2b5b6e2a3e24c05dec89aa228fbcbe7b358c76",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
@@ -37,19 +37,19 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_policy.py": "501f9da49f343f94c318aacd694c00316d140b9547069701c33bab5e8fc57bc6",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
-    "_route.py": "ba8fcfe88ec871c2d15f6a86d5e419064c0ac32507d27e7e52034f771d10bc9d",
+    "_route.py": "af2d8c0fc39e0300bb50c587e3291582906ba042cae79b902ca8ccc22bc2ee8e",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
     "_validate.py": "46159a71dc239a6484fbc19be41660efe01ba0839892c1562ae8da5d5213a116",
-    "_wrap.py": "d322e6b4285edff5ef5c335136ff809d07ef3ff36eb4f7882eb4894f434665b9",
+    "_wrap.py": "33ac0b3e8788f2e8afe9895c6a737da9219e80b6e889cb226e87500054d2549b",
     "bundles.json": "48aad05d5b0b39d6cd3f3f779a30bba6b00c3ac3d3cbe004f032578838b85984",
     "catalog.json": "b43bb54948e273a2d6f28511a6a412d65bdd6da468cacd8a77ad6910665325ae",
-    "integrations/__init__.py": "86f4d1114d4440436e1476f37ecc4516f4f60d877383a95d79dea6d092b8e994",
-    "integrations/langchain.py": "0aced38c0207a7caf0e6b6eb9da14ea5eccb5e44f4d84a1761f3dae0781be3e6",
+    "integrations/__init__.py": "e3c992acb103236c15cc48483e007957582dc02e230e749d2c74b2e284db033e",
+    "integrations/langchain.py": "ecbabe392462a6196d7e1a08fa500a45341d85b64baccd23ee485b7b967d46ba",
     "integrations/openai_agents.py": (
-        "bdb5ce431c9d25575cf10755f8fb8bb689c27f6c15f57e06c7cca9fcbcac8a89"
+        "5d7130d76303fca78af07ed2e4d24cae51da3153e5a0e4e242328fe8ed9f626a"
     ),
     "integrations/pydantic_ai.py": (
-        "0223cac84acc809ee127f932f8a999f16c43450fa7382bfe99e05e19db046c70"
+        "dfd7c3d6d81a1a15ec7c88860c50a50f7c290b944d89133ed4c84454fc5dca34"
     ),
     "models.py": "230814222a15b2be2004c8732a987005fae742807490cd798518c4c6d02327e5",
     "provenance.json": "f245832f87e831de2bac211be5b2617bd39817422747e385a72049bdc7b15b11",

@@ -1,14 +1,15 @@
 """Agent-framework integrations: the part the three share (``pydantic_ai``, ``openai_agents``,
 ``langchain`` beside this file, each imported by name and importing its framework only then).
 
-An integration asks the application's ``context`` callable, on every step, for ``resolve``'s
-keywords from the framework's own run context, resolves the request, narrows it to the
-tools that have an implementation and wraps them (``wrap``): the model is shown exactly those
-tools, with the names, descriptions and parameter schemas the build holds for the model's
-provider, and every call goes through ``wrap``'s whole path. A tool outside the resolved set
-is refused with toolc's message, whatever the framework lets through. An exec call that
-needs approval pauses the run through the framework's own human-in-the-loop mechanism and
-is decided there (``Approver``, ``ApprovalManager.defer`` / ``submit``).
+An integration asks the application's ``context`` callable, on every step, for the request the
+framework's own run context stands for (the message-level ``Request``, or ``resolve``'s
+keywords), routes and resolves it, narrows it to the tools that have an implementation and wraps
+them (``wrap``): the model is shown exactly those tools, with the names, descriptions and
+parameter schemas the build holds for the model's provider, and every call goes through
+``wrap``'s whole path. A tool outside the resolved set is refused with toolc's message, whatever
+the framework lets through. An exec call that needs approval pauses the run through the
+framework's own human-in-the-loop mechanism and is decided there (``Approver``,
+``ApprovalManager.defer`` / ``submit``).
 """
 
 from __future__ import annotations
@@ -24,12 +25,16 @@ from .._context import CallContext
 from .._errors import UnknownToolError
 from .._hooks import HookRunner
 from .._policy import TOOL_NAMES, ToolSet, _toolset, catalog, resolve
+from .._route import ROUTING_KEYS, Request
 from .._wrap import Implementation, WrappedTools, wrap
 
-ContextFn = Callable[[Any], Mapping[str, Any]]
-"""The framework's run context -> ``resolve``'s keywords (``agent_id``, ``session_key``,
-``sender_is_owner``, ``model_provider``, ...), plus ``session_id`` and ``run_id`` if the
-application has them (hooks see them; ``resolve`` does not take them)."""
+ContextFn = Callable[[Any], Request | Mapping[str, Any]]
+"""The framework's run context -> the request it stands for: the message-level ``Request``
+(the message the gateway received: routed first, as OpenClaw routes it), a mapping of its
+fields (``channel``, ``peer`` as ``(kind, id)`` or ``"kind:id"``, ``sender_id``, ...), or
+``resolve``'s keywords (``agent_id``, ``session_key``, ``sender_is_owner``,
+``model_provider``, ...). A mapping may add ``session_id`` and ``run_id`` if the application
+has them (hooks see them; neither routing nor ``resolve`` takes them)."""
 
 _CALL_ONLY: Final = ("session_id", "run_id")
 _CACHE_LIMIT: Final = 256
@@ -126,22 +131,16 @@ class Binding:
 
     def tools(self, run_context: Any) -> WrappedTools:
         """The wrapped tools of the request ``run_context`` stands for."""
-        keywords = dict(self.context(run_context))
-        key = tuple(sorted(keywords.items()))
-        cached = self._cache.get(key)
+        request, keywords, call = _request_of(self.context(run_context))
+        key: Hashable | None = (request or tuple(sorted(keywords.items())), call)
+        try:
+            cached = self._cache.get(key)
+        except TypeError:  # a value that cannot be hashed: the checks name it, nothing cached
+            key = cached = None
         if cached is not None:
             return cached
-        extra = {name: keywords.pop(name) for name in _CALL_ONLY if name in keywords}
-        call = CallContext(
-            agent_id=keywords.get("agent_id"),
-            session_key=keywords.get("session_key"),
-            sender_is_owner=keywords.get("sender_is_owner"),
-            model_provider=keywords.get("model_provider"),
-            model_id=keywords.get("model_id"),
-            **extra,
-        )
         tools = wrap(
-            resolve(**keywords),
+            request if request is not None else resolve(**keywords),
             self.implementations,
             context=call,
             hooks=self.hooks,
@@ -151,9 +150,10 @@ class Binding:
             validate=self.validate,
             workspace=self.workspace,
         )
-        if len(self._cache) >= _CACHE_LIMIT:
-            self._cache.clear()
-        self._cache[key] = tools
+        if key is not None:
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[key] = tools
         return tools
 
     def specs(self, tools: WrappedTools, *, api: str = "chat") -> list[ToolSpec]:
@@ -171,6 +171,32 @@ class Binding:
             validate=False,
         )
         return self.specs(tools, api=api)
+
+
+def _request_of(
+    given: Request | Mapping[str, Any],
+) -> tuple[Request | None, dict[str, Any], CallContext | None]:
+    """What a context callable returned: (the message-level request or None, ``resolve``'s
+    keywords when it is not one, the CallContext of the call path)."""
+    if isinstance(given, Request):
+        return given, {}, None
+    if not isinstance(given, Mapping):
+        raise TypeError(
+            f"the context callable must return a Request or a mapping, got {type(given).__name__}"
+        )
+    keywords = dict(given)
+    extra = {name: keywords.pop(name) for name in _CALL_ONLY if name in keywords}
+    if ROUTING_KEYS & keywords.keys():  # the message's fields: routed first
+        return Request.of(keywords), {}, CallContext(**extra) if extra else None
+    call = CallContext(
+        agent_id=keywords.get("agent_id"),
+        session_key=keywords.get("session_key"),
+        sender_is_owner=keywords.get("sender_is_owner"),
+        model_provider=keywords.get("model_provider"),
+        model_id=keywords.get("model_id"),
+        **extra,
+    )
+    return None, keywords, call
 
 
 def _everything(implementations: Mapping[str, Implementation]) -> ToolSet:

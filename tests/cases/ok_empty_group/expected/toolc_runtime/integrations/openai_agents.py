@@ -5,15 +5,16 @@ tools its request may call, every call through ``wrap`` (``pip install
     agent = Agent(name="ops", model=model, tools=function_tools(impls, context=lambda c: c.context))
     Runner.run(agent, text, context=request, run_config=run_config())
 
-The tools carry the build's names, descriptions and parameter schemas for ``provider``
-(default OpenAI; the Responses form). ``is_enabled(ctx, agent)`` asks ``context(ctx)`` for
-``resolve``'s keywords on every run, so one agent serves every sender, channel and group;
-``on_invoke_tool`` resolves again and refuses a tool outside the set with toolc's message.
-The SDK itself refuses a call to a disabled tool before it reaches the tool: ``run_config()``
-is a ``RunConfig`` whose ``tool_not_found_behavior="return_error_to_model"`` lets the run go
-on and whose ``tool_error_formatter`` gives such a refusal toolc's message, about the name
-the model used in the dialect the run's tools were listed in. Error results reach the model
-as the SDK's error shape for function tools, the error text as the output.
+The tools carry the build's names, descriptions and parameter schemas for ``provider`` (default
+OpenAI; the Responses form). ``is_enabled(ctx, agent)`` asks ``context(ctx)`` for the request
+(the message-level ``Request``, routed first, or ``resolve``'s keywords) on every run, so one
+agent serves every sender, channel and group; ``on_invoke_tool`` resolves again and refuses a
+tool outside the set with toolc's message. The SDK itself refuses a call to a disabled tool
+before it reaches the tool: ``run_config()`` is a ``RunConfig`` whose
+``tool_not_found_behavior="return_error_to_model"`` lets the run go on and whose
+``tool_error_formatter`` gives such a refusal toolc's message, about the name the model used in
+the dialect the run's tools were listed in. Error results reach the model as the SDK's error
+shape for function tools, the error text as the output.
 
 Exec approvals: ``needs_approval(ctx, params, call_id)`` runs the call's path up to the
 policy (its before_tool_call hooks included, once: the call that follows reuses what was
@@ -85,10 +86,10 @@ def function_tools(  # noqa: PLR0913 - wrap()'s keywords
     provider: str = "openai",
     model: str | None = None,
 ) -> list[Tool]:
-    """One ``FunctionTool`` per tool of ``implementations`` (tool name -> ``fn(args, call)``,
-    as for ``wrap``), shown as the build defines it for ``provider`` / ``model``.
-    ``context`` maps the SDK's ``RunContextWrapper`` to ``resolve``'s keywords; the other
-    keywords are ``wrap``'s."""
+    """One ``FunctionTool`` per tool of ``implementations`` (tool name -> ``fn(args, call)``, as
+    for ``wrap``), shown as the build defines it for ``provider`` / ``model``. ``context`` maps
+    the SDK's ``RunContextWrapper`` to the request (a ``Request``, a mapping of its fields, or
+    ``resolve``'s keywords: ``ContextFn``); the other keywords are ``wrap``'s."""
     dialect = provider_dialect(provider, model)
     binding = Binding(
         implementations,

@@ -5,15 +5,15 @@ this module, never with the runtime).
     agent = Agent(model, toolsets=[toolset(impls, context=lambda ctx: ctx.deps.toolc)],
                   output_type=[str, DeferredToolRequests])
 
-``get_tools(ctx)`` is asked every step: ``context(ctx)`` gives ``resolve``'s keywords, and
-the step lists exactly the resolved tools that have an implementation, as the build defines
-them for the context's model provider. ``call_tool`` resolves again and refuses a tool
-outside the set (pydantic-ai itself refuses a name its step did not list). Error results
-reach the model as ``ToolFailed`` (a failed tool return; no retry budget spent). An exec
-call that needs approval raises ``ApprovalRequired`` with toolc's request as its metadata:
-the run ends with ``DeferredToolRequests``; build the next run's ``DeferredToolResults``
-with ``results(requests, decisions, approvals=...)``, which hands each decision to the
-``ApprovalManager`` bound to the evaluated request.
+``get_tools(ctx)`` is asked every step: ``context(ctx)`` gives the request (the message-level
+``Request``, routed first, or ``resolve``'s keywords), and the step lists exactly the resolved
+tools that have an implementation, as the build defines them for the context's model provider.
+``call_tool`` resolves again and refuses a tool outside the set (pydantic-ai itself refuses a
+name its step did not list). Error results reach the model as ``ToolFailed`` (a failed tool
+return; no retry budget spent). An exec call that needs approval raises ``ApprovalRequired``
+with toolc's request as its metadata: the run ends with ``DeferredToolRequests``; build the next
+run's ``DeferredToolResults`` with ``results(requests, decisions, approvals=...)``, which hands
+each decision to the ``ApprovalManager`` bound to the evaluated request.
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ def toolset(  # noqa: PLR0913 - wrap()'s keywords
     id: str = "toolc",
 ) -> AbstractToolset[Any]:
     """A pydantic-ai toolset of ``implementations`` (tool name -> ``fn(args, call)``, as for
-    ``wrap``). ``context`` maps pydantic-ai's ``RunContext`` to ``resolve``'s keywords and is
-    asked on every step, so one agent serves every sender, channel and group; the other
-    keywords are ``wrap``'s."""
+    ``wrap``). ``context`` maps pydantic-ai's ``RunContext`` to the request (a ``Request``, a
+    mapping of its fields, or ``resolve``'s keywords: ``ContextFn``) and is asked on every step,
+    so one agent serves every sender, channel and group; the other keywords are ``wrap``'s."""
     binding = Binding(
         implementations,
         context=context,
