@@ -9,6 +9,7 @@ tests hold the two to each other and ``make conformance`` holds both to OpenClaw
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -29,6 +30,26 @@ CLI_OPTIONS = {"agent_id": "--agent", "session_key": "--session-key",
                "sender_is_owner": "--owner", "sandboxed": "--sandboxed",
                "spawn_depth": "--spawn-depth"}
 STRING_KEYS = frozenset(CONTEXT_KEYS) - {"sender_is_owner", "sandboxed", "spawn_depth"}
+# The message-level request (``toolc_runtime.Request``'s fields, a test holds them equal):
+# the message a gateway received, routed as OpenClaw routes it before resolve runs.
+MESSAGE_KEYS = ("channel", "account_id", "peer", "parent_peer", "guild_id", "team_id",
+                "member_role_ids", "default_agent_id", "dm_scope", "group_scope", "sender_id",
+                "sender_e164", "sender_username", "sender_name", "sender_is_owner",
+                "model_provider", "model_id", "sandboxed")
+# the keys only a message has: a context holding one is a message, routed first
+ROUTING_KEYS = frozenset(MESSAGE_KEYS) - frozenset(CONTEXT_KEYS)
+PEER_KINDS = ("direct", "dm", "group", "channel")
+DM_SCOPES = ("main", "per-peer", "per-channel-peer", "per-account-channel-peer")
+GROUP_SCOPES = ("per-group", "main")
+# resolve's keywords a message does not name, and what it names instead
+ROUTED_KEYS = {"agent_id": "the route decides the agent (a binding, else default_agent_id)",
+               "session_key": "the route builds the session key",
+               "spawned_by": "a message starts a run of its own",
+               "spawn_depth": "a message starts a run of its own",
+               "message_provider": "the channel is the message provider",
+               "group_id": "the chat is peer: group:<id>",
+               "group_space": "the guild or team is guild_id or team_id",
+               "group_channel": "the chat is peer: channel:<id>"}
 _THREAD_MARKERS = (":thread:", ":topic:")
 
 
@@ -80,6 +101,67 @@ def check_value(key: str, value: Any) -> Any:
     if not isinstance(value, bool):
         raise TypeError(f"{key} must be a bool or None, got {type(value).__name__}")
     return value
+
+
+def is_message(ctx: Mapping[str, Any]) -> bool:
+    """Whether a context is a message-level request (it holds a key only a message has)."""
+    return not ROUTING_KEYS.isdisjoint(ctx)
+
+
+def parse_peer(value: object, key: str = "peer") -> str:
+    """A peer as ``KIND:ID`` (``KIND`` one of direct, dm, group, channel; ``ID`` may hold
+    colons), from that text or a ``[kind, id]`` pair; ValueError or TypeError naming ``key``."""
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(
+            isinstance(v, str) for v in value):
+        kind, pid = value
+    elif isinstance(value, str):
+        kind, _, pid = value.partition(":")
+    else:
+        raise TypeError(f"{key} must be KIND:ID or a [kind, id] pair, got {value!r}")
+    if js_trim(kind).lower() not in PEER_KINDS or not js_trim(pid):
+        raise ValueError(f"{key} must be KIND:ID with KIND one of {', '.join(PEER_KINDS)} and "
+                         f"an ID (e.g. group:-100123), got {value!r}")
+    return f"{js_trim(kind).lower()}:{js_trim(pid)}"
+
+
+def check_message(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A message-level context, checked as ``toolc_runtime.Request.of`` checks it (keys are
+    Request's fields, the channel is required); peers come back as ``KIND:ID``, roles as a
+    tuple. ValueError naming a key that is not a field (with what to pass instead for
+    resolve's keywords that the route decides), TypeError for an ill-typed value."""
+    unknown = sorted(str(k) for k in raw if k not in MESSAGE_KEYS)
+    if unknown:
+        why = "; ".join(f"{k}: {ROUTED_KEYS[k]}" for k in unknown if k in ROUTED_KEYS)
+        raise ValueError(f"not a field of a message-level context: {', '.join(unknown)}"
+                         + (f" ({why})" if why else ""))
+    checked: dict[str, Any] = {}
+    for key, value in raw.items():
+        checked[key] = _message_value(key, value)
+    if not checked.get("channel"):
+        raise ValueError("a message-level context needs its channel")
+    return checked
+
+
+def _message_value(key: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if key in ("peer", "parent_peer"):
+        return parse_peer(value, key)
+    if key == "member_role_ids":
+        if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(
+                isinstance(v, str) for v in value):
+            raise TypeError(f"member_role_ids must be a list of str, got {value!r}")
+        return tuple(value)
+    if key in ("dm_scope", "group_scope"):
+        allowed = DM_SCOPES if key == "dm_scope" else GROUP_SCOPES
+        if value not in allowed:
+            raise ValueError(f"{key} must be one of {', '.join(allowed)}, got {value!r}")
+        return value
+    if key in ("sender_is_owner", "sandboxed"):
+        return check_value(key, value)
+    if not isinstance(value, str):
+        raise TypeError(f"{key} must be a str or None, got {type(value).__name__}")
+    return value if value.strip() else None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,14 +1,22 @@
 """Who an HTTP client of ``toolc serve-mcp`` is: bearer tokens, stored as sha256 hashes.
 
 An identities file (YAML) maps the sha256 of each bearer token to a name and a request
-context (the keywords of ``resolve``)::
+context: the message a gateway would receive (``toolc_runtime.Request``'s fields, routed
+first as OpenClaw routes it; ``peer`` as ``KIND:ID`` or ``[kind, id]``), or the keywords of
+``resolve``::
 
     version: 1
     identities:
       - name: alice
         token_sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
-        context: {agent_id: main, message_provider: telegram, group_id: "-100123",
-                  sender_id: "42", sender_is_owner: false}
+        context: {channel: telegram, peer: "group:-100123", sender_id: "42",
+                  sender_is_owner: false}
+      - name: ops
+        token_sha256: 60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752
+        context: {agent_id: ops, session_key: "agent:ops:telegram:group:-100123"}
+
+A context naming a group its target would ignore (a ``group_id`` no ``session_key`` names,
+under OpenClaw 2026.9) is refused when serve-mcp loads the file, never at a call.
 
 Tokens themselves are never stored: ``toolc identity add`` makes one, prints it once and
 appends its hash. Standard library and PyYAML only.
@@ -23,7 +31,7 @@ import os
 import re
 import secrets
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -32,7 +40,7 @@ from typing import Any, Final
 import yaml
 
 from ..locks import LockTimeoutError, locked
-from ..rules.context import CONTEXT_KEYS, check_value
+from ..rules.context import CONTEXT_KEYS, MESSAGE_KEYS, check_message, check_value, is_message
 
 _HEX64: Final = re.compile(r"[0-9a-f]{64}")
 _NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")
@@ -61,16 +69,24 @@ def new_token() -> str:
 
 
 def check_context(raw: object, where: str) -> dict[str, Any]:
-    """A context mapping, every key one of resolve's keywords and every value of its type."""
+    """A context mapping, checked: a message-level one (a key only a message has, such as
+    ``channel`` or ``peer``: every key one of ``Request``'s fields, peers as ``KIND:ID``), or
+    every key one of resolve's keywords; every value of its type."""
     if not isinstance(raw, Mapping):
         raise IdentitiesError(f"{where}: context must be a mapping")
-    unknown = sorted(str(k) for k in raw if k not in CONTEXT_KEYS)
-    if unknown:
-        raise IdentitiesError(f"{where}: unknown context key(s) {', '.join(unknown)} "
-                              f"(known: {', '.join(CONTEXT_KEYS)})")
     try:
-        checked = {str(k): check_value(str(k), v) for k, v in raw.items()}
-    except TypeError as exc:
+        if is_message(raw):
+            checked = check_message({str(k): v for k, v in raw.items()})
+        else:
+            unknown = sorted(str(k) for k in raw if k not in CONTEXT_KEYS)
+            if unknown:
+                raise IdentitiesError(
+                    f"{where}: unknown context key(s) {', '.join(unknown)} (known: resolve's "
+                    f"{', '.join(CONTEXT_KEYS)}; or a message's {', '.join(MESSAGE_KEYS)})")
+            checked = {str(k): check_value(str(k), v) for k, v in raw.items()}
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, IdentitiesError):
+            raise
         raise IdentitiesError(f"{where}: {exc}") from exc
     return {k: v for k, v in checked.items() if v is not None}
 
@@ -189,7 +205,8 @@ def _add_locked(path: Path, name: str, context: dict[str, Any]) -> str:
     if any(isinstance(e, dict) and e.get("name") == name for e in entries):
         raise IdentitiesError(f"{path.as_posix()}: an identity named {name!r} exists")
     token = new_token()
-    entries.append({"name": name, "token_sha256": token_hash(token), "context": context})
+    stored = {k: list(v) if isinstance(v, tuple) else v for k, v in context.items()}
+    entries.append({"name": name, "token_sha256": token_hash(token), "context": stored})
     data["identities"] = entries
     _replace(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     Identities.load(path)
@@ -233,6 +250,9 @@ class IdentitySource:
         self.path = path
         self._stamp = _stamp(path)
         self._identities: Identities | None = Identities.load(path)  # errors: the CLI's
+        # what the server checks a re-read file against (the build it serves): the reason
+        # an identity cannot be served, or None; a file with one is refused like a malformed one
+        self.check: Callable[[Identity], str | None] | None = None
 
     def current(self) -> Identities | None:
         """The identities to authenticate against now (None: refuse every request)."""
@@ -240,9 +260,19 @@ class IdentitySource:
         if stamp != self._stamp:
             self._stamp = stamp
             try:
-                self._identities = Identities.load(self.path)
+                self._identities = self._checked(Identities.load(self.path))
             except IdentitiesError as exc:
                 self._identities = None
                 logging.getLogger("toolc.mcp").error(
                     "%s; refusing every request until the file is fixed", exc)
         return self._identities
+
+    def _checked(self, identities: Identities) -> Identities:
+        check = self.check
+        if check is not None:
+            for identity in identities.all():
+                why = check(identity)
+                if why is not None:
+                    raise IdentitiesError(
+                        f"{self.path.as_posix()}: identity {identity.name}: {why}")
+        return identities
