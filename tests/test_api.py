@@ -134,7 +134,7 @@ def test_the_cli_imports_nothing_of_toolc_but_the_api() -> None:
 def test_the_console_script_is_the_click_group() -> None:
     [script] = entry_points(group="console_scripts", name="toolc")
     assert script.value == "toolc.cli:main" and script.load() is main
-    assert {"build", "validate", "resolve", "explain", "schema", "diff", "init",
+    assert {"build", "validate", "resolve", "explain", "route", "schema", "diff", "init",
             "import-openclaw", "migrate", "schema-path", "serve-mcp", "identity",
             "import-mcp", "keygen", "sign", "verify", "push", "pull",
             "report"} == set(main.commands)

@@ -379,15 +379,16 @@ def test_identity_add_stores_only_the_token_hash(tmp_path: Path) -> None:
     path = tmp_path / "ids.yaml"
     runner = CliRunner()
     added = runner.invoke(main, ["identity", "add", "carol", "--identities", str(path),
-                                 "--agent", "a", "--group", "-100", "--owner"])
+                                 "--agent", "a", "--session-key", "agent:a:tg:group:-100",
+                                 "--group", "-100", "--owner"])
     assert added.exit_code == 0, added.output
     token = added.stdout.strip()
     text = path.read_text()
     assert token not in text and token_hash(token) in text
     identity = Identities.load(path).lookup(token)
     assert identity is not None and identity.name == "carol"
-    assert dict(identity.context) == {"agent_id": "a", "group_id": "-100",
-                                      "sender_is_owner": True}
+    assert dict(identity.context) == {"agent_id": "a", "session_key": "agent:a:tg:group:-100",
+                                      "group_id": "-100", "sender_is_owner": True}
     assert Identities.load(path).lookup(token + "x") is None
     again = runner.invoke(main, ["identity", "add", "carol", "--identities", str(path)])
     assert again.exit_code == 2 and "exists" in again.output

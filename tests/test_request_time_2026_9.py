@@ -359,11 +359,13 @@ def test_a_plugin_named_like_an_owner_only_tool_loses_its_tools(tmp_path: Path) 
 
 
 def test_explain_names_the_2026_9_rules(tmp_path: Path) -> None:
-    """toolc explain shows the sender layer and why a caller's group was ignored."""
+    """toolc explain shows the sender layer and, with --no-strict (OpenClaw's silent
+    behaviour), why a caller's group was ignored."""
     _engines(tmp_path, "2026.9", tools=SENDERS, channels=CHANNELS)
     defs = str(tmp_path / "defs")
     result = CliRunner().invoke(main, ["explain", "--definitions", defs, "--channel", "telegram",
-                                       "--group", "g1", "--sender-id", "42", "exec"])
+                                       "--group", "g1", "--sender-id", "42", "--no-strict",
+                                       "exec"])
     assert result.exit_code == 1, result.output
     assert "group g1 is ignored: neither the session key nor spawned_by names it" in \
         result.output

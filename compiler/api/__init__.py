@@ -5,6 +5,7 @@ Build:    ``validate``, ``build``, ``check_build`` (``build --check``), ``compil
           file map), ``resolve_definitions``; ``read_manifest``, ``read_build_file`` and
           ``verify_build`` read a build back, checked as its runtime checks its files.
 Query:    ``resolve`` (the tools a request sees), ``explain`` (why one is kept or removed),
+          ``route`` (the agent and session key of a message, and the binding that decided),
           ``schema`` / ``load_schemas`` (a tool in a provider's dialect), ``load_runtime``,
           ``load_reference`` and ``reference_resolve`` (the reference interpreter).
 Review:   ``diff`` (who gains or loses which tool between two revisions), ``render_diff``.
@@ -16,11 +17,15 @@ Ship:     ``keygen``, ``sign``, ``verify`` (the extra ``toolc[sign]``), ``push``
 
 Errors: DefinitionsError (its ``diagnostics``), BuildError (a missing or modified build;
 SignatureError, an unsigned or wrongly signed one, is one), RegistryError,
-ValueError subclasses for arguments that cannot be used, AgentSelectionRequiredError (a
-ValueError: a 2026.9 request whose agent the definitions cannot choose), InternalError (a bug
-in toolc).
+ValueError subclasses for arguments that cannot be used (RequestError: a message the build
+cannot take), AgentSelectionRequiredError (a ValueError: a 2026.9 request whose agent the
+definitions cannot choose, or a message no binding routes), UntrustedGroupError (a ValueError:
+a 2026.9 context naming a group its session key does not name, which the release would
+ignore), InternalError (a bug in toolc).
 A request's context is a dict of ``toolc.rules.context.CONTEXT_KEYS`` (``agent_id``,
-``message_provider``, ``group_id``, ``sender_id``, ...).
+``message_provider``, ``group_id``, ``sender_id``, ...); a message-level request is a dict of
+``toolc.rules.context.MESSAGE_KEYS`` (``toolc_runtime.Request``'s fields: ``channel``,
+``peer``, ``sender_id``, ...), routed first.
 """
 
 from __future__ import annotations
@@ -58,9 +63,9 @@ from ..pipeline.render import DEFAULT_PACKAGE
 from ..pipeline.writer import OutputDirError
 from ..review.diff import DiffInputError, DiffResult, render_diff
 from ..review.report import Report
-from ..runtime._errors import AgentSelectionRequiredError
+from ..runtime._errors import AgentSelectionRequiredError, UntrustedGroupError
 from ..semantics.reference import ReferenceInterpreter, Resolution
-from ..serve.mcp_identity import IdentitiesError, add_identity
+from ..serve.mcp_identity import IdentitiesError
 from ..targets import KEYS as OPENCLAW_RELEASES
 from ..targets import NEWEST_KEY as NEWEST_OPENCLAW
 from .project import InitResult, MigrateResult, import_openclaw_config, init, migrate
@@ -82,15 +87,19 @@ from .query import (
     resolve,
     resolve_from,
     resolve_source,
+    route,
+    route_from,
     schema,
 )
 from .review import diff, report
+from .routing import RequestError, RouteResult, peer_pair
 from .serve import (
     EXTRAS,
     ImportedTools,
     McpError,
     MissingExtraError,
     ServeOptionError,
+    add_identity,
     import_mcp,
     serve_mcp,
 )
@@ -139,14 +148,17 @@ __all__ = [
     "ReferenceInterpreter",
     "RegistryError",
     "Report",
+    "RequestError",
     "Resolution",
     "ResolveResult",
+    "RouteResult",
     "Schemas",
     "ServeOptionError",
     "SignatureError",
     "Source",
     "ToolSchema",
     "UnknownToolError",
+    "UntrustedGroupError",
     "VerifiedBuild",
     "add_identity",
     "build",
@@ -168,6 +180,7 @@ __all__ = [
     "load_runtime",
     "load_schemas",
     "migrate",
+    "peer_pair",
     "pull",
     "push",
     "read_build_file",
@@ -181,6 +194,8 @@ __all__ = [
     "resolve_definitions",
     "resolve_from",
     "resolve_source",
+    "route",
+    "route_from",
     "runtime_digests",
     "schema",
     "schema_path",

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -14,8 +17,10 @@ from ..audit.declared import Declared, context_warnings
 from ..audit.explain import Explanation, UnknownToolError, catalog_tool
 from ..audit.explain import explain as explain_tool
 from ..builds import (
+    BUILD_SOURCES_ROOT,
     BuildError,
     build_is_current,
+    compile_files,
     read_build_file,
     read_manifest,
     resolve_build,
@@ -25,9 +30,10 @@ from ..builds import (
 from ..builds import read_tables as read_build_tables
 from ..diagnostics import Diagnostics, did_you_mean
 from ..pipeline.bundles import build_bundles, dialect_for
+from ..pipeline.writer import publish
 from ..rules.names import normalize_tool_name
-from ..runtime._errors import AgentSelectionRequiredError
 from ..semantics.reference import ReferenceInterpreter
+from .routing import ROUTE_KEYWORDS, RouteResult, route_with, toolc_refusal
 
 DEFAULT_DEFS, DEFAULT_BUILD = Path("definitions"), Path("build")
 ENGINES = ("compiled", "reference")  # the build's generated runtime, the reference interpreter
@@ -121,6 +127,74 @@ def explain_source(build_dir: Path | None = None, definitions: Path | None = Non
     return source("definitions", DEFAULT_DEFS, DEFAULT_BUILD, DEFAULT_DEFS)
 
 
+# -- route -------------------------------------------------------------------------------------
+def _require_build(src: Source) -> None:
+    """BuildError, with what to run, when a build source has no build but definitions."""
+    if src.build_id is None and src.definitions.is_dir():
+        raise BuildError(
+            f"{src.path.as_posix()}: not a toolc build (no manifest.json); run "
+            f"`toolc build {src.definitions.as_posix()} -o {src.path.as_posix()}` first, "
+            f"or answer from the definitions with `--definitions "
+            f"{src.definitions.as_posix()}`")
+
+
+@contextmanager
+def routing_runtime(src: Source) -> Iterator[ModuleType]:
+    """The generated runtime that routes for ``src``: the build's own, or for definitions
+    one compiled into a temporary build (routing has one implementation, the runtime's;
+    the build's files are read while the block runs)."""
+    if src.kind == "build":
+        _require_build(src)
+        yield load_runtime(src.path)
+        return
+    files, _, _ = compile_files(src.path, with_models=False)
+    with tempfile.TemporaryDirectory(prefix="toolc-route-") as tmp:
+        out = Path(tmp) / "build"
+        publish(files, out)
+        yield load_runtime(out)
+
+
+def _sources_root(src: Source) -> str:
+    """The directory a build's binding positions are relative to, as explain names files."""
+    return src.path.as_posix() if src.kind == "definitions" else BUILD_SOURCES_ROOT
+
+
+def _routed(runtime: ModuleType, src: Source, request: Mapping[str, Any]
+            ) -> tuple[RouteResult, dict[str, Any]]:
+    return route_with(runtime, request, sources=_sources_root(src))
+
+
+def _asked(context: dict[str, Any], request: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What the request names, for the undeclared-name warnings: a route's account is
+    ``default`` when the message names none, which is no account the caller named."""
+    if request is None or request.get("account_id") is not None:
+        return context
+    return {k: v for k, v in context.items() if k != "account_id"}
+
+
+def route_from(src: Source, request: Mapping[str, Any]) -> RouteResult:
+    """``route`` with its source already chosen; ``request``: at least the routing fields
+    of a message-level request (``toolc.rules.context.MESSAGE_KEYS``)."""
+    with routing_runtime(src) as runtime:
+        return _routed(runtime, src, request)[0]
+
+
+def route(build_dir: Path | str, channel: str, *, definitions: Path | None = None,
+          **routing: Any) -> RouteResult:
+    """The agent and session key OpenClaw gives a message on ``channel``, and the binding
+    that decided (``toolc_runtime.route``; as ``toolc route``): from the build, or with
+    ``definitions`` from them compiled into a temporary build. ``routing``: ``account_id``,
+    ``peer`` / ``parent_peer`` (``(kind, id)``), ``guild_id``, ``team_id``,
+    ``member_role_ids``, ``default_agent_id``, ``dm_scope``, ``group_scope``. Raises
+    AgentSelectionRequiredError when the release refuses the message (no binding matches and
+    there is no default agent) and RequestError for an input the build cannot take."""
+    unknown = sorted(set(routing) - set(ROUTE_KEYWORDS))
+    if unknown:
+        raise TypeError(f"route() got unknown keyword(s): {', '.join(unknown)}")
+    return route_from(resolve_source(Path(build_dir), definitions),
+                      {"channel": channel, **routing})
+
+
 # -- resolve -----------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResolveResult:
@@ -129,47 +203,74 @@ class ResolveResult:
     names: tuple[str, ...]
     source: Source
     warnings: tuple[str, ...]  # the request names an agent, channel, ... nobody declared
+    route: RouteResult | None = None  # a message-level request: its route
 
 
-def resolve_from(src: Source, context: dict[str, Any]) -> ResolveResult:
+def _one_request(context: dict[str, Any], request: Mapping[str, Any] | None) -> None:
+    if request is not None and context:
+        raise ValueError("give a context or a message-level request, not both: the route "
+                         "decides the agent, the session key and the group")
+
+
+def resolve_from(src: Source, context: dict[str, Any], *, request: Mapping[str, Any] | None = None,
+                 strict: bool = True) -> ResolveResult:
     """``resolve`` with its source already chosen: the reference interpreter over the
-    definitions, or the build's generated runtime."""
+    definitions, or the build's generated runtime. A ``request`` is routed first (by the
+    build's runtime, or one compiled from the definitions) and resolved with its route."""
+    _one_request(context, request)
+    routed = None
     if src.kind == "definitions":
         resolved = resolve_definitions(src.path)
-        warnings = context_warnings(Declared.of_resolved(resolved), context)
-        names = ReferenceInterpreter(resolved).resolve(**context).names
+        if request is not None:
+            with routing_runtime(src) as runtime:
+                routed, context = _routed(runtime, src, request)
+        warnings = context_warnings(Declared.of_resolved(resolved), _asked(context, request))
+        names = ReferenceInterpreter(resolved).resolve(
+            strict=strict and routed is None, **context).names
     else:
-        if src.build_id is None and src.definitions.is_dir():
-            raise BuildError(
-                f"{src.path.as_posix()}: not a toolc build (no manifest.json); run "
-                f"`toolc build {src.definitions.as_posix()} -o {src.path.as_posix()}` first, "
-                f"or answer from the definitions with `--definitions "
-                f"{src.definitions.as_posix()}`")
+        _require_build(src)
         runtime = load_runtime(src.path)
-        warnings = context_warnings(Declared.of_tables(read_tables(src.path)), context)
-        names = runtime_resolve(runtime, context)
-    return ResolveResult(names=tuple(names), source=src, warnings=tuple(warnings))
+        if request is not None:
+            routed, context = _routed(runtime, src, request)
+        warnings = context_warnings(Declared.of_tables(read_tables(src.path)),
+                                    _asked(context, request))
+        names = runtime_resolve(runtime, context, strict=strict and routed is None)
+    return ResolveResult(names=tuple(names), source=src, warnings=tuple(warnings),
+                         route=routed)
 
 
-def runtime_resolve(runtime: ModuleType, context: dict[str, Any]) -> tuple[str, ...]:
-    """A build's ``resolve``; its AgentSelectionRequiredError (the generated package's own
-    class) is raised as toolc's (``toolc.runtime._errors``), so that callers catch one."""
-    refused = getattr(runtime, "AgentSelectionRequiredError", None)
+def runtime_resolve(runtime: ModuleType, context: dict[str, Any], *,
+                    strict: bool = True) -> tuple[str, ...]:
+    """A build's ``resolve``; its refusals (AgentSelectionRequiredError, UntrustedGroupError:
+    the generated package's own classes) are raised as toolc's (``toolc.runtime._errors``),
+    so that callers catch one. ``strict=False``: a group the release ignores is ignored."""
     try:
-        return tuple(runtime.resolve(**context).names)
+        # a build from before `strict` takes no such keyword (and ignores such a group)
+        found = runtime.resolve(**context) if strict else runtime.resolve(**context,
+                                                                          strict=False)
     except Exception as exc:
-        if refused is not None and isinstance(exc, refused):
-            raise AgentSelectionRequiredError(exc.reason, agent_ids=exc.agent_ids,
-                                              code=exc.code) from exc
+        refusal = toolc_refusal(runtime, exc)
+        if refusal is not None:
+            raise refusal from exc
         raise
+    return tuple(found.names)
 
 
 def resolve(build_dir: Path = DEFAULT_BUILD, context: dict[str, Any] | None = None, *,
-            definitions: Path | None = None, engine: str | None = None) -> ResolveResult:
+            definitions: Path | None = None, engine: str | None = None,
+            request: Mapping[str, Any] | None = None, strict: bool = True) -> ResolveResult:
     """The tools the request ``context`` (``toolc.rules.context.CONTEXT_KEYS``: agent_id,
     message_provider, group_id, ...) sees: from the build's runtime, or with ``definitions``
-    (or ``engine="reference"``) from the reference interpreter. As ``toolc resolve``."""
-    return resolve_from(resolve_source(build_dir, definitions, engine), context or {})
+    (or ``engine="reference"``) from the reference interpreter. As ``toolc resolve``.
+
+    Or the tools of the run a message starts: ``request`` (a mapping of
+    ``toolc_runtime.Request``'s fields, ``toolc.rules.context.MESSAGE_KEYS``; without
+    ``context``) is routed first and resolved with its route (``result.route``), as
+    ``toolc_runtime.resolve_request`` does. Under OpenClaw 2026.9 a context naming a group
+    its session key does not name is refused (UntrustedGroupError) unless ``strict`` is
+    False, which ignores the group as the release does."""
+    return resolve_from(resolve_source(build_dir, definitions, engine), context or {},
+                        request=request, strict=strict)
 
 
 # -- explain -----------------------------------------------------------------------------------
@@ -180,36 +281,49 @@ class ExplainResult:
     explanation: Explanation
     source: Source
     warnings: tuple[str, ...]
+    route: RouteResult | None = None  # a message-level request: its route
 
     @property
     def visible(self) -> bool:
         return self.explanation.visible
 
 
-def explain_from(src: Source, tool: str, context: dict[str, Any]) -> ExplainResult:
+def explain_from(src: Source, tool: str, context: dict[str, Any], *,
+                 request: Mapping[str, Any] | None = None, strict: bool = True) -> ExplainResult:
     """``explain`` with its source already chosen. ``tool`` is read as policies read names
     (UnknownToolError, a ValueError, when no catalog has it). From a build, the build's
-    runtime must agree with the reference (InternalError otherwise)."""
+    runtime must agree with the reference (InternalError otherwise). A ``request`` is routed
+    first, as in ``resolve_from``."""
+    _one_request(context, request)
     resolved = resolve_build(src.path) if src.kind == "build" else resolve_definitions(src.path)
     name = catalog_tool(resolved, tool)
-    warnings = context_warnings(Declared.of_resolved(resolved), context)
-    ex = explain_tool(resolved, name, context)
+    routed = None
+    if request is not None:
+        with routing_runtime(src) as runtime:
+            routed, context = _routed(runtime, src, request)
+    strict = strict and routed is None  # a route's group counts where its key names it
+    warnings = context_warnings(Declared.of_resolved(resolved), _asked(context, request))
+    ex = explain_tool(resolved, name, context, strict=strict)
     if src.kind == "build":
-        check_runtime_agrees(src.path, context, name, ex)
-    return ExplainResult(explanation=ex, source=src, warnings=tuple(warnings))
+        check_runtime_agrees(src.path, context, name, ex, strict=strict)
+    return ExplainResult(explanation=ex, source=src, warnings=tuple(warnings), route=routed)
 
 
 def explain(tool: str, context: dict[str, Any] | None = None, *, build_dir: Path | None = None,
-            definitions: Path | None = None) -> ExplainResult:
+            definitions: Path | None = None, request: Mapping[str, Any] | None = None,
+            strict: bool = True) -> ExplainResult:
     """Why ``tool`` is visible or not for the request ``context``, as ``toolc explain``: from
-    ``build_dir`` or ``definitions`` (give at most one), else as ``explain_source`` picks."""
-    return explain_from(explain_source(build_dir, definitions), tool, context or {})
+    ``build_dir`` or ``definitions`` (give at most one), else as ``explain_source`` picks.
+    ``request`` (a message, without ``context``) is routed first; ``strict`` as in
+    ``resolve`` (False: the group layer says the ignored group is ignored)."""
+    return explain_from(explain_source(build_dir, definitions), tool, context or {},
+                        request=request, strict=strict)
 
 
 def check_runtime_agrees(build_dir: Path, context: dict[str, Any], tool: str,
-                         explanation: Explanation) -> None:
+                         explanation: Explanation, *, strict: bool = True) -> None:
     """The build's generated runtime must give the reference's answer (InternalError)."""
-    names = runtime_resolve(load_runtime(build_dir), context)
+    names = runtime_resolve(load_runtime(build_dir), context, strict=strict)
     if explanation.resolution is None:  # never present: nothing else was evaluated
         reference = tuple(n for n in names if n != tool)
     else:

@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
-from ..builds import read_manifest
+from ..builds import BuildError, read_build_file, read_manifest
+from ..rules.context import ignored_group
+from ..runtime._errors import UntrustedGroupError
+from ..serve import mcp_identity
 
 # The optional extras (pyproject's [project.optional-dependencies]) and what each brings.
 EXTRAS: Final = {"mcp": "the MCP Python SDK, anyio, starlette and uvicorn",
@@ -203,6 +207,52 @@ def serve_mcp(build_dir: Path = Path("build"), *, context: dict[str, Any] | None
         raise McpError(str(exc)) from exc
     finally:
         observer.close()
+
+
+def add_identity(path: Path, name: str, context: Mapping[str, Any] | None = None, *,
+                 request: Mapping[str, Any] | None = None,
+                 build_dir: Path | None = Path("build")) -> str:
+    """Append identity ``name`` for a new bearer token to the identities file ``path``
+    (created when missing) and return the token (only its sha256 is stored), as ``toolc
+    identity add``. The identity stands for ``context`` (``resolve``'s keywords) or for the
+    message-level ``request`` (``toolc_runtime.Request``'s fields, stored as they are;
+    peers as ``KIND:ID`` or a ``(kind, id)`` pair), which serve-mcp routes as OpenClaw routes
+    the message.
+
+    A context naming a group the build's release would ignore (OpenClaw 2026.9: a
+    ``group_id``, ``group_space`` or ``group_channel`` its session key does not name) is
+    refused with UntrustedGroupError: served, it would get the tools without the group's
+    restrictions. The release is read from ``build_dir``; without a build there, the
+    group is refused (2026.9's rule; pass the build a 2026.3 project serves, or
+    ``build_dir=None`` for no check). IdentitiesError for a malformed name, context or file."""
+    if request is not None:
+        if context:
+            raise mcp_identity.IdentitiesError("give a context or a message-level request, "
+                                               "not both")
+        return mcp_identity.add_identity(path, name, dict(request))
+    context = dict(context or {})
+    if build_dir is not None and _ignores_untrusted_groups(build_dir):
+        found = ignored_group(*(_text(context.get(k)) for k in (
+            "session_key", "spawned_by", "group_id", "group_space", "group_channel")))
+        if found is not None:
+            raise UntrustedGroupError(*found, session_key=_text(context.get("session_key")))
+    return mcp_identity.add_identity(path, name, context)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None  # a wrong type: refused by the file check
+
+
+def _ignores_untrusted_groups(build_dir: Path) -> bool:
+    """Whether the build's release ignores a group its session key does not name (2026.9's
+    ``resolveTrustedGroupId``); True without a readable build there."""
+    try:
+        manifest = read_manifest(build_dir)
+        tables = json.loads(read_build_file(build_dir, f"{manifest['package']}/tables.json",
+                                            manifest))
+        return bool(tables["target"]["group_id_needs_session"])
+    except (BuildError, ValueError, KeyError, TypeError):
+        return True
 
 
 def _verifier(key_file: Path | None) -> tuple[Any, Any]:

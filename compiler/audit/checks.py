@@ -25,7 +25,7 @@ from ..pipeline.bundles import BUILTIN_PROVIDER_DIALECTS, DEFAULT_DIALECT, diale
 from ..pipeline.cache import BuildCache
 from ..pipeline.model import AssertionDef, ChannelDef, GroupConfig, PatternValue
 from ..pipeline.units import outside_channels
-from ..rules.context import CLI_OPTIONS, group_context, trusted_group
+from ..rules.context import CLI_OPTIONS, NEGATED_OPTIONS, group_context, trusted_group
 from ..rules.names import (
     NO_E164_CHANNELS,
     group_candidates,
@@ -48,6 +48,9 @@ def resolve_command(flags: Mapping[str, Any]) -> str:
     words = ["toolc", "resolve"]
     for key, option in CLI_OPTIONS.items():
         value = flags.get(key)
+        if value is False and key in NEGATED_OPTIONS:  # 2026.9: unset is not "not the owner"
+            words.append(NEGATED_OPTIONS[key])
+            continue
         if value is None or value is False:
             continue
         words.append(option)

@@ -81,12 +81,20 @@ def catalog_tool(resolved: Resolved, raw: str) -> str:
     raise UnknownToolError(f'unknown tool "{raw.strip()}"' + (f" ({hint})" if hint else ""))
 
 
-def explain(resolved: Resolved, tool: str, context: dict[str, Any]) -> Explanation:
-    """Explain ``tool`` (a catalog name, see ``catalog_tool``) for one request."""
+def explain(resolved: Resolved, tool: str, context: dict[str, Any], *,
+            strict: bool = False) -> Explanation:
+    """Explain ``tool`` (a catalog name, see ``catalog_tool``) for one request, as the
+    release decides it: a group it ignores is said to be ignored by the group layer. With
+    ``strict`` (``toolc explain``, ``toolc.api.explain``), such a group is refused instead
+    (UntrustedGroupError), as ``resolve`` refuses it."""
+    interpreter = ReferenceInterpreter(resolved, trace=True)
+    ctx = Context.of(**context)
+    if strict is not False:
+        interpreter.refuse_ignored_group(ctx)
     if tool not in {t.name for t in resolved.tools}:
         never = _never_present(resolved, next(t for t in resolved.defs.tools if t.name == tool))
         return replace(never, target=resolved.target.key)
-    result = ReferenceInterpreter(resolved, trace=True).run(Context.of(**context))
+    result = interpreter.run(ctx)
     inventory = result.inventory[tool]
     rows = [_inventory_row(tool, inventory)]
     if inventory.kept:

@@ -20,9 +20,21 @@ from ..api import (
     Diagnostic,
     DiffInputError,
     InternalError,
+    RequestError,
+    UntrustedGroupError,
+    peer_pair,
 )
 from ..api import MissingExtraError as _ApiMissingExtra
-from ..rules.context import CLI_OPTIONS, CONTEXT_KEYS
+from ..rules.context import (
+    CLI_OPTIONS,
+    CONTEXT_KEYS,
+    DM_SCOPES,
+    GROUP_SCOPES,
+    MESSAGE_KEYS,
+    NEGATED_OPTIONS,
+    REQUEST_CONTEXT_KEYS,
+    ROUTE_OPTIONS,
+)
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 4
 # The reader of the output went away (`toolc explain ... | head`): what a shell reports for a
@@ -115,6 +127,8 @@ def guard(fn: F) -> F:
             fail(str(exc))
         except AgentSelectionRequiredError as exc:  # the request's input, as OpenClaw 2026.9
             fail(f"AgentSelectionRequiredError: {exc}")
+        except UntrustedGroupError as exc:  # a command that knows the request says more
+            refuse_untrusted_group(exc, {})
         except _ApiMissingExtra as exc:
             raise MissingExtraError(str(exc)) from exc
         except InternalError as exc:
@@ -160,14 +174,15 @@ def main() -> None:
     """Compile LLM-agent tool policies ahead of time.
 
     Exit codes: 0 ok; 1 errors in the definitions, drift (build --check), a missing or
-    modified build, a tool that is not visible (explain); 2 usage (also a missing optional
+    modified build, a tool that is not visible (explain), a request toolc refuses
+    (AgentSelectionRequiredError, UntrustedGroupError); 2 usage (also a missing optional
     extra); 4 internal error; 141 output pipe closed.
     NO_COLOR turns colour off, FORCE_COLOR on.
 
     \b
     Examples:
       toolc build
-      toolc explain --agent main --channel telegram --group -100123 exec
+      toolc explain --channel telegram --peer group:-100123 --sender-id 42 exec
       toolc diff --base-rev origin/main --format markdown
     """
 
@@ -209,8 +224,10 @@ def context_options(fn: F) -> F:
                      help='Sender username ("username:..." keys).'),
         click.option(CLI_OPTIONS["sender_name"], "sender_name", metavar="NAME",
                      help='Sender display name ("name:..." keys).'),
-        click.option(CLI_OPTIONS["sender_is_owner"], "sender_is_owner", is_flag=True, default=None,
-                     help="The sender is the owner (owner-only tools)."),
+        click.option(f"{CLI_OPTIONS['sender_is_owner']}/{NEGATED_OPTIONS['sender_is_owner']}",
+                     "sender_is_owner", default=None,
+                     help="The sender is (or is not) the owner: owner-only tools. Without "
+                     "either, OpenClaw 2026.9 keeps owner-only tools (2026.3 removes them)."),
         click.option(CLI_OPTIONS["sandboxed"], "sandboxed", is_flag=True, default=None,
                      help="Sandboxed whatever the session key says; without it the "
                           "definitions' sandbox mode decides from the session key (this flag "
@@ -227,3 +244,94 @@ def context_options(fn: F) -> F:
 def context_of(kwargs: dict[str, Any]) -> dict[str, Any]:
     """The context options that were given, as a request context."""
     return {k: kwargs[k] for k in CONTEXT_KEYS if kwargs.get(k) is not None}
+
+
+# -- messages in: the routing options --------------------------------------------------------
+def _peer(ctx: click.Context, param: click.Parameter, value: str | None
+          ) -> tuple[str, str] | None:
+    if value is None:
+        return None
+    try:
+        return peer_pair(value, str(param.name))
+    except RequestError as exc:
+        raise click.BadParameter(str(exc), ctx, param) from exc
+
+
+def route_options(fn: F) -> F:
+    """A message's routing fields as options (``toolc.rules.context.ROUTE_OPTIONS``); with
+    ``--channel`` and ``--account`` they are what ``toolc_runtime.route`` takes."""
+    options = [
+        click.option(ROUTE_OPTIONS["peer"], "peer", metavar="KIND:ID", callback=_peer,
+                     help="The chat the message came in: direct:ID (or dm:ID), group:ID or "
+                     "channel:ID. With any routing option the request is a message, routed "
+                     "by the bindings first."),
+        click.option(ROUTE_OPTIONS["parent_peer"], "parent_peer", metavar="KIND:ID",
+                     callback=_peer, help="The chat a thread belongs to (binding.peer.parent)."),
+        click.option(ROUTE_OPTIONS["guild_id"], "guild_id", metavar="GUILD",
+                     help="The Discord guild id of the message."),
+        click.option(ROUTE_OPTIONS["team_id"], "team_id", metavar="TEAM",
+                     help="The Microsoft Teams team id of the message."),
+        click.option(ROUTE_OPTIONS["member_role_ids"], "member_role_ids", metavar="ROLE",
+                     multiple=True, help="A role of the sender in the guild (repeatable)."),
+        click.option(ROUTE_OPTIONS["default_agent_id"], "default_agent_id", metavar="ID",
+                     help="The agent of a message no binding matches (2026.9)."),
+        click.option(ROUTE_OPTIONS["dm_scope"], "dm_scope", type=click.Choice(DM_SCOPES),
+                     default=None, help="Overrides session.dmScope (2026.9)."),
+        click.option(ROUTE_OPTIONS["group_scope"], "group_scope",
+                     type=click.Choice(GROUP_SCOPES), default=None,
+                     help="Overrides session.groupScope (2026.9)."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+# the context keywords a message leaves to its route: the agent, the session key, the group
+_DECIDED = tuple(k for k in CONTEXT_KEYS if k not in REQUEST_CONTEXT_KEYS.values())
+
+
+def _given(value: Any) -> bool:
+    return value is not None and value != ()
+
+
+def routing_given(kwargs: dict[str, Any]) -> bool:
+    """Whether any routing option was given (the request is then a message)."""
+    return any(_given(kwargs.get(k)) for k in ROUTE_OPTIONS)
+
+
+def request_of(kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    """The message-level request the options give (``toolc.rules.context.MESSAGE_KEYS``),
+    or None when no routing option was given. A usage error for options the route decides
+    (the agent, the session key, the group) and for a message without ``--channel``."""
+    if not routing_given(kwargs):
+        return None
+    clash = [CLI_OPTIONS[k] for k in _DECIDED if _given(kwargs.get(k))]
+    if clash:
+        raise click.UsageError(
+            f"{' '.join(clash)}: with --peer and the other routing options the route decides "
+            "the agent, the session key and the group; drop them (or drop the routing "
+            "options and give the context)")
+    if kwargs.get("message_provider") is None:
+        raise click.UsageError("a message needs its --channel (routing options were given)")
+    given = {field: kwargs[key] for field, key in REQUEST_CONTEXT_KEYS.items()
+             if kwargs.get(key) is not None}
+    given |= {k: kwargs[k] for k in ROUTE_OPTIONS if _given(kwargs.get(k))}
+    return {k: given[k] for k in MESSAGE_KEYS if k in given}  # in Request's order
+
+
+def refuse_untrusted_group(exc: UntrustedGroupError, context: dict[str, Any], *,
+                           lenient: str | None = None) -> NoReturn:
+    """Exit 1 with the refusal and, in the command's words, what to pass instead: the
+    message (routed, its session key names the group) or that session key. ``lenient``:
+    the option that ignores the group as OpenClaw does, when the command has one."""
+    channel = context.get("message_provider") or "<channel>"
+    agent = context.get("agent_id") or "<agent>"
+    gid = exc.value if exc.field == "group_id" else context.get("group_id") or "<id>"
+    hint = (f"pass the message, --channel {channel} --peer group:{gid} (toolc routes it, and "
+            f"its session key names the group), or that session key, --session-key "
+            f"agent:{agent}:{channel}:group:{gid}")
+    if lenient:
+        hint += f"; {lenient} ignores the group as OpenClaw does"
+    error(f"UntrustedGroupError: {exc}")
+    echo(f"  {paint('hint', bold=True)}: {hint}", err=True)
+    sys.exit(EXIT_INPUT)

@@ -9,7 +9,17 @@ from typing import Any
 import click
 
 from .. import api
-from ._app import context_of, context_options, echo, fail, guard, main
+from ._app import (
+    context_of,
+    context_options,
+    echo,
+    fail,
+    guard,
+    main,
+    refuse_untrusted_group,
+    request_of,
+    route_options,
+)
 
 # The command-line names of the API's parameters, for "Invalid value for ..." messages.
 _SERVE_OPTIONS = {"http": "--http", "upstreams": "--upstream", "watch": "--watch",
@@ -128,21 +138,36 @@ def identity() -> None:
 
 @identity.command("add")
 @context_options
+@route_options
 @click.argument("name")
 @click.option("--identities", "path", type=click.Path(path_type=Path),
               default="identities.yaml", help="The identities file (created when missing).")
+@click.option("--build", "build_dir", type=click.Path(path_type=Path), default="build",
+              help="The build the identity is served from: its OpenClaw release decides "
+              "whether a group the session key does not name is refused (2026.9 would "
+              "ignore it; without a build there it is refused).")
 @guard
-def identity_add(name: str, path: Path, **kwargs: Any) -> None:
+def identity_add(name: str, path: Path, build_dir: Path, **kwargs: Any) -> None:
     """Add identity NAME with the given context; print its new bearer token once.
 
-    Only the token's sha256 is written to the file: keep the printed token secret.
+    With --peer (or another routing option) the identity is a message: stored as
+    --channel, --peer, the sender and the other message options, it is routed as OpenClaw
+    routes the message when served. Exits 1 with UntrustedGroupError for a --group,
+    --group-space or --group-channel the build's OpenClaw release would ignore (2026.9: the
+    session key does not name it); pass the message (--peer group:ID) instead. Only the
+    token's sha256 is written to the file: keep the printed token secret.
 
     \b
     Examples:
-      toolc identity add alice --agent main --channel telegram --group -100123 --sender-id 42
+      toolc identity add alice --channel telegram --peer group:-100123 --sender-id 42
+      toolc identity add ops --agent ops --session-key agent:ops:main --owner
     """
+    request = request_of(kwargs)
+    context = {} if request is not None else context_of(kwargs)
     try:
-        token = api.add_identity(path, name, context_of(kwargs))
+        token = api.add_identity(path, name, context, request=request, build_dir=build_dir)
+    except api.UntrustedGroupError as exc:
+        refuse_untrusted_group(exc, context)
     except api.IdentitiesError as exc:
         raise click.UsageError(str(exc)) from exc
     echo(token)

@@ -29,6 +29,22 @@ CLI_OPTIONS = {"agent_id": "--agent", "session_key": "--session-key",
                "sender_username": "--sender-username", "sender_name": "--sender-name",
                "sender_is_owner": "--owner", "sandboxed": "--sandboxed",
                "spawn_depth": "--spawn-depth"}
+# A boolean's option for False: under 2026.9 an unset owner keeps owner-only tools, so "not
+# the owner" must be said
+NEGATED_OPTIONS = {"sender_is_owner": "--no-owner"}
+# The CLI's options of a message-level request (MESSAGE_KEYS): its routing fields' own, and
+# the context options that give the rest (``--channel`` gives ``channel``)
+ROUTE_OPTIONS = {"peer": "--peer", "parent_peer": "--parent-peer", "guild_id": "--guild",
+                 "team_id": "--team", "member_role_ids": "--role",
+                 "default_agent_id": "--default-agent", "dm_scope": "--dm-scope",
+                 "group_scope": "--group-scope"}
+REQUEST_CONTEXT_KEYS = {"channel": "message_provider", "account_id": "account_id",
+                        "sender_id": "sender_id", "sender_e164": "sender_e164",
+                        "sender_username": "sender_username", "sender_name": "sender_name",
+                        "sender_is_owner": "sender_is_owner",
+                        "model_provider": "model_provider", "model_id": "model_id",
+                        "sandboxed": "sandboxed"}
+
 STRING_KEYS = frozenset(CONTEXT_KEYS) - {"sender_is_owner", "sandboxed", "spawn_depth"}
 # The message-level request (``toolc_runtime.Request``'s fields, a test holds them equal):
 # the message a gateway received, routed as OpenClaw routes it before resolve runs.

@@ -291,12 +291,19 @@ class ReferenceInterpreter:
         refused (UntrustedGroupError) unless ``strict`` is False, as the runtime's
         ``resolve``."""
         ctx = Context.of(**context)
-        if strict is not False and self.r.target.group_id_needs_session:
-            found = ignored_group(ctx.session_key, ctx.spawned_by, ctx.group_id,
-                                  ctx.group_space, ctx.group_channel)
-            if found is not None:
-                raise UntrustedGroupError(*found, session_key=ctx.session_key)
+        if strict is not False:
+            self.refuse_ignored_group(ctx)
         return self.run(ctx)
+
+    def refuse_ignored_group(self, ctx: Context) -> None:
+        """UntrustedGroupError for a group the target would ignore (2026.9: one the session
+        key or spawned_by does not name); nothing under a target that trusts the caller."""
+        if not self.r.target.group_id_needs_session:
+            return
+        found = ignored_group(ctx.session_key, ctx.spawned_by, ctx.group_id, ctx.group_space,
+                              ctx.group_channel)
+        if found is not None:
+            raise UntrustedGroupError(*found, session_key=ctx.session_key)
 
     def run(self, ctx: Context) -> Resolution:
         session = parse_session_key(ctx.session_key)
