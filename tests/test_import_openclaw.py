@@ -150,7 +150,7 @@ def test_report_lists_left_out_keys_by_json_path(imported: tuple[Path, Result]) 
     # (exit 1 until toolc compiles Slack's and Discord's maps: the check after writing)
     assert "check: " in result.output, result.output
     lines = {line.strip() for line in result.output.splitlines()}
-    for path in ["env", "gateway", "hooks", "models", "bindings", "tools.loopDetection",
+    for path in ["env", "gateway", "hooks", "models", "tools.loopDetection",
                  "tools.exec.timeoutSec", "tools.subagents.model",
                  "agents.defaults.model", "agents.list[0].name",
                  "agents.list[1].workspace", "agents.list[1].tools.elevated",
@@ -193,6 +193,8 @@ def test_the_import_builds_with_the_policy_in_openclaws_shape(
     assert policy["channels"]["whatsapp"] == {} and policy["channels"]["irc"] == {}
     assert policy["plugins"] == {"entries": {"lobster": {"enabled": True},
                                              "voice": {"enabled": False}}}
+    # route bindings decide which agent (and so which policy) a chat gets: kept as written
+    assert policy["bindings"] == [{"agentId": "family", "match": {"channel": "whatsapp"}}]
 
 
 def test_slack_and_discord_keep_their_own_maps(imported: tuple[Path, Result]) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -19,7 +20,7 @@ from toolc.pipeline.frontend import read_tree
 from toolc.review.diff import compute_diff, side_from_build, to_json
 from toolc.targets.starter import STARTER_FILES, starter_text
 
-from tests.helpers import ROOT, write_definitions
+from tests.helpers import ROOT, build_runtime, write_definitions
 
 
 def run(*args: str) -> Result:
@@ -241,3 +242,177 @@ def test_the_shipped_definitions_are_migrated() -> None:
     assert result.exit_code == 0, result.output
     assert "already follows OpenClaw 2026.9" in result.output
     assert "access: nothing changes" in result.output
+
+
+# -- routing (issue 32): bindings and session settings across releases -------------------------
+ROUTED = """\
+version: 1
+openclaw: "2026.3"
+agents:
+  list:
+    - id: main
+      default: true
+    - id: family
+      tools: {profile: messaging}
+    - id: ops
+      tools: {deny: [exec]}
+channels:
+  telegram:
+    groups:
+      "-100123": {tools: {deny: [browser]}}
+  discord: {}
+  msteams: {}
+  whatsapp: {}
+  signal: {}
+bindings:
+  - agentId: family
+    match: {channel: telegram, peer: {kind: direct, id: "42"}}
+  - agentId: ops
+    match: {channel: telegram, peer: {kind: group, id: "-100123"}}
+  - agentId: ops
+    match: {channel: discord, guildId: "900", roles: ["7"]}
+  - agentId: family
+    match: {channel: discord, guildId: "900"}
+  - agentId: family
+    match: {channel: msteams, teamId: "19:t@thread.tacv2"}
+  - agentId: family
+    match: {channel: telegram, accountId: personal}
+  - agentId: ops
+    match:
+      channel: whatsapp
+      accountId: "*"
+      peer: {kind: group, id: "*"}
+session:
+  dmScope: per-channel-peer
+  identityLinks:
+    alice: ["telegram:42", "whatsapp:+15551234567"]
+"""
+
+# (route arguments, the same route under both releases?) of messages on every tier
+MESSAGES: list[tuple[str, dict[str, Any], bool]] = [
+    ("telegram", {"peer": ("direct", "42")}, True),  # binding.peer, alice's key
+    ("telegram", {"peer": ("group", "-100123")}, True),
+    ("discord", {"peer": ("channel", "1"), "guild_id": "900", "member_role_ids": ["7"]}, True),
+    ("discord", {"peer": ("channel", "1"), "guild_id": "900"}, True),
+    ("msteams", {"peer": ("channel", "19:c@thread"), "team_id": "19:t@thread.tacv2"}, True),
+    ("telegram", {"account_id": "personal", "peer": ("direct", "5")}, True),
+    ("whatsapp", {"peer": ("direct", "+15551234567")}, True),
+    # the peer wildcard tier is 2026.9's: 2026.3 gave the group the default agent
+    ("whatsapp", {"peer": ("group", "1203@g.us")}, False),
+    # Signal group ids keep their case in 2026.9's key
+    ("signal", {"peer": ("group", "AbCd=")}, False),
+]
+
+
+def _project(root: Path, policy: str) -> Path:
+    """A 2026.3 starter project whose policy file is ``policy``."""
+    for rel in STARTER_FILES["2026.3"]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(starter_text("2026.3", rel), "utf-8")
+    (root / "policy.yaml").write_text(policy, "utf-8")
+    return root
+
+
+def _routes(runtime: Any) -> list[tuple[str, str]]:
+    return [(r.agent_id, r.session_key) for r in
+            (runtime.route(channel, **kw) for channel, kw, _ in MESSAGES)]
+
+
+@pytest.fixture(scope="module")
+def routed(tmp_path_factory: pytest.TempPathFactory
+           ) -> tuple[Any, Any, api.MigrateResult, Path]:
+    tmp = tmp_path_factory.mktemp("routed")
+    before, after = _project(tmp / "before", ROUTED), _project(tmp / "after", ROUTED)
+    result = api.migrate(after, openclaw="2026.9")
+    return (build_runtime(before, tmp / "b"), build_runtime(after, tmp / "a"), result, after)
+
+
+def test_bindings_and_session_settings_carry_over_and_route_the_same(
+        routed: tuple[Any, Any, api.MigrateResult, Path]) -> None:
+    old, new, result, after = routed
+    assert result.written
+    text = (after / "policy.yaml").read_text()
+    assert ROUTED.split("bindings:\n", 1)[1] in text  # as written, comments and all
+    assert (old.route("telegram", peer=("direct", "42")).session_key
+            == new.route("telegram", peer=("direct", "42")).session_key
+            == "agent:family:telegram:direct:alice")
+    for (channel, kw, same), before, now in zip(MESSAGES, _routes(old), _routes(new),
+                                                strict=True):
+        assert (before == now) is same, (channel, kw, before, now)
+
+
+def test_the_changes_in_routing_are_said_with_the_tools_they_move(
+        routed: tuple[Any, Any, api.MigrateResult, Path]) -> None:
+    old, new, result, _ = routed
+    assert old.route("whatsapp", peer=("group", "1203@g.us")).agent_id == "main"
+    moved = new.route("whatsapp", peer=("group", "1203@g.us"))
+    assert (moved.agent_id, moved.matched_by) == ("ops", "binding.peer.wildcard")
+    notes = "\n".join(result.plan.notes)
+    # ops denies exec: every WhatsApp group that no binding names loses it
+    wildcard = next(n for n in result.plan.notes if n.startswith("bindings[6] ("))
+    assert wildcard.endswith('peer {kind: group, id: "*"} matched only a chat whose id is "*" '
+                             "under OpenClaw 2026.3; under 2026.9 it matches every group chat "
+                             "on whatsapp that no binding names by id (binding.peer.wildcard): "
+                             "they move from agent main (default) to agent ops; their tools: "
+                             "-exec"), wildcard
+    assert "exec" in old.resolve_message("whatsapp", peer=("group", "1203@g.us"))[1].names
+    assert "exec" not in new.resolve_message("whatsapp", peer=("group", "1203@g.us"))[1].names
+    # the legacy default agent's channel-wide bindings, added by 2026.9's loader
+    assert new.route("telegram", peer=("direct", "9")).matched_by == "binding.channel"
+    assert old.route("telegram", peer=("direct", "9")).matched_by == "default"
+    assert any(n.startswith("routing: OpenClaw 2026.9's loader adds a channel-wide binding to "
+                            "the default agent main for discord, msteams, signal, telegram, "
+                            "whatsapp:")
+               for n in result.plan.notes), notes
+    key = new.route("signal", peer=("group", "AbCd=")).session_key
+    assert key == "agent:main:signal:group:AbCd="
+    assert old.route("signal", peer=("group", "AbCd=")).session_key == key.lower()
+    assert any(n.startswith("routing: session keys of signal group chats keep the case")
+               for n in result.plan.notes)
+
+
+def test_an_explicit_roster_keeps_2026_3s_route_of_unbound_messages(tmp_path: Path) -> None:
+    # several agents, none default: migrate makes the roster explicit (as doctor does), and
+    # 2026.9 would then refuse a message no binding routes; doctor's bindings keep the route
+    text = ROUTED.replace("      default: true\n", "")
+    before, after = _project(tmp_path / "before", text), _project(tmp_path / "after", text)
+    result = api.migrate(after)
+    added = [d for d in result.plan.done if "added a channel-wide binding to main" in d]
+    assert added == ["policy.yaml: added a channel-wide binding to main for discord, msteams, "
+                     "signal, telegram, whatsapp (as `openclaw doctor --fix` does: with the roster "
+                     "explicit, OpenClaw 2026.9 would refuse a message there no binding routes; "
+                     "2026.3 gave it the first agent, and so does the binding)"]
+    written = yaml.safe_load((after / "policy.yaml").read_text())
+    assert written["agents"]["ownership"] == "explicit"
+    assert [b["match"] for b in written["bindings"][7:]] == [
+        {"channel": c, "accountId": "*"}
+        for c in ("discord", "msteams", "signal", "telegram", "whatsapp")]
+    old, new = build_runtime(before, tmp_path / "b"), build_runtime(after, tmp_path / "a")
+    for channel in ("telegram", "discord", "signal"):
+        assert (old.route(channel, peer=("direct", "9")).agent_id
+                == new.route(channel, peer=("direct", "9")).agent_id == "main")
+    # a channel the definitions do not declare: 2026.9 refuses it (no default agent)
+    with pytest.raises(new.AgentSelectionRequiredError):
+        new.route("slack", peer=("direct", "9"))
+    assert run("validate", "--strict", str(after)).exit_code == 0
+
+
+def test_a_flow_list_of_bindings_gets_a_note_instead(tmp_path: Path) -> None:
+    text = ("version: 1\nagents:\n  list:\n    - id: a\n    - id: b\nchannels:\n  telegram: {}\n"
+            "bindings: [{agentId: b, match: {channel: slack}}]\n")
+    result = api.migrate(_project(tmp_path / "d", text), check=True)
+    assert any(n.startswith("add a channel-wide binding to a for telegram by hand")
+               for n in result.plan.notes), result.plan.notes
+
+
+def test_a_binding_to_an_undeclared_main_moves_from_2026_3s_default_agent(
+        tmp_path: Path) -> None:
+    text = ("version: 1\nagents:\n  list:\n    - id: a\n      default: true\n"
+            "      tools: {deny: [exec]}\n    - id: b\nchannels:\n  telegram: {}\n"
+            "bindings:\n  - agentId: main\n    match: {channel: telegram, peer: {kind: group, "
+            "id: '-1'}}\n")
+    result = api.migrate(_project(tmp_path / "d", text), check=True)
+    (note,) = [n for n in result.plan.notes if n.startswith("bindings[0]")]
+    assert note.endswith(": routes to main, which the roster does not declare: OpenClaw 2026.3 "
+                         "gave its messages the default agent a, 2026.9 gives them main (the "
+                         "global policy); their tools: +exec"), note

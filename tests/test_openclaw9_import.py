@@ -236,6 +236,40 @@ REFUSED: list[tuple[dict[str, Any], str]] = [
     ({"tools": {"byProvider": {"openai": {"allow": ["read"], "alsoAllow": ["exec"]}}}},
      "tools.byProvider.openai"),
     ({"tools": {"profile": "codng"}}, "unknown profile"),
+    # OpenClawSchema's superRefine: a binding (route or acp) to an agent the roster lacks
+    # (normalized; only the literal "main" is excepted)
+    ({"agents": {"entries": {"work": {"default": True}}},
+      "bindings": [{"agentId": "nobody", "match": {"channel": "telegram"}}]},
+     "unknown agent id 'nobody'"),
+    ({"agents": {"entries": {"work": {"default": True}}},
+      "bindings": [{"agentId": "Main", "match": {"channel": "telegram"}}]},
+     "unknown agent id 'Main'"),
+    # (with no roster, the loader's own `main` entry is the roster)
+    ({"bindings": [{"agentId": "work", "match": {"channel": "telegram"}}]},
+     "unknown agent id 'work'"),
+    ({"agents": {"entries": {"work": {"default": True}}},
+      "bindings": [{"type": "acp", "agentId": "nobody", "match": {
+          "channel": "discord", "peer": {"kind": "channel", "id": "1"}}}]},
+     "unknown agent id 'nobody'"),
+    # RouteBindingSchema / AcpBindingSchema / BindingMatchSchema (strict) and SessionSchema
+    ({"bindings": [{"agentId": "main", "match": {"channel": "telegram",
+                                                 "peer": {"kind": "dm", "id": "1"}}}]},
+     'the retired peer kind "dm"'),
+    ({"bindings": [{"agentId": "main", "match": {"channel": "telegram", "provider": "x"}}]},
+     "unknown key 'provider'"),
+    ({"bindings": [{"agentId": "main", "match": {"channel": "telegram"}, "acp": {}}]},
+     "unknown key 'acp'"),
+    ({"bindings": [{"type": "acp", "agentId": "main", "match": {"channel": "discord"}}]},
+     "ACP bindings require match.peer.id"),
+    ({"bindings": [{"type": "broadcast", "agentId": "main", "match": {"channel": "x"}}]},
+     'neither "route" nor "acp"'),
+    ({"bindings": [{"agentId": "main", "match": {"channel": "x"},
+                    "session": {"groupScope": "per-thread"}}]}, "'per-thread' is not one of"),
+    ({"bindings": [{"agentId": "main", "match": {"channel": "x", "guildId": 123}}]},
+     "expected a string"),
+    ({"bindings": {"agentId": "main"}}, "a list of bindings"),
+    ({"session": {"dmScope": "per-thread"}}, "'per-thread' is not one of"),
+    ({"session": {"identityLinks": {"alice": "telegram:1"}}}, "lists of ids"),
 ]
 ACCEPTED: list[dict[str, Any]] = [
     {"agents": {"entries": {"a": {}, "b": {"default": True}}}},
@@ -244,6 +278,20 @@ ACCEPTED: list[dict[str, Any]] = [
     {"agents": {"entries": {}}},  # the loader fills in the default `main` agent
     {"agents": {"defaults": {"subagents": {"maxSpawnDepth": 5}}}},
     {"tools": {"exec": {"mode": "full"}, "allow": ["read"], "alsoAllow": []}},
+    # bindings: "main" always routes; agent ids compare normalized (an empty roster is
+    # `main` alone); a peer without an id or a binding without a channel are ignored, not
+    # refused
+    {"agents": {"entries": {"work": {"default": True}}},
+     "bindings": [{"agentId": "main", "match": {"channel": "telegram"}},
+                  {"agentId": "WORK", "match": {"channel": "slack", "accountId": "*"}}]},
+    {"bindings": [{"agentId": "Main", "match": {"channel": "telegram"}}]},
+    {"bindings": [{"agentId": "main", "match": {"channel": " ", "peer": {"kind": "group",
+                                                                         "id": ""}}}]},
+    {"bindings": [{"type": "acp", "agentId": "main", "comment": "x",
+                   "match": {"channel": "discord", "peer": {"kind": "channel", "id": "1"}},
+                   "acp": {"mode": "persistent"}}]},
+    {"session": {"dmScope": "per-account-channel-peer", "groupScope": "main",
+                 "identityLinks": {"alice": ["telegram:1"], "bob": []}, "mainKey": "work"}},
 ]
 
 

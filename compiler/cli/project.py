@@ -74,7 +74,8 @@ def import_openclaw_cmd(config: Path, out: Path, force: bool, allow_partial: boo
     Writes OUT for the gateway's OpenClaw release (--openclaw, else the release that last
     wrote the config, meta.lastTouchedVersion; `openclaw:` in openclaw/policy.yaml) with
     that release's core catalog and its own profiles, the
-    config's tool-policy sections (tools, agents, channels, plugins) in
+    config's tool-policy sections (tools, agents, channels, plugins) and its routing (route
+    bindings; session dmScope, groupScope, identityLinks) in
     openclaw/policy.yaml, and catalog stubs for the policy names no catalog knows in
     openclaw/stubs.yaml. Prints a report: the stubs, notes on changed meaning, and every
     key left out (no tool-policy meaning, by JSON path; values are never printed), then
@@ -83,7 +84,8 @@ def import_openclaw_cmd(config: Path, out: Path, force: bool, allow_partial: boo
     is an error unless --allow-partial. Secrets are never written nor printed: a kept key or
     value holding one is an error (its path redacted). A config the release's own loader
     would refuse for a reason that touches tool access (a missing `$include`, an agent
-    roster it cannot select from, allow beside alsoAllow, ...) is refused with that reason.
+    roster it cannot select from, allow beside alsoAllow, a binding to an undeclared agent,
+    ...) is refused with that reason. ACP bindings are listed and left out.
 
     \b
     Examples:
@@ -142,7 +144,9 @@ def migrate_cmd(defs: Path, openclaw: str, check: bool) -> None:
     Sets `openclaw:`, renames the tools the release renamed (cron -> automations, image ->
     view_image) in every policy list, group, assertion and catalog entry, replaces starter
     files you never edited with the release's starter, and gives a roster of several agents
-    without a default `agents.ownership: explicit` (as `openclaw doctor --fix` does). Then
+    without a default `agents.ownership: explicit` and channel-wide bindings to the first
+    agent (as `openclaw doctor --fix` does). Bindings carry over; what the release routes
+    differently is noted with the tools it moves. Then
     it compiles both sides and prints who gains or loses which tool only because of the
     upgrade (as `toolc diff` prints it), with one explained request per change and the rule
     behind it. The new files are checked before anything is written, then swapped in at

@@ -16,9 +16,15 @@ does to a config:
   that matched an old name are reported, never rewritten;
 - a roster of several agents without a ``default: true`` agent gets ``ownership: explicit``
   (doctor's ``runtime.agents-explicit-ownership``), without which 2026.9 refuses it;
+- such a roster's configured channels without a channel-wide binding get one to the first
+  agent (doctor's ``repairUnownedChannelAccountBindings``), so that a message 2026.3 gave
+  the first agent is not refused (migrate_routing);
 - an allow list whose group names plugin tools (``group:memory``: memory-core's) gets the
   plugin id next to the group: 2026.9 loads a plugin's tools only for a list naming them or
   their plugin (``createPluginToolAllowlist``), never through a group (TC142 otherwise).
+
+``bindings`` and ``session`` carry over as written; what 2026.9 routes differently, and the
+tools a moved chat gains or loses, is noted (migrate_routing).
 
 Edits are made in the text at the positions the YAML parser reports, so comments, quoting and
 layout stay as the user wrote them.
@@ -38,6 +44,7 @@ from ..pipeline.policy import policy_name
 from ..pipeline.yamlsrc import SourceFile
 from ..targets import Target, target
 from ..targets.starter import STARTER_FILES, starter_text
+from .migrate_routing import bindings_insert, fallback_bindings, routing_notes
 from .starter import with_directive
 
 
@@ -94,11 +101,13 @@ def plan_migration(files: Mapping[str, bytes], display: str, to: str) -> Plan:
     inserts: dict[str, list[tuple[int, str]]] = {}
     _renames(defs, sources, display, new, replaced, edits, plan)
     _openclaw_key(sources, to, replaced, edits, inserts, plan)
-    _ownership(defs, sources, display, inserts, plan)
+    if _ownership(defs, sources, display, inserts, plan):
+        _fallback_bindings(defs, sources, texts, display, inserts, plan)
     for rel in sorted({*edits, *inserts}):
         plan.files[rel] = _apply(texts[rel], edits.get(rel, []), inserts.get(rel, []), rel,
                                  plan)
     _plugin_ids_beside_groups(texts, display, plan)
+    _routing_notes(texts, display, defs, plan)
     return plan
 
 
@@ -235,9 +244,10 @@ def _policy_file(sources: Mapping[str, SourceFile], skip: set[str]
 
 
 def _ownership(defs: Definitions, sources: Mapping[str, SourceFile], display: str,
-               inserts: dict[str, list[tuple[int, str]]], plan: Plan) -> None:
+               inserts: dict[str, list[tuple[int, str]]], plan: Plan) -> bool:
+    """``agents.ownership: explicit`` for a roster 2026.9 refuses without it (True: added)."""
     if len(defs.agents) < 2 or any(a.default for a in defs.agents) or defs.agents_ownership:
-        return
+        return False
     rel = defs.agents[0].pos.file.removeprefix(display + "/")
     src = sources[rel]
     first = next(iter(src.data["agents"]))
@@ -246,13 +256,56 @@ def _ownership(defs: Definitions, sources: Mapping[str, SourceFile], display: st
     if at.line <= agents_line:
         plan.notes.append(f"{rel}: add `ownership: explicit` to agents by hand (OpenClaw "
                           "2026.9 refuses a roster of several agents without a default)")
-        return
+        return False
     inserts.setdefault(rel, []).append((at.line - 1, " " * (at.col - 1)
                                         + "ownership: explicit\n"))
     plan.done.append(f"{rel}: added agents.ownership: explicit (several agents, none with "
                      "default: true: as `openclaw doctor --fix` does; a request must now name "
                      "its agent, or mark one agent default: true to keep 2026.3's fallback to "
                      "the first agent)")
+    return True
+
+
+def _fallback_bindings(defs: Definitions, sources: Mapping[str, SourceFile],
+                       texts: Mapping[str, str], display: str,
+                       inserts: dict[str, list[tuple[int, str]]], plan: Plan) -> None:
+    """An explicit roster refuses a message no binding routes: keep 2026.3's route of it (the
+    first agent) on every configured channel, as doctor does."""
+    added = fallback_bindings(defs)
+    if not added:
+        return
+    home = defs.agents[0].pos.file.removeprefix(display + "/")
+    found = bindings_insert(added, sources, texts, home)
+    first = added[0][1]
+    channels = ", ".join(c for c, _ in added)
+    if found is None:
+        plan.notes.append(f"add a channel-wide binding to {first} for {channels} by hand "
+                          f"({{agentId: {first}, match: {{channel: <channel>, accountId: "
+                          '"*"}}): OpenClaw 2026.9 refuses a message no binding routes once the '
+                          "roster is explicit, where 2026.3 gave it the first agent")
+        return
+    rel, index, text = found
+    inserts.setdefault(rel, []).append((index, text))
+    plan.done.append(f"{rel}: added a channel-wide binding to {first} for {channels} (as "
+                     "`openclaw doctor --fix` does: with the roster explicit, OpenClaw 2026.9 "
+                     "would refuse a message there no binding routes; 2026.3 gave it the first "
+                     "agent, and so does the binding)")
+
+
+def _routing_notes(texts: Mapping[str, str], display: str, before: Definitions,
+                   plan: Plan) -> None:
+    """What 2026.9 routes differently (migrate_routing), over the rewritten files."""
+    if not before.bindings and not any(a.default for a in before.agents) \
+            and not {c.name for c in before.channels} & {"signal", "matrix"}:
+        return  # nothing is routed differently
+    new_texts = {rel: plan.files.get(rel, text) for rel, text in texts.items()
+                 if rel not in plan.deleted}
+    new_texts.update({rel: text for rel, text in plan.files.items() if rel not in new_texts})
+    diags = Diagnostics()
+    defs = load_files({rel: t.encode("utf-8") for rel, t in new_texts.items()}, display, diags)
+    resolved = analyze(defs, diags) if defs is not None and not diags.has_errors() else None
+    if resolved is not None and not diags.has_errors():
+        plan.notes.extend(routing_notes(before, resolved))
 
 
 # -- plugin ids beside groups ----------------------------------------------------------------------

@@ -35,6 +35,7 @@ from .openclaw_plugins import (
     plugin_tools,
     tool_plugin,
 )
+from .openclaw_routing import RELEASE, Routing, read_routing, session_refusals
 from .openclaw_secrets import Secrets, config_secrets
 from .starter import starter_files, starter_text, with_directive
 
@@ -85,8 +86,11 @@ AGENTS_9: Spec = {"defaults": {"subagents": {"maxSpawnDepth": INT}, "sandbox": S
 # (global tools, agents) per target
 SPECS: dict[str, tuple[Spec, Spec]] = {"2026.3": (GLOBAL_TOOLS, AGENTS),
                                        "2026.9": (GLOBAL_TOOLS_9, AGENTS_9)}
-# `session.scope: global` makes "global" the main session (sandbox mode non-main)
-SESSION: Spec = {"scope": STR}
+# `session.scope: global` makes "global" the main session (sandbox mode non-main); dmScope,
+# groupScope (2026.9) and identityLinks shape the session key a message is routed to
+# (openclaw_routing checks their values)
+SESSION: Spec = {"scope": STR, "dmScope": STR, "identityLinks": _map(LIST)}
+SESSIONS: dict[str, Spec] = {"2026.3": SESSION, "2026.9": {**SESSION, "groupScope": STR}}
 PLUGINS: Spec = {"enabled": BOOL, "entries": _map({"enabled": BOOL})}
 GROUP: Spec = {"tools": POLICY, "toolsBySender": _map(POLICY)}
 GROUP_MAP: Spec = _map(GROUP)
@@ -217,12 +221,12 @@ class _Keeper:
         if isinstance(spec, tuple) and spec[0] == "list_of":
             if not isinstance(value, list):
                 raise ConfigError(f"{path_text(path)}: expected a list")
-            return [self.keep(v, spec[1], (*path, i)) or {} for i, v in enumerate(value)]
+            return [_or_empty(self.keep(v, spec[1], (*path, i))) for i, v in enumerate(value)]
         if not isinstance(value, dict):
             raise ConfigError(f"{path_text(path)}: expected an object, got "
                               f"{_json_type(value)}")
         if isinstance(spec, tuple):  # ("map", item spec)
-            return {key: self.keep(item, spec[1], (*path, key)) or {}
+            return {key: _or_empty(self.keep(item, spec[1], (*path, key)))
                     for key, item in value.items()}
         out: dict[str, Any] = {}
         for key, item in value.items():
@@ -242,6 +246,12 @@ class _Keeper:
                     INT: "an integer"}[spec]
             raise ConfigError(f"{path_text(path)}: expected {want}")
         return list(value) if spec == LIST else value
+
+
+def _or_empty(kept: Any) -> Any:
+    """A map's or list's item: an object everything was left out of stays, emptied (an empty
+    list of ids stays a list)."""
+    return {} if kept is None else kept
 
 
 def _json_type(value: Any) -> str:
@@ -562,7 +572,7 @@ def _check_secrets(kept: dict[str, Any], secrets: Secrets, result: ImportResult,
     errors: list[str] = []
     drop: list[tuple[str | int, ...]] = []
     for path, text in _strings(kept, ()):
-        kind = secrets.kind(text)
+        kind = secrets.kind(text, chat_id=_signal_chat(kept, path))
         if kind is not None:
             why = f"holds a credential ({kind})"
             message = f"{path_text(path)}: {why}; {NO_ENV_REFERENCE}"
@@ -578,12 +588,25 @@ def _check_secrets(kept: dict[str, Any], secrets: Secrets, result: ImportResult,
             result.partial.append(f"{path_text(path)} ({why})")
         else:
             errors.append(message)
-        # an agent without its id is no agent: the whole entry goes
+        # an agent without its id is no agent, a binding without a part of its match routes
+        # other messages: the whole entry goes
         drop.append(path[:3] if path[:2] == ("agents", "list") and path[3:] == ("id",)
-                    else path)
+                    else path[:2] if path[:1] == ("bindings",) else path)
     for path in sorted(drop, key=len, reverse=True):
         _drop(kept, path)
     return errors
+
+
+def _signal_chat(kept: dict[str, Any], path: tuple[str | int, ...]) -> bool:
+    """``path`` names a Signal chat: a Signal group of ``channels.signal`` (or one of its
+    accounts), or the peer id of a binding on Signal."""
+    if path[:1] == ("channels",) and len(path) in (4, 6):
+        return (str(path[1]).strip().lower() == "signal" and path[-2] == "groups"
+                and (len(path) == 4 or path[2] == "accounts"))
+    if path[:1] == ("bindings",) and path[2:] == ("match", "peer", "id"):
+        binding = kept["bindings"][path[1]]
+        return str(binding["match"]["channel"]).strip().lower() == "signal"
+    return False
 
 
 def _drop(node: Any, path: tuple[str | int, ...]) -> None:
@@ -694,6 +717,9 @@ def _import(config: dict[str, Any], source_name: str, secrets: Secrets,
     result = ImportResult(files={})
     refusals = LOADER_REFUSALS.get(target_key)
     refused = refusals(config, result) if refusals else []
+    routing = read_routing(config, target_key)
+    refused += [f"{path_text(path)}: {RELEASE[target_key]} refuses the config: {why}"
+                for path, why in [*routing.refused, *session_refusals(config, target_key)]]
     if refused:
         raise ImportRefused(refused)
     keeper = _Keeper(result, config)
@@ -710,7 +736,9 @@ def _import(config: dict[str, Any], source_name: str, secrets: Secrets,
         elif key == "channels":
             policy["channels"] = _channels(keeper, value)
         elif key == "session":
-            policy["session"] = keeper.keep(value, SESSION, ("session",))
+            policy["session"] = keeper.keep(value, SESSIONS[target_key], ("session",))
+        elif key == "bindings":
+            policy["bindings"] = _bindings(routing, keeper)
         else:
             keeper.leave((key,), value=value)
     if isinstance(config, _Dict):
@@ -725,6 +753,8 @@ def _import(config: dict[str, Any], source_name: str, secrets: Secrets,
     if errors:
         raise ImportRefused(errors)
     policy = _unescaped(_without_dropped(policy))
+    if not policy.get("bindings", True):  # every binding was left out
+        del policy["bindings"]
     stubs = _stubs(policy, result, target_key)
     _stub_plugin_states(config, policy, stubs, result, target_key)
     files = starter_files(target_key)
@@ -744,6 +774,23 @@ def _import(config: dict[str, Any], source_name: str, secrets: Secrets,
             + _dump({"catalog": stubs})))
     result.files = files
     return result
+
+
+def _bindings(routing: Routing, keeper: _Keeper) -> list[dict[str, Any] | None]:
+    """The kept route bindings (None where one is left out, dropped after the secrets check,
+    so that every message names the config's own index), and the report's lines."""
+    result = keeper.result
+    result.left_out += [f"{path_text(path)} ({why})" for path, why in routing.left_out]
+    result.notes += [f"{path_text(path)}: {note}" for path, note in routing.notes]
+    for p in routing.partial:
+        where = path_text(p.path)
+        keeper.errors.append(f"{where}: {p.reason}; pass --allow-partial to import anyway "
+                             f"(it {p.instead})")
+        if p.left_out:
+            result.partial.append(f"{where} ({p.reason})")
+        else:
+            result.notes.append(f"{where}: {p.reason}; --allow-partial {p.instead}")
+    return routing.bindings
 
 
 def _sandbox_notes(config: dict[str, Any], result: ImportResult) -> None:
@@ -771,7 +818,8 @@ def _sandbox_notes(config: dict[str, Any], result: ImportResult) -> None:
     main_key = session.get("mainKey") if isinstance(session, dict) else None
     if isinstance(main_key, str) and main_key.strip() not in ("", "main"):
         result.notes.append("session.mainKey: not imported; OpenClaw ignores it too (its "
-                            "loader makes the main session key always \"main\")")
+                            "loader makes the main session key always \"main\": a routed "
+                            "message's main session is agent:<agent>:main)")
 
 
 # -- what 2026.9's loader refuses --------------------------------------------------------------

@@ -18,11 +18,12 @@ from typing import Any
 
 Path = tuple[str | int, ...]
 
-# Top-level sections with no tool-access meaning, except the sub-keys named.
+# Top-level sections with no tool-access meaning, except the sub-keys named. (`bindings` are
+# imported: openclaw_routing says what it leaves out and why.)
 TOP_LEVEL: dict[str, frozenset[str]] = {
     name: frozenset() for name in (
         "$schema", "meta", "wizard", "diagnostics", "logging", "cli", "update", "ui",
-        "secrets", "auth", "models", "env", "bindings", "broadcast", "audio", "media",
+        "secrets", "auth", "models", "env", "broadcast", "audio", "media",
         "messages", "session", "hooks", "web", "discovery", "canvasHost", "talk", "memory",
         "skills", "approvals", "acp", "nodeHost", "cron")}
 TOP_LEVEL.update({
@@ -120,6 +121,9 @@ def access_reason(config: dict[str, Any], path: Path, value: Any) -> str | None:
     """Why leaving out ``path`` (holding ``value``) could widen tool access (None: it cannot)."""
     keys = [p for p in path if isinstance(p, str)]
     top = keys[0] if keys else ""
+    if keys[:2] == ["session", "groupScope"]:  # (imported for 2026.9)
+        return ("OpenClaw 2026.9's session.groupScope: whether a group chat gets a session of "
+                "its own, and so its group's tool policy (--openclaw 2026.9 imports it)")
     if top in TOP_LEVEL:
         relevant = TOP_LEVEL[top]
         if len(keys) == 1:

@@ -26,6 +26,12 @@ SECRET_KEY = re.compile(r"token|secret|passw|api[-_]?key|private[-_]?key|credent
 SECRET_REF_SOURCES = frozenset({"env", "file", "exec"})
 ENV_TEMPLATE = re.compile(r"^\$\{[A-Z_][A-Z0-9_]*\}$")
 
+# A Signal group id is base64 of 32 random bytes: random-looking by nature. At a position that
+# holds a Signal chat id (``chat_id`` below) such a value is that id, not a credential; the
+# shapes with a prefix and the config's own secrets still count there.
+SIGNAL_GROUP_ID = re.compile(r"[A-Za-z0-9+/]{43}=")
+RANDOM_LOOKING = "random-looking token"
+
 _B = r"(?<![A-Za-z0-9])"  # a token starts at a word edge
 # (label, pattern, length of the prefix kept in the redacted form)
 SHAPES: tuple[tuple[str, re.Pattern[str], int], ...] = (
@@ -46,7 +52,7 @@ SHAPES: tuple[tuple[str, re.Pattern[str], int], ...] = (
     ("bearer credential", re.compile(r"(?i)(?<=\bbearer )\s*[A-Za-z0-9._~+/=-]{6,}"), 0),
     ("basic credential", re.compile(r"(?i)(?<=\bbasic )\s*[A-Za-z0-9+/=]{8,}"), 0),
     # 32+ characters of one run, with 3+ upper case, 3+ lower case and 3+ digits in the run
-    ("random-looking token", re.compile(r"(?<![A-Za-z0-9+/=_])(?=[A-Za-z0-9+/=_]{32,})"
+    (RANDOM_LOOKING, re.compile(r"(?<![A-Za-z0-9+/=_])(?=[A-Za-z0-9+/=_]{32,})"
                                         r"(?=(?:[a-z0-9+/=_]*[A-Z]){3})"
                                         r"(?=(?:[A-Z0-9+/=_]*[a-z]){3})"
                                         r"(?=(?:[A-Za-z+/=_]*[0-9]){3})[A-Za-z0-9+/=_]{32,}"),
@@ -162,9 +168,12 @@ class Secrets:
                          for m in re.finditer(edge + re.escape(value) + after, text))
         return sorted(found, key=lambda f: (f.start, -f.end))
 
-    def kind(self, text: str) -> str | None:
-        """What kind of secret ``text`` holds (None: none)."""
+    def kind(self, text: str, *, chat_id: bool = False) -> str | None:
+        """What kind of secret ``text`` holds (None: none); ``chat_id``: ``text`` is where
+        the config names a Signal chat, so a Signal group id is one."""
         found = self.findings(text)
+        if chat_id and SIGNAL_GROUP_ID.fullmatch(text.strip()):
+            found = [f for f in found if f.kind != RANDOM_LOOKING]
         return found[0].kind if found else None
 
     def redact(self, text: str) -> str:
