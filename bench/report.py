@@ -202,7 +202,7 @@ def _routing_rows(g: dict[str, Any] | None) -> list[tuple[str, str]]:
              "route + resolve_message median", "route + resolve_message p99",
              "resolve cached, same runs", "route + resolve_message / resolve",
              "route mismatches vs reference", "compile with / without bindings",
-             "import with / without bindings")
+             "compile CPU with / without bindings", "import with / without bindings")
     if not g:
         return [(name, "-") for name in names]
     if "error" in g:
@@ -219,6 +219,8 @@ def _routing_rows(g: dict[str, Any] | None) -> list[tuple[str, str]]:
         "error" if "error" in lat else _fmt(lat.get("mismatches")),
         f"{_fmt(comp.get('with_s'))} / {_fmt(comp.get('without_s'))} s "
         f"({_fmt(comp.get('ratio'))}x)",
+        f"{_fmt(comp.get('with_cpu_s'))} / {_fmt(comp.get('without_cpu_s'))} s "
+        f"({_fmt(comp.get('cpu_ratio'))}x)",
         f"{_fmt(imp.get('with_ms'))} / {_fmt(imp.get('without_ms'))} ms "
         f"({_fmt(imp.get('ratio'))}x)"), strict=True))
 

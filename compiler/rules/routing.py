@@ -181,13 +181,13 @@ def _channel_id(raw: str | None, target: Target) -> str | None:
     return target.request_channel_aliases.get(channel or "", channel)
 
 
-def _channel_wide(b: LoadedBinding, channel: str, target: Target) -> bool:
-    """``isChannelWideBinding``: the channel, every account (``*``), and no peer, guild,
-    team or roles."""
-    return (_channel_id(b.channel, target) == channel
-            and (js_trim(b.account) if b.account is not None else None) == "*"
-            and b.peer is None and not js_trim(b.guild_id or "")
-            and not js_trim(b.team_id or "") and not b.roles)
+def _wide_channel(b: LoadedBinding, target: Target) -> str | None:
+    """``isChannelWideBinding``: the channel a binding binds whole (every account, ``*``, and
+    no peer, guild, team or roles), else None."""
+    if ((js_trim(b.account) if b.account is not None else None) != "*" or b.peer is not None
+            or js_trim(b.guild_id or "") or js_trim(b.team_id or "") or b.roles):
+        return None
+    return _channel_id(b.channel, target)
 
 
 def _unbound_channels(written: Sequence[LoadedBinding], channels: Iterable[str],
@@ -195,7 +195,8 @@ def _unbound_channels(written: Sequence[LoadedBinding], channels: Iterable[str],
     """``listUnboundAmbientChannelIds``: the configured channels, sorted, without a
     channel-wide binding."""
     ids = {c for c in (_channel_id(raw, target) for raw in channels) if c}
-    return [c for c in sorted(ids) if not any(_channel_wide(b, c, target) for b in written)]
+    wide = {_wide_channel(b, target) for b in written}
+    return [c for c in sorted(ids) if c not in wide]
 
 
 # -- the roster (agent-scope-config) ---------------------------------------------------------
