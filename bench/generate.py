@@ -741,6 +741,96 @@ def _channels_section(
 
 
 # --------------------------------------------------------------------------------------------
+# Route bindings (issue 32): ``bindings.yaml`` of a size's variant, for the routing figures
+
+# bindings of the variant bench.run measures beside each size (compile and import against the
+# same project without them, route and resolve_message latency)
+BINDINGS: dict[str, int] = {"large": 10_000, "medium": 1_000}
+BINDING_GUILDS = 40
+BINDING_TEAMS = 20
+BINDING_ROLES = 8
+BINDING_ACCOUNTS = ("work", "acct2", "acct3")
+
+
+def _binding_peer(rng: random.Random, wildcards: bool) -> dict[str, str]:
+    roll = rng.random()
+    kind = "group" if roll < 0.6 else "direct" if roll < 0.85 else "channel"
+    if wildcards and rng.random() < 0.01:
+        return {"kind": kind, "id": "*"}
+    if kind == "direct":
+        return {"kind": kind, "id": sender(rng.randrange(SENDER_POOL * 10))["id"]}
+    return {"kind": kind, "id": f"-100{rng.randrange(10**9):09d}"}
+
+
+def _binding_match(rng: random.Random, channel: str, wildcards: bool) -> tuple[str, dict[str, Any]]:
+    """(tier, match) of one binding: peer 45%, guild with roles 10%, guild 10%, team 10%,
+    account 20% (an account id, or absent: the default account), channel-wide 5%."""
+    match: dict[str, Any] = {"channel": channel}
+    roll = rng.random()
+    if roll < 0.45:
+        tier = "peer"
+        match["peer"] = _binding_peer(rng, wildcards)
+        account = rng.random()
+        if account < 0.3:
+            match["accountId"] = "*"
+        elif account < 0.5:
+            match["accountId"] = _pick(rng, BINDING_ACCOUNTS)
+    elif roll < 0.75:
+        match["accountId"] = "*"
+        match["guildId" if roll < 0.65 else "teamId"] = (
+            f"{rng.randrange(BINDING_GUILDS) + 1:06d}" if roll < 0.65
+            else f"team-{rng.randrange(BINDING_TEAMS) + 1:02d}")
+        tier = "guild" if roll < 0.65 else "team"
+        if roll < 0.55:
+            tier = "guild+roles"
+            match["roles"] = [f"role{rng.randrange(BINDING_ROLES) + 1}"
+                              for _ in range(1 + int(rng.random() * 2))]
+    elif roll < 0.95:
+        tier = "account"
+        if rng.random() < 0.7:
+            match["accountId"] = _pick(rng, BINDING_ACCOUNTS)
+    else:
+        tier = "channel"
+        match["accountId"] = "*"
+    return tier, match
+
+
+def bindings_section(
+    seed: int, count: int, *, agents: int, channels: int, openclaw: str | None = None
+) -> list[dict[str, Any]]:
+    """``count`` route bindings of mixed tiers over the size's channels and agents (seeded;
+    2026.9: about 1% peer wildcards and 10% with their own ``session``)."""
+    rng = random.Random(f"{seed}:bindings")
+    names = _channel_names(channels) or ["chan01"]
+    agent_ids = [f"agent{i + 1:04d}" for i in range(agents)] or ["main"]
+    nine = openclaw == "2026.9"
+    out = []
+    for _ in range(count):
+        _, match = _binding_match(rng, _pick(rng, names), nine)
+        binding: dict[str, Any] = {"agentId": _pick(rng, agent_ids), "match": match}
+        if nine and rng.random() < 0.1:
+            binding["session"] = (
+                {"dmScope": "per-channel-peer"} if rng.random() < 0.5 else {"groupScope": "main"}
+            )
+        out.append(binding)
+    return out
+
+
+def write_bindings(
+    out_dir: Path, *, seed: int, count: int, agents: int, channels: int,
+    openclaw: str | None = None,
+) -> list[dict[str, Any]]:
+    """Write :func:`bindings_section` as ``bindings.yaml`` beside a generated size, with the
+    session settings that shape the keys (dmScope per-channel-peer); returns the bindings."""
+    bindings = bindings_section(seed, count, agents=agents, channels=channels, openclaw=openclaw)
+    _write_yaml(
+        Path(out_dir) / "bindings.yaml",
+        {"session": {"dmScope": "per-channel-peer"}, "bindings": bindings},
+    )
+    return bindings
+
+
+# --------------------------------------------------------------------------------------------
 # Entry point
 
 
@@ -847,6 +937,10 @@ def main(argv: list[str] | None = None) -> int:
         "--openclaw", choices=("2026.3", "2026.9"),
         help="the release the definitions name (default: no openclaw key, 2026.3)",
     )
+    parser.add_argument(
+        "--bindings", type=int, default=0,
+        help="also write bindings.yaml with this many route bindings of mixed tiers",
+    )
     args = parser.parse_args(argv)
     dims = dict(SIZES[args.size])
     for dim in args.double:
@@ -854,6 +948,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.clean and args.out.exists():
         shutil.rmtree(args.out)
     generate(args.out, seed=args.seed, openclaw=args.openclaw, **dims)
+    if args.bindings:
+        write_bindings(args.out, seed=args.seed, count=args.bindings, agents=dims["agents"],
+                       channels=dims["channels"], openclaw=args.openclaw)
     files = sorted(args.out.rglob("*.yaml"))
     total = sum(f.stat().st_size for f in files)
     print(

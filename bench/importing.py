@@ -27,7 +27,8 @@ for name, ch in sorted(tables["channels"].items()) if tables.get("sharded") else
         head, first = shard.read_text().split("\\n")[:2]
         group = json.loads(first.split("\\t")[0])
         t3 = time.perf_counter_ns()
-        rt.resolve(message_provider=name, group_id=group)
+        # the session key names the group: 2026.9 trusts a group id only then
+        rt.resolve(message_provider=name, group_id=group, session_key=f"{{name}}:group:{{group}}")
         out["first_shard_resolve_ns"] = time.perf_counter_ns() - t3
         out["shard_groups"] = json.loads(head)["exact"]
         out["shard_bytes"] = shard.stat().st_size

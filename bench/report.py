@@ -37,6 +37,13 @@ TARGETS = {
     "incremental_ratio_max": 0.05,
     # "grows linearly when a dimension doubles": at most 2x, with 10% allowance for noise
     "scaling_ratio_max": 2.2,
+    # issue 32: `route` plus `resolve_message` of a cached message (in a row, as a gateway
+    # that routes and then resolves pays), at most 2 us and 3x a cached `resolve` of the same
+    # runs; 10,000 bindings change compile time and runtime import by at most 10%
+    "route_message_ns_max": 2000.0,
+    "route_message_ratio_max": 3.0,
+    "bindings_compile_ratio_max": 1.1,
+    "bindings_import_ratio_max": 1.1,
 }
 
 def targets(result: dict[str, Any]) -> dict[str, Any]:
@@ -89,6 +96,14 @@ def targets(result: dict[str, Any]) -> dict[str, Any]:
           TARGETS["decisions_file_added_ns_max"])
     check("diff_s", get("diff", "wall_s"), TARGETS["diff_s_max"])
     check("incremental_ratio", get("incremental", "ratio"), TARGETS["incremental_ratio_max"])
+    check("route_message_ns", get("routing", "latency", "route_and_resolve_message", "median_ns"),
+          TARGETS["route_message_ns_max"])
+    check("route_message_ratio", get("routing", "latency", "ratio_to_resolve"),
+          TARGETS["route_message_ratio_max"])
+    check("bindings_compile_ratio", get("routing", "compile", "ratio"),
+          TARGETS["bindings_compile_ratio_max"])
+    check("bindings_import_ratio", get("routing", "import", "ratio"),
+          TARGETS["bindings_import_ratio_max"])
     scaling = result.get("scaling") or {}
     for dim in SCALING_DIMENSIONS:
         entry = scaling.get(dim) or {}
@@ -173,10 +188,41 @@ def _row_values(r: dict[str, Any]) -> list[tuple[str, str]]:
         ("tool_definitions p99", _fmt(_us(td.get("p99_ns")), " us") if td else "n/a"),
         *_wrap_rows(r.get("wrapping") or {}),
         *_integration_rows(r.get("integrations")),
+        *_routing_rows(r.get("routing")),
         ("toolc diff (one agent, one group)", _fmt((r.get("diff") or {}).get("wall_s"), " s")),
         ("diff classes", _fmt((r.get("diff") or {}).get("classes"))),
         ("diff peak memory", _fmt(_mib((r.get("diff") or {}).get("peak_rss_bytes")), " MiB")),
     ]
+
+
+def _routing_rows(g: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """The bound variant (bench/routing.py): cached route / resolve_message beside a cached
+    resolve of the same runs, and compile and import with and without the bindings."""
+    names = ("bindings (variant)", "route cached median", "resolve_message cached median",
+             "route + resolve_message median", "route + resolve_message p99",
+             "resolve cached, same runs", "route + resolve_message / resolve",
+             "route mismatches vs reference", "compile with / without bindings",
+             "compile CPU with / without bindings", "import with / without bindings")
+    if not g:
+        return [(name, "-") for name in names]
+    if "error" in g:
+        return [(name, "error") for name in names]
+    lat, comp, imp = g.get("latency") or {}, g.get("compile") or {}, g.get("import") or {}
+
+    def median(key: str, stat: str = "median_ns") -> str:
+        return _fmt(_us((lat.get(key) or {}).get(stat)), " us")
+
+    return list(zip(names, (
+        _fmt(g.get("bindings")), median("route"), median("resolve_message"),
+        median("route_and_resolve_message"), median("route_and_resolve_message", "p99_ns"),
+        median("resolve"), _fmt(lat.get("ratio_to_resolve"), "x"),
+        "error" if "error" in lat else _fmt(lat.get("mismatches")),
+        f"{_fmt(comp.get('with_s'))} / {_fmt(comp.get('without_s'))} s "
+        f"({_fmt(comp.get('ratio'))}x)",
+        f"{_fmt(comp.get('with_cpu_s'))} / {_fmt(comp.get('without_cpu_s'))} s "
+        f"({_fmt(comp.get('cpu_ratio'))}x)",
+        f"{_fmt(imp.get('with_ms'))} / {_fmt(imp.get('without_ms'))} ms "
+        f"({_fmt(imp.get('ratio'))}x)"), strict=True))
 
 
 _WRAP_ROWS = (

@@ -10,7 +10,9 @@ and of the reference interpreter on a fixed set of seeded random contexts (in on
 size, so every size imports its own ``toolc_runtime``), ``tool_definitions`` latency when the
 runtime has it, the wrapping overhead per tool call (``bench/wrapping.py``), the per-call
 overhead of the framework integrations over ``wrap`` (small only, ``bench/integrations.py``),
-and how compile time and artifact size grow when one dimension doubles.
+how compile time and artifact size grow when one dimension doubles, and (medium, large) what
+route bindings cost: compile and import with and without them, and the cached ``route`` and
+``resolve_message`` latency beside a cached ``resolve`` (``bench/routing.py``).
 
 Results are printed as a table and written to ``<out>/<size>.json`` and ``<out>/latest.json``.
 ``--quick`` runs small and medium only (scaling on medium) and finishes within a minute.
@@ -61,6 +63,7 @@ from bench.harness import (
 from bench.importing import import_time
 from bench.latency import latency_worker, runtime_latency_worker
 from bench.report import machine, scaling_table, table, targets, targets_table, write_json
+from bench.routing import measure_routing, route_latency_worker
 from bench.scaling import measure_scaling
 
 
@@ -176,6 +179,13 @@ def run(mode: Mode, out_dir: Path, seed: int, keep: Path | None,
                 t0 = time.perf_counter()
                 r["scaling"] = measure_scaling(r, dims, work, seed, mode.compile_repeat)
                 r["phase_s"]["scaling"] = round(time.perf_counter() - t0, 2)
+            if dims is not None and "api_s" in r["compile"]:
+                t0 = time.perf_counter()
+                routing = measure_routing(size, defs, work, mode=mode, seed=seed,
+                                          openclaw=openclaw, dims=dims)
+                if routing is not None:
+                    r["routing"] = routing
+                    r["phase_s"]["routing"] = round(time.perf_counter() - t0, 2)
             if size == mode.scaling_size and dims is not None and "api_s" in r["compile"]:
                 log(f"[{size}] incremental rebuild (one group changed) and a clean build")
                 t0 = time.perf_counter()
@@ -205,7 +215,9 @@ def run(mode: Mode, out_dir: Path, seed: int, keep: Path | None,
     print(f"\nresults: {out_dir / 'latest.json'}")
 
     failed = any("error" in (r.get("compile") or {}) for r in results.values())
-    mismatched = any((r.get("resolve") or {}).get("mismatches") for r in results.values())
+    mismatched = any((r.get("resolve") or {}).get("mismatches")
+                     or ((r.get("routing") or {}).get("latency") or {}).get("mismatches")
+                     for r in results.values())
     return 1 if failed or mismatched else 0
 
 def main(argv: list[str] | None = None) -> int:
@@ -216,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
             compile_worker(Path(rest[0]), Path(rest[1]), Path(rest[2]) if rest[2:] else None)
         elif kind == "latency":
             latency_worker(Path(rest[0]), Path(rest[1]), Path(rest[2]), int(rest[3]), int(rest[4]))
+        elif kind == "route-latency":
+            route_latency_worker(Path(rest[0]), Path(rest[1]), Path(rest[2]), int(rest[3]))
         elif kind == "runtime-latency":
             runtime_latency_worker(Path(rest[0]), Path(rest[1]), int(rest[2]))
         elif kind == "wrapping":

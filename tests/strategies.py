@@ -413,3 +413,148 @@ contexts_2026_9 = st.one_of(contexts, st.tuples(contexts, st.fixed_dictionaries(
     "group_id": _opt("g1", "g1:topic:7", "-100", "G1"),
     "sender_is_owner": _opt(True, False),
 })).map(lambda pair: {**pair[0], **{k: v for k, v in pair[1].items() if v is not None}}))
+
+
+# -- routing (issue 32): bindings, session settings and inbound messages ----------------------
+# Channels a binding or a message names: configured ones, others, the cases the session key
+# keeps (Signal groups, Matrix rooms), an alias (imsg: imessage) and blank or padded ones.
+ROUTE_CHANNELS = ["telegram", "whatsapp", "irc", "discord", "slack", "signal", "matrix"]
+BINDING_CHANNELS = [*ROUTE_CHANNELS, " Telegram ", "WhatsApp", "imsg", "imessage", " "]
+MESSAGE_CHANNELS = [*ROUTE_CHANNELS, *ROUTE_CHANNELS, "Telegram", " irc ", "imsg", "imessage",
+                    "", "voice"]
+ROUTE_ACCOUNTS = ["work", "Work", "default", "home", " wo rk ", "", "Home!"]
+PEER_IDS = ["-100", "42", "Alice", "alice", "*", "g1", "G1", " 42 ", "AbC", "!Room:x"]
+GUILD_IDS = ["111", "222", " 111 "]
+TEAM_IDS = ["T1", "t1"]
+ROLE_IDS = ["r1", "r2", "R1"]
+PEER_KINDS_WRITTEN = ["direct", "group", "channel"]
+DM_SCOPES = ["main", "per-peer", "per-channel-peer", "per-account-channel-peer"]
+GROUP_SCOPES = ["main", "per-group"]
+LINKED = {"alice": ["42", "telegram:7", "Signal:AbC"], "Bob": ["irc:bob", "Alice"],
+          "7": ["whatsapp:42"]}
+
+
+@st.composite
+def binding(draw: st.DrawFn, agents: list[str], *, with_session: bool) -> dict[str, Any]:
+    """A route binding to a declared agent (any case) or ``main``, with every kind of match:
+    account (absent, ``*``, an id), peer (wildcards and blank ids included), guild, team,
+    roles, and (2026.9) its own session scopes."""
+    agent = draw(st.sampled_from([*agents, "main"]))
+    if draw(st.integers(0, 3)) == 0:
+        agent = agent.upper()
+    match: dict[str, Any] = {"channel": draw(st.sampled_from(BINDING_CHANNELS))}
+    account = draw(_opt("*", "*", *ROUTE_ACCOUNTS))
+    if account is not None:
+        match["accountId"] = account
+    if draw(st.integers(0, 2)) == 0:
+        match["peer"] = {"kind": draw(st.sampled_from(PEER_KINDS_WRITTEN)),
+                         "id": draw(st.sampled_from([*PEER_IDS, "*", " "]))}
+    for key, pool in (("guildId", [*GUILD_IDS, ""]), ("teamId", TEAM_IDS)):
+        if draw(st.integers(0, 3)) == 0:
+            match[key] = draw(st.sampled_from(pool))
+    if draw(st.integers(0, 1 if "guildId" in match else 4)) == 0:  # roles: mostly with a guild
+        match["roles"] = draw(st.lists(st.sampled_from(ROLE_IDS), max_size=2))
+    out: dict[str, Any] = {"agentId": agent, "match": match}
+    if with_session and draw(st.integers(0, 3)) == 0:
+        out["session"] = draw(st.fixed_dictionaries({}, optional={
+            "dmScope": st.sampled_from(DM_SCOPES), "groupScope": st.sampled_from(GROUP_SCOPES)}))
+    return out
+
+
+@st.composite
+def routing_for(draw: st.DrawFn, target: str) -> dict[str, Any]:
+    """:func:`definitions_for` with route bindings (up to 8) and the session settings that
+    shape the key: dmScope, identityLinks and (2026.9) groupScope."""
+    data = draw(definitions_for(target))
+    agents = [a["id"] for a in data["agents"].get("list", [])]
+    nine = target == "2026.9"
+    data["bindings"] = draw(st.lists(binding(agents, with_session=nine), max_size=10))
+    # channels no group policy needs, configured all the same (the loader's added bindings)
+    extra = draw(st.lists(st.sampled_from(["imessage", "signal", "matrix"]), max_size=2))
+    data["channels"] = {**data["channels"], **{name: {} for name in extra}}
+    session = dict(data.get("session", {}))
+    if draw(st.booleans()):
+        session["dmScope"] = draw(st.sampled_from(DM_SCOPES))
+    if nine and draw(st.integers(0, 2)) == 0:
+        session["groupScope"] = draw(st.sampled_from(GROUP_SCOPES))
+    if draw(st.integers(0, 2)) == 0:
+        session["identityLinks"] = LINKED
+    if session:
+        data["session"] = session
+    return data
+
+
+def _peer(kinds: list[str]) -> st.SearchStrategy[Any]:
+    return st.one_of(st.none(), st.tuples(st.sampled_from(kinds), st.sampled_from(PEER_IDS)))
+
+
+@st.composite
+def _aimed(draw: st.DrawFn, written: dict[str, Any]) -> dict[str, Any]:
+    """A message aimed at one binding: its channel, account, peer (a wildcard's kind with
+    any id; a group as a channel and the reverse; as the thread's parent), guild, team and
+    roles, each kept or changed, so every tier is reached and just missed."""
+    match = written["match"]
+    out: dict[str, Any] = {"channel": match["channel"]}
+    if "accountId" in match and match["accountId"] != "*" and draw(st.integers(0, 3)):
+        out["account_id"] = match["accountId"]
+    peer = match.get("peer")
+    if peer is not None and draw(st.integers(0, 4)):
+        kind = {"group": "channel", "channel": "group"}.get(peer["kind"], peer["kind"])
+        chat = (draw(st.sampled_from([peer["kind"], kind])),
+                draw(st.sampled_from(PEER_IDS)) if peer["id"] == "*" else peer["id"])
+        if draw(st.integers(0, 3)):
+            out["peer"] = chat
+        else:
+            out["parent_peer"] = chat
+            out["peer"] = (chat[0], draw(st.sampled_from(PEER_IDS)))
+    for key, keyword in (("guildId", "guild_id"), ("teamId", "team_id")):
+        if key in match and draw(st.integers(0, 4)):
+            out[keyword] = match[key]
+    if match.get("roles") and draw(st.integers(0, 3)):
+        out["member_role_ids"] = [draw(st.sampled_from(match["roles"])),
+                                  *draw(st.lists(st.sampled_from(ROLE_IDS), max_size=1))]
+    return out
+
+
+@st.composite
+def messages(draw: st.DrawFn, target: str, bindings: list[dict[str, Any]] = []) -> dict[str, Any]:  # noqa: B006
+    """An inbound message: ``route``'s keywords (None = not passed), then the sender, owner
+    flag, model and sandbox flag ``resolve_message`` adds; most aimed at one of ``bindings``."""
+    out: dict[str, Any] = {
+        "channel": draw(st.sampled_from(MESSAGE_CHANNELS)),
+        "account_id": draw(_opt(*ROUTE_ACCOUNTS, "WORK")),
+        "peer": draw(_peer(["direct", "dm", "group", "channel", "Group", "direct", "group"])),
+        "parent_peer": draw(st.one_of(st.none(), st.none(), _peer(["group", "channel"]))),
+        "guild_id": draw(_opt(*GUILD_IDS, "333", "")),
+        "team_id": draw(_opt(*TEAM_IDS, "")),
+        "member_role_ids": draw(st.lists(st.sampled_from(ROLE_IDS), max_size=2)),
+    }
+    if bindings and draw(st.integers(0, 3)):
+        aimed = draw(_aimed(draw(st.sampled_from(bindings))))
+        out = {**{k: v for k, v in out.items() if draw(st.booleans())}, **aimed}
+    if target == "2026.9":
+        out["default_agent_id"] = draw(st.sampled_from([None] * 6 + ["a1", "A2", "main", "x"]))
+        out["dm_scope"] = draw(st.sampled_from([None] * 3 + DM_SCOPES))
+        out["group_scope"] = draw(st.sampled_from([None] * 3 + GROUP_SCOPES))
+    out.update({
+        "sender_id": draw(_opt("42", "@42", "7")),
+        "sender_username": draw(_opt("alice", "@Alice")),
+        "sender_e164": draw(_opt("+1555")),
+        "sender_name": draw(_opt("Bob")),
+        "sender_is_owner": draw(_opt(True, False)),
+        "model_provider": draw(_opt(*PROVIDERS)),
+        "model_id": draw(_opt(*MODELS)),
+        "sandboxed": draw(_opt(True, False)),
+    })
+    return {k: v for k, v in out.items() if v is not None}
+
+
+@st.composite
+def routing_cases(draw: st.DrawFn, target: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """:func:`routing_for` and up to 24 :func:`messages`, most aimed at its bindings."""
+    data = draw(routing_for(target))
+    return data, draw(st.lists(messages(target, data["bindings"]), min_size=1, max_size=24))
+
+
+ROUTE_KEYWORDS = ("account_id", "peer", "parent_peer", "guild_id", "team_id",
+                  "member_role_ids", "default_agent_id", "dm_scope", "group_scope")

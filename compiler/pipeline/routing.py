@@ -19,12 +19,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..rules.names import normalize_account_id
+from ..diagnostics import Pos
+from ..rules.names import normalize_account_id, normalize_channel
 from ..targets import Target
 from .analyze import Resolved
 from .model import BindingDef, Definitions
-from .policy import agent_ids, default_agent
-from .provenance import _pos
+from .policy import default_agent
+from .provenance import _file_name
 
 ROUTES = "routes.json"
 ROUTES_FORMAT = 1
@@ -52,9 +53,20 @@ def implicit_bindings(defs: Definitions, target: Target) -> list[tuple[str, str]
     agent = legacy_default_agent(defs) if target.route_implicit_channel_bindings else None
     if agent is None:
         return []
-    wide = {b.channel for b in defs.bindings if _channel_wide(b)}
-    channels = {c.name for c in defs.channels} | set(defs.streamed_channels)
-    return [(channel, agent) for channel in sorted(channels) if channel not in wide]
+    # normalizeRouteBindingChannelId: a binding written with a channel's alias (imsg) binds
+    # the channel (imessage) here, though resolveAgentRoute then files it under the alias
+    wide = {_channel_id(b.channel, target) for b in defs.bindings if _channel_wide(b)}
+    channels = {_channel_id(name, target)
+                for name in (*(c.name for c in defs.channels), *defs.streamed_channels)}
+    return [(channel, agent) for channel in sorted(c for c in channels if c is not None)
+            if channel not in wide]
+
+
+def _channel_id(raw: str, target: Target) -> str | None:
+    """``normalizeRouteBindingChannelId``: a known channel's id (aliases resolved), else the
+    name lowercased."""
+    channel = normalize_channel(raw)
+    return target.request_channel_aliases.get(channel or "", channel)
 
 
 def _account(raw: str | None) -> str:
@@ -72,16 +84,35 @@ def route_default_agent(defs: Definitions, target: Target) -> str | None:
     return chosen.id if chosen else "main"
 
 
+def _binding_agents(defs: Definitions, target: Target) -> dict[str, str]:
+    """The agent each binding routes to, where it is not the one written
+    (``pickFirstExistingAgentId``): TC170 holds a binding to the roster or ``main``, and
+    2026.3.2 routes a binding to an undeclared ``main`` to its default agent."""
+    declared = {a.id for a in defs.agents}
+    if target.agent_selection or not declared or "main" in declared:
+        return {}
+    return {"main": route_default_agent(defs, target) or "main"}
+
+
 def routes_json(resolved: Resolved) -> dict[str, Any]:
     """What ``toolc_runtime.route`` reads: the release's routing switches, the bindings
     (written, then added), the session settings, the default agent (None: a message no
     binding matches is refused) and the roster's ids."""
     defs, target = resolved.defs, resolved.target
     files = tuple(sorted(defs.files, key=len, reverse=True))
+    agents = _binding_agents(defs, target)
+    names: dict[str, str] = {}  # a file's name as sources/ has it (tens of thousands of rows)
+
+    def source(pos: Pos) -> str:
+        name = names.get(pos.file)
+        if name is None:
+            name = names[pos.file] = _file_name(pos.file, files)
+        return f"{name}:{pos.line}:{pos.col}"
+
     rows: list[list[Any]] = [
         [b.channel, _account(b.account), b.peer_kind, b.peer_id, b.guild_id, b.team_id,
-         list(b.roles) if b.roles else None, b.agent_id, b.dm_scope, b.group_scope,
-         _pos(b.pos, files)]
+         list(b.roles) if b.roles else None, agents.get(b.agent_id, b.agent_id),
+         b.dm_scope, b.group_scope, source(b.pos)]
         for b in defs.bindings]
     rows += [[channel, "*", None, None, None, None, None, agent, None, None, None]
              for channel, agent in implicit_bindings(defs, target)]
@@ -97,7 +128,8 @@ def routes_json(resolved: Resolved) -> dict[str, Any]:
             "main_key": "main",
         },
         "default_agent": route_default_agent(defs, target),
-        "agents": list(agent_ids(defs)),
+        # the roster's ids; empty without one (a default agent id then routes as given)
+        "agents": list(dict.fromkeys(a.id for a in defs.agents)),
         "rules": target.routing_rules(),
     }
 

@@ -72,6 +72,8 @@ from ..rules.names import (
     normalize_key,
     normalize_tool_name,
 )
+from ..rules.routing import Route, Routing, message, routing
+from ..rules.routing import route as route_message
 from ..rules.sandbox import derive_sandboxed, session_agent
 from ..runtime._errors import AgentSelectionRequiredError, UntrustedGroupError
 
@@ -241,6 +243,10 @@ class GroupMatch:
         return tuple(out)
 
 
+# what a message carries beside its routing: the sender, the owner flag, the model, the sandbox
+_MESSAGE_SENDER_KEYS = frozenset({"sender_id", "sender_e164", "sender_username", "sender_name",
+                                  "sender_is_owner", "model_provider", "model_id", "sandboxed"})
+
 _BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
@@ -284,6 +290,57 @@ class ReferenceInterpreter:
         self.agents = {a.id: a for a in reversed(resolved.defs.agents)}
         self.channels = {c.name: c for c in resolved.defs.channels}
         self.sandbox_modes = sandbox_modes(resolved.defs)
+        self._routing: Routing | None = None
+
+    # -- message -> route -> request (rules.routing) -------------------------------------------
+    @property
+    def routing(self) -> Routing:
+        """The config the release's loader hands ``resolveAgentRoute`` (read on first use)."""
+        if self._routing is None:
+            defs = self.r.defs
+            self._routing = routing(
+                bindings=defs.bindings, agents=defs.agents, ownership=defs.agents_ownership,
+                channels=(*(c.name for c in defs.channels), *defs.streamed_channels),
+                session=defs.session, target=self.r.target)
+        return self._routing
+
+    def route(self, channel: str, **routing_keywords: Any) -> Route:
+        """The agent and session key the target gives a message (``toolc_runtime.route``'s
+        keywords: account_id, peer, parent_peer, guild_id, team_id, member_role_ids,
+        default_agent_id, dm_scope, group_scope); ``.describe()`` says which binding decided,
+        and where it is written. AgentSelectionRequiredError as the runtime's."""
+        return route_message(self.routing, message(self.routing, channel, **routing_keywords))
+
+    def resolve_message(self, channel: str, *, account_id: str | None = None,
+                        peer: tuple[str, str] | None = None,
+                        parent_peer: tuple[str, str] | None = None,
+                        guild_id: str | None = None, team_id: str | None = None,
+                        member_role_ids: Sequence[str] = (),
+                        default_agent_id: str | None = None, dm_scope: str | None = None,
+                        group_scope: str | None = None,
+                        **sender: Any) -> tuple[Route, Resolution]:
+        """The route of a message and the tools of the run it starts
+        (``toolc_runtime.resolve_message``): the route's agent, session key and account, the
+        channel as the message provider, the chat as the group and the guild or team as its
+        space (a DM has none), and ``sender`` (sender_id, sender_e164, sender_username,
+        sender_name, sender_is_owner, model_provider, model_id, sandboxed). The group applies
+        as the target applies it: under 2026.9 only where the session key names it, so the
+        caller's group id is never refused here (OpenClaw's inbound run passes it too)."""
+        unknown = set(sender) - _MESSAGE_SENDER_KEYS
+        if unknown:
+            raise TypeError(f"unknown message keyword(s): {', '.join(sorted(unknown))}")
+        routed = self.route(channel, account_id=account_id, peer=peer, parent_peer=parent_peer,
+                            guild_id=guild_id, team_id=team_id, member_role_ids=member_role_ids,
+                            default_agent_id=default_agent_id, dm_scope=dm_scope,
+                            group_scope=group_scope)
+        chat = message(self.routing, channel, peer=peer).peer
+        group = chat[1] if chat is not None and chat[0] != "direct" else None
+        space = guild_id or team_id
+        ctx = Context.of(agent_id=routed.agent_id, session_key=routed.session_key,
+                         message_provider=channel, account_id=routed.account_id,
+                         group_id=group, group_space=space if group is not None else None,
+                         **sender)
+        return routed, self.run(ctx)
 
     # -- request -> layers -------------------------------------------------------------------
     def resolve(self, *, strict: bool = True, **context: Any) -> Resolution:
