@@ -90,11 +90,15 @@ bench-huge: install
 
 ## Compare toolc with OpenClaw's own published code (needs node and npm; not part of `test`).
 ## Both releases are installed from the npm registry into the cache: 2026.3.2 runs on the system
-## Node (20), 2026.9.6 on Node 24 (itself an npm package, conformance/node.sh).
+## Node (20), 2026.9.6 on Node 24 (itself an npm package, conformance/node.sh). The --routing
+## runs route 2,000 random messages each (250 configs x 8) with the releases' resolveAgentRoute
+## and compare the route and the routed run's tools (2026.9: runtime and CLI).
 SEED ?= 1
 conformance: install-test conformance-setup
 	$(PY) -m conformance --seed $(SEED)
 	$(PY) -m conformance --openclaw 2026.9 --seed $(SEED)
+	$(PY) -m conformance --openclaw 2026.9 --routing --seed $(SEED) --examples 250 --contexts 8
+	$(PY) -m conformance --openclaw 2026.3 --routing --seed $(SEED) --examples 250 --contexts 8
 	$(PY) -m conformance.roundtrip
 	$(PY) -m conformance.migrate_check --seed $(SEED)
 	$(PY) -m conformance.timing

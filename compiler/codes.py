@@ -100,7 +100,8 @@ CODES: tuple[Code, ...] = (
                 "directory tree (`/opt/**`): learned entries are literal paths, and OpenClaw "
                 "gives `*` a meaning of its own"),
     _e("TC160", "an assertion names an unknown tool"),
-    _e("TC170", "a route binding names an agent that is not declared (`main` excepted)"),
+    _e("TC170", "a route binding names an agent that is not declared (`main` excepted under "
+              "2026.9, and with no roster)"),
 
     _e("TC201", "a tool's schema cannot be expressed for a dialect"),
     _w("TC210", "a tool breaks a dialect's per-tool rules (name, description, schema)"),

@@ -34,7 +34,7 @@ from toolc.semantics.reference import ReferenceInterpreter
 
 from conformance.decisions import DECISIONS, explain
 from conformance.mapping import definitions_from
-from conformance.run9 import main9
+from conformance.run9 import main9, main_routing9
 from conformance.strategies import config, contexts, plugin_tools
 from tests.helpers import import_runtime
 
@@ -219,7 +219,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--openclaw", choices=sorted(RELEASES), default="2026.3",
                         help="the OpenClaw release line to compare with (default 2026.3)")
+    parser.add_argument("--routing", action="store_true",
+                        help="messages in: compare the route (resolveAgentRoute) and the routed "
+                        "run's tools; --contexts is the messages per config (2026.9)")
     args = parser.parse_args()
+    if args.routing:
+        return main_routing9(args, fetch, Oracle, RELEASES)
     if args.openclaw == "2026.9":
         return main9(args, fetch, Oracle, RELEASES)
     started = time.monotonic()

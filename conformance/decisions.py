@@ -66,3 +66,42 @@ def explain9(oracle: Asker, cfg: Mapping[str, Any], plugins: Any, ctx: dict[str,
         if decision.covers(oracle, cfg, plugins, ctx, ours, theirs):
             return decision.name
     return None
+
+
+# -- messages in (the routing mode, ``--routing``) ---------------------------------------------
+# A check sees the config, the message, and both answers in the routing mode's shape
+# ({"route": {...}, "tools": [...]} or a refusal {"error_kind", "why"}).
+RouteCheck = Callable[[Mapping[str, Any], Mapping[str, Any], Any, Any], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class RouteDecision:
+    name: str
+    readme: str  # the entry of docs/reference/semantics.md's decision list
+    covers: RouteCheck
+
+
+def _undeclared_binding_agent(cfg: Mapping[str, Any], msg: Mapping[str, Any], ours: Any,
+                              theirs: Any) -> bool:
+    """toolc refuses definitions with a binding to an agent the roster does not declare
+    (TC170; under 2026.3 also ``main`` once a roster is declared), where 2026.3.2 sends what
+    the binding matches to the default agent (``pickFirstExistingAgentId``)."""
+    return ("route" in theirs and ours.get("error_kind") == "refused"
+            and str(ours.get("why", "")).endswith("TC170"))
+
+
+# 2026.9.6's loader refuses such a binding itself ("Unknown agent id"): no decision needed.
+DECISIONS_ROUTE_9: tuple[RouteDecision, ...] = ()
+DECISIONS_ROUTE_3 = (
+    RouteDecision("binding-to-undeclared-agent", "Bindings name declared agents",
+                  _undeclared_binding_agent),
+)
+
+
+def explain_route(decisions: tuple[RouteDecision, ...], cfg: Mapping[str, Any],
+                  msg: Mapping[str, Any], ours: Any, theirs: Any) -> str | None:
+    """The routing decision that covers this difference, if any."""
+    for decision in decisions:
+        if decision.covers(cfg, msg, ours, theirs):
+            return decision.name
+    return None

@@ -289,7 +289,8 @@ def _group_ignored(context: Mapping[str, Any]) -> bool:
 
 def _toolc_visible(ref: ReferenceInterpreter, context: Mapping[str, Any], tool: str) -> bool:
     try:
-        return tool in ref.resolve(**context).names
+        # the release's answer: a group the session key does not name is ignored
+        return tool in ref.resolve(**context, strict=False).names
     except Exception:  # a refusal (AgentSelectionRequiredError): no tools
         return False
 

@@ -8,6 +8,10 @@
 //    createOpenClawCodingTools beside this chaining, for plugin-free contexts
 //   {"op": "time", "config", "plugins", "contexts", "iterations"} -> {"ns": [per context, the
 //    mean ns of one evaluation over `iterations` back-to-back runs]} (timing.mjs)
+//   {"op": "route", "config", "plugins", "messages": [{"channel", "account_id", "peer": [kind, id],
+//    "parent_peer", "guild_id", "team_id", "member_role_ids", sender fields, ...}]} ->
+//    {"results": [{"route": {...}, "context": {...}, "tools": [...]} | {"error_kind", ...}]}:
+//    resolveAgentRoute, then the tool policy of the run it starts (as oracle9's route op)
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -33,7 +37,13 @@ const helpers = embeddedSource.match(/pi-embedded-helpers-[A-Za-z0-9_-]+\.js/)[0
 // The config loader's chunk the helpers import (applySessionDefaults: session.mainKey).
 const helpersSource = fs.readFileSync(path.join(dist, helpers), "utf8");
 const loader = helpersSource.match(/model-selection-[A-Za-z0-9_-]+\.js/)[0];
+// Messages in (the `route` op): the routing chunk and the sessions chunk the embedded runner
+// imports (resolveAgentRoute; resolveGroupSessionKey, the group id an inbound run passes).
+const routing = embeddedSource.match(/resolve-route-[A-Za-z0-9_-]+\.js/)[0];
+const sessions = embeddedSource.match(/sessions-[A-Za-z0-9_-]+\.js/)[0];
 const WANTED = {
+  [routing]: ["resolveAgentRoute"],
+  [sessions]: ["resolveGroupSessionKey"],
   [embedded]: ["resolveEffectiveToolPolicy", "resolveGroupToolPolicy", "resolveSubagentToolPolicy",
     "resolveToolProfilePolicy", "mergeAlsoAllowPolicy", "collectExplicitAllowlist",
     "applyOwnerOnlyToolPolicy", "applyToolPolicyPipeline", "buildDefaultToolPolicyPipelineSteps",
@@ -176,6 +186,47 @@ function resolveOne(rawConfig, plugins, ctx, loaded) {
   return { tools: result.map((t) => t.name), warnings };
 }
 
+// Messages in: resolveAgentRoute over the config as the loader hands it on
+// (applySessionDefaults), then the tool policy of the routed run with what 2026.3.2's inbound
+// run passes (pi-embedded: runEmbeddedPiAgent's agentId, sessionKey, messageProvider, groupId
+// resolveGroupSessionKey(sessionCtx)?.id, groupSpace ctx.GroupSpace, the sender fields); the
+// account is the route's (sessionCtx.AccountId, the account the channel received it on).
+function routeOne(rawConfig, plugins, msg) {
+  const config = oc.applySessionDefaults(rawConfig, { warn: () => {} });
+  let route;
+  try {
+    route = oc.resolveAgentRoute({ cfg: config, channel: msg.channel, accountId: msg.account_id,
+      peer: pair(msg.peer), parentPeer: pair(msg.parent_peer), guildId: msg.guild_id,
+      teamId: msg.team_id, memberRoleIds: msg.member_role_ids ?? [] });
+  } catch (err) {
+    return { error_kind: err?.name ?? "Error", error: String(err?.message ?? err) };
+  }
+  const ctx = { agent_id: route.agentId, session_key: route.sessionKey,
+    message_provider: route.channel, account_id: route.accountId };
+  const [kind, id] = Array.isArray(msg.peer) ? msg.peer : [];
+  if (kind === "group" || kind === "channel") {
+    // From is "<channel>:<kind>:<id>", and on a gateway the channel's plugin is loaded, so the
+    // channel is one of getGroupSurfaces() (core channels + plugin channel ids). The oracle
+    // loads no channel plugin: the head is a surface that always is one (webchat), which
+    // reads the id exactly as the channel's own head would (the tail, lowercased).
+    const group = oc.resolveGroupSessionKey({ From: `webchat:${kind}:${id}`, ChatType: kind,
+      Provider: route.channel });
+    if (group?.id) ctx.group_id = group.id;
+    const space = msg.guild_id ?? msg.team_id;
+    if (space) ctx.group_space = space;
+  }
+  for (const key of ["sender_id", "sender_e164", "sender_username", "sender_name",
+    "sender_is_owner", "model_provider", "model_id", "sandboxed"]) {
+    if (msg[key] !== undefined && msg[key] !== null) ctx[key] = msg[key];
+  }
+  return { route: { agent_id: route.agentId, session_key: route.sessionKey,
+    main_session_key: route.mainSessionKey, matched_by: route.matchedBy, channel: route.channel,
+    account_id: route.accountId }, context: ctx, tools: resolveOne(rawConfig, plugins, ctx).tools };
+}
+function pair(value) {
+  return Array.isArray(value) ? { kind: value[0], id: value[1] } : undefined;
+}
+
 function catalog() {
   const profiles = {};
   for (const name of ["minimal", "coding", "messaging", "full"]) {
@@ -236,6 +287,9 @@ for await (const line of rl) {
     const req = JSON.parse(line);
     if (req.op === "catalog") answer = catalog();
     else if (req.op === "selfcheck") answer = { results: await selfcheck(req.config, req.contexts) };
+    else if (req.op === "route") {
+      answer = { results: req.messages.map((m) => routeOne(req.config, req.plugins ?? [], m)) };
+    }
     else if (req.op === "time") {
       answer = timeContexts(req.config, req.plugins ?? [], req.contexts, req.iterations ?? 200);
     }

@@ -16,6 +16,13 @@
 //     mean ns of one evaluation over `iterations` back-to-back runs]} (timing.mjs)
 //   {"op": "schemas"} -> {"schemas": {tool: parameters}, "notBuilt": [...]}: the parameter schema
 //     of every tool the real createOpenClawCodingTools builds under SCHEMA_PROBES (see there).
+//   {"op": "route", "config", "plugins", "messages": [{"channel", "account_id", "peer": [kind, id],
+//    "parent_peer", "guild_id", "team_id", "member_role_ids", "default_agent_id", "dm_scope",
+//    "group_scope", sender fields, "sender_is_owner", "model_provider", "model_id", "sandboxed"}]}
+//     -> {"results": [{"route": {agent_id, session_key, main_session_key, matched_by, channel,
+//     account_id}, "context": {the routed run's context}, "tools": [...] | "tools_error": {...}}
+//     | {"error_kind", ...}]}: resolveAgentRoute over the loaded config, then the tool policy of
+//     the run it starts (routedRun).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -94,7 +101,10 @@ const DEEPER = ["createPluginToolAllowlist", "normalizeDenylist", "denylistBlock
 // The config loader is not on the tool path: found by content anywhere in dist/.
 const ANYWHERE = ["createConfigIO", "DEFAULT_SLOT_BY_KEY", "listBundledChannelPlugins",
   "setActivePluginRegistry", "createEmptyPluginRegistry", "normalizePluginsConfig",
-  "resolveEffectivePluginActivationState", "resolveMemorySlotDecision"];
+  "resolveEffectivePluginActivationState", "resolveMemorySlotDecision",
+  // routing (the `route` op): the gateway's own resolveAgentRoute, and the group id an inbound
+  // run derives from the message (get-reply: resolveGroupSessionKey(sessionCtx)?.id)
+  "resolveAgentRoute", "resolveGroupSessionKey"];
 const WANTED = {};
 const place = (file, name) => { (WANTED[file] ??= []).push(name); };
 const rootText = source(root);
@@ -535,6 +545,61 @@ function loadedFor(raw) {
   return configs.get(key);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Messages in: the release's own resolveAgentRoute over the config its loader produced (the
+// loader's added channel-wide bindings, legacy default agent and mainKey included), then the
+// tool policy of the run the route starts, with what an inbound run passes (get-reply's
+// FollowupRun.run -> runEmbeddedPiAgent -> createOpenClawCodingTools): agentId and sessionKey
+// of the route, messageProvider the channel, agentAccountId the route's account, groupId
+// resolveGroupSessionKey(sessionCtx)?.id, groupSpace ctx.GroupSpace (the guild or team),
+// groupChannel ctx.GroupChannel (a display name toolc's request does not carry: left out; no
+// group resolver of 2026.9.6 reads it), and the sender fields.
+function routeOne(config, plugins, msg) {
+  let route;
+  try {
+    activateChannels(config);
+    route = oc.resolveAgentRoute({ cfg: config, channel: msg.channel, accountId: msg.account_id,
+      peer: pair(msg.peer), parentPeer: pair(msg.parent_peer), guildId: msg.guild_id,
+      teamId: msg.team_id, memberRoleIds: msg.member_role_ids ?? [],
+      defaultAgentId: msg.default_agent_id, dmScope: msg.dm_scope, groupScope: msg.group_scope });
+  } catch (err) {
+    if (err?.name === "AgentSelectionRequiredError" || err?.code === "AGENT_SELECTION_REQUIRED") {
+      return { error_kind: "AgentSelectionRequired", error: String(err.message),
+        agentIds: err.agentIds ?? [] };
+    }
+    return { error_kind: errorKind(err), error: String(err?.message ?? err) };
+  }
+  const ctx = routedRun(msg, route);
+  const result = resolveOne(config, plugins, ctx);
+  return { route: { agent_id: route.agentId, session_key: route.sessionKey,
+    main_session_key: route.mainSessionKey, matched_by: route.matchedBy, channel: route.channel,
+    account_id: route.accountId }, context: ctx,
+    ...("tools" in result ? { tools: result.tools } : { tools_error: result }) };
+}
+function pair(value) {
+  return Array.isArray(value) ? { kind: value[0], id: value[1] } : undefined;
+}
+function routedRun(msg, route) {
+  const ctx = { agent_id: route.agentId, session_key: route.sessionKey,
+    message_provider: route.channel, account_id: route.accountId };
+  const [kind, id] = Array.isArray(msg.peer) ? msg.peer : [];
+  if (kind === "group" || kind === "channel") {
+    // The session context of a group message: From/To as "<channel>:<kind>:<id>" with the chat
+    // type and provider (the shape whose group id is the chat's own id on every channel).
+    const target = `${route.channel}:${kind}:${id}`;
+    const group = oc.resolveGroupSessionKey({ From: `${kind}:${id}`, To: target,
+      OriginatingTo: target, ChatType: kind, Provider: route.channel });
+    if (group?.id) ctx.group_id = group.id;
+    const space = msg.guild_id ?? msg.team_id;
+    if (space) ctx.group_space = space;
+  }
+  for (const key of ["sender_id", "sender_e164", "sender_username", "sender_name",
+    "sender_is_owner", "model_provider", "model_id", "sandboxed"]) {
+    if (msg[key] !== undefined && msg[key] !== null) ctx[key] = msg[key];
+  }
+  return ctx;
+}
+
 function handle(req) {
   if (req.op === "catalog") return catalog();
   if (req.op === "schemas") return schemas();
@@ -546,7 +611,10 @@ function handle(req) {
     return { assumed: ASSUMED, results: selfcheck(req.config ?? {}, req.contexts, req.plugins === true) };
   }
   const loaded = loadedFor(req.config);
-  if (loaded.failure) return { results: req.contexts.map(() => loaded.failure) };
+  if (loaded.failure) return { results: (req.contexts ?? req.messages).map(() => loaded.failure) };
+  if (req.op === "route") {
+    return { results: req.messages.map((m) => routeOne(loaded.config, req.plugins ?? [], m)) };
+  }
   if (req.op === "time") {  // the config loaded once, outside the timing (timing.mjs)
     const plugins = req.plugins ?? [];
     return timed(req.contexts, req.iterations ?? 200, (c) => resolveOne(loaded.config, plugins, c));

@@ -24,6 +24,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from conformance import strategies as strategies3
+
 # Plugin stand-ins beside the bundled plugins the oracle always has (browser, canvas,
 # memory-core, ...): `lobster` names one of its tools after itself.
 PLUGINS: dict[str, list[str]] = {"lobster": ["lobster", "lobster_status"],
@@ -350,3 +352,288 @@ def aimed_contexts(draw: st.DrawFn, cfg: dict[str, Any], n: int) -> list[dict[st
                 ctx["account_id"] = draw(st.sampled_from(["work", "home", "default"]))
         out.append(ctx)
     return out
+
+
+# -- messages in (routing mode: ``python -m conformance --openclaw 2026.9 --routing``) --------
+# A config there also carries route `bindings` with every tier resolveAgentRoute has (peer,
+# the thread's parent peer, a peer wildcard, guild with roles, guild, team, account: specific,
+# the default one, "*"; channel) and per-binding `session` overrides, and `session.dmScope`,
+# `groupScope` and `identityLinks`; the messages are drawn mostly from what the bindings name,
+# so every tier is reached, with the near misses around it (case, other kind, other account).
+ROUTE_CHANNELS = ["telegram", "whatsapp", "signal", "matrix", "discord", "slack", "msteams",
+                  "irc"]
+# accountId as written in a binding: absent (the default account only), "*" (every account)
+ROUTE_ACCOUNTS = [None, None, "*", "work", "Work Acc!", "default", "WORK", "home", "", " * "]
+PEER_KINDS = ["direct", "group", "channel"]
+# chat ids: case (lowercased in keys except Signal groups and Matrix rooms), topics, Matrix
+# room ids, ids that look like numbers, a wildcard
+PEER_IDS = ["-100", "-100:topic:7", "G1", "g1", "AbC", "!Room:Example.org", "42", "Bob",
+            "alice", "C1"]
+BINDING_PEER_IDS = [*PEER_IDS, " g1 "]
+GUILDS = ["111", "222"]
+TEAMS = ["t1", "T1"]
+ROLES = ["r1", "r2", "r3"]
+DM_SCOPES = ["main", "per-peer", "per-channel-peer", "per-account-channel-peer"]
+GROUP_SCOPES = ["main", "per-group"]
+# identityLinks: canonical name -> `id` or `channel:id`, compared case-insensitively
+IDENTITY_LINKS = [{"bob": ["telegram:42", "Bob"]}, {"alice": ["ALICE", "signal:AbC"]},
+                  {"bob": ["42"], "carol": ["whatsapp:bob"]}]
+MESSAGE_ACCOUNTS = ["work", "Work Acc!", "WORK", "default", "home", " work ", "work-acc"]
+
+
+def _roster_ids(cfg: dict[str, Any]) -> list[str]:
+    agents_ = cfg.get("agents") or {}
+    if "entries" in agents_:
+        return list(agents_["entries"])
+    return [a["id"] for a in agents_.get("list") or ()]
+
+
+@st.composite
+def binding(draw: st.DrawFn, roster: list[str], declared: list[str], release: str = "2026.9"
+            ) -> dict[str, Any]:
+    """One route binding: one tier's constraints, sometimes with an extra condition (roles
+    without a guild, a guild on a peer binding) and (2026.9) a session override. (A peer id
+    "*" is a wildcard of its kind in 2026.9.6 and a chat named "*" in 2026.3.2.)"""
+    ids = roster or ["main"]
+    agent = draw(st.sampled_from(ids))
+    if draw(st.integers(0, 5)) == 0:
+        agent = agent.upper()  # agent ids in bindings compare case-insensitively
+    elif draw(st.integers(0, 7).map(lambda i: i == 0) if release == "2026.9" else rare(30)):
+        # main routes to main in 2026.9.6 whatever the roster; in 2026.3.2 an undeclared main
+        # goes to the default agent (toolc refuses it, TC170: kept rare there)
+        agent = "main"
+    # half on a channel the config declares (its groups' policies then apply to the route)
+    channels_ = declared if declared and draw(st.booleans()) else ROUTE_CHANNELS
+    match: dict[str, Any] = {"channel": draw(st.sampled_from(channels_))}
+    if draw(st.integers(0, 9)) == 0:
+        match["channel"] = match["channel"].capitalize()
+    account = draw(st.sampled_from(ROUTE_ACCOUNTS))
+    if account is not None:
+        match["accountId"] = account
+    tier = draw(st.sampled_from(["peer", "peer", "wildcard", "guild", "guild+roles", "team",
+                                 "account", "channel"]))
+    if tier in ("peer", "wildcard"):
+        pid = "*" if tier == "wildcard" else draw(st.sampled_from(BINDING_PEER_IDS))
+        match["peer"] = {"kind": draw(st.sampled_from(PEER_KINDS)), "id": pid}
+    if tier in ("guild", "guild+roles") or (tier == "peer" and draw(rare(6))):
+        match["guildId"] = draw(st.sampled_from(GUILDS))
+    if tier == "guild+roles" or draw(rare(12)):
+        match["roles"] = draw(st.lists(st.sampled_from(ROLES), min_size=1, max_size=2,
+                                       unique=True))
+    if tier == "team":
+        match["teamId"] = draw(st.sampled_from(TEAMS))
+    if tier == "channel":
+        match["accountId"] = "*"
+    out: dict[str, Any] = {"agentId": agent, "match": match}
+    if release == "2026.9" and draw(st.integers(0, 3)) == 0:
+        session = {k: v for k, v in (("dmScope", draw(_opt(*DM_SCOPES))),
+                                     ("groupScope", draw(_opt(*GROUP_SCOPES)))) if v is not None}
+        out["session"] = session
+    if draw(rare(10)):
+        out["type"] = "route"
+    if draw(rare(10)):
+        out["comment"] = "drawn"
+    return out
+
+
+# The rosters that decide a message's default agent: none (main), a sole agent (with or without
+# a default: true marker, which the loader drops), several with one default (the loader adds
+# channel-wide bindings to it), ownership explicit (no default: unmatched messages are refused).
+# Rarely, what the loader refuses: explicit beside a default marker, several without an owner.
+ROSTER_SHAPES = ["none", "sole", "sole default", "default", "default", "default", "explicit",
+                 "explicit"]
+# 2026.3.2 has no ownership: several agents without a marker make the first the default
+ROSTER_SHAPES_3 = ["none", "sole", "sole default", "default", "default", "ownerless"]
+
+
+def _shape_roster(draw: st.DrawFn, agents_: dict[str, Any], release: str) -> None:
+    """Reshape the drawn roster (its agents' blocks kept) into one of ``ROSTER_SHAPES``."""
+    shape = draw(st.sampled_from(ROSTER_SHAPES if release == "2026.9" else ROSTER_SHAPES_3))
+    if release == "2026.9" and draw(rare(12)):
+        shape = draw(st.sampled_from(["explicit default", "ownerless"]))
+    keyed = "entries" in agents_
+    blocks = dict(agents_["entries"]) if keyed else {a["id"]: {k: v for k, v in a.items()
+                                                             if k != "id"}
+                                                    for a in agents_.get("list") or ()}
+    count = {"none": 0, "sole": 1, "sole default": 1}.get(shape)
+    if count is None:
+        count = draw(st.integers(2, 3))
+    ids = draw(st.permutations(AGENT_IDS))[:count]
+    roster = {aid: {k: v for k, v in blocks.get(aid, {}).items() if k != "default"}
+              for aid in ids}
+    if shape in ("sole default", "default", "explicit default"):
+        roster[draw(st.sampled_from(ids))]["default"] = True
+    agents_.pop("ownership", None)
+    if shape.startswith("explicit"):
+        agents_["ownership"] = "explicit"
+    agents_.pop("entries", None)
+    agents_.pop("list", None)
+    if keyed:
+        agents_["entries"] = roster
+    else:
+        agents_["list"] = [{"id": aid, **block} for aid, block in roster.items()]
+
+
+@st.composite
+def routing_config(draw: st.DrawFn, release: str = "2026.9") -> dict[str, Any]:
+    """A config (2026.9: ``config``, 2026.3: ``strategies.config``) with route bindings and
+    the session settings that shape the session key; the roster decides the default agent (a
+    ``default: true`` agent, a sole agent, ``ownership: explicit`` without one, or none)."""
+    cfg = draw(config() if release == "2026.9" else strategies3.config())
+    # refused by the loader, as the tool-policy mode checks: here it would only hide the route
+    cfg["agents"].get("defaults", {}).pop("tools", None)
+    _shape_roster(draw, cfg["agents"], release)
+    roster = _roster_ids(cfg)
+    for name, gid in [(n, g) for n, _, g in _configured_groups(cfg)]:
+        node = cfg["channels"][name]["groups"].get(gid) if gid in (
+            cfg["channels"][name].get("groups") or {}) else None
+        if node is not None and not node.get("tools") and draw(st.booleans()):
+            # a policy for the group its routed runs meet (most drawn groups have none)
+            node["tools"] = {"deny": [draw(st.sampled_from(["exec", "read", "group:fs",
+                                                            "message", "sessions_send"]))]}
+    declared = sorted(cfg.get("channels") or {})
+    cfg["bindings"] = draw(st.lists(binding(roster, declared, release),
+                                    min_size=0 if draw(rare(8)) else 1,
+                                    max_size=7))
+    if draw(rare(25)):
+        # an agent the roster does not declare (the loader refuses it; an empty roster too)
+        cfg["bindings"].append({"agentId": draw(st.sampled_from(["nobody", "a1"])),
+                                "match": {"channel": "telegram"}})
+    session = dict(cfg.get("session") or {})
+    if draw(st.booleans()):
+        session["dmScope"] = draw(st.sampled_from(DM_SCOPES))
+    if release == "2026.9" and draw(st.integers(0, 2)) == 0:
+        session["groupScope"] = draw(st.sampled_from([*GROUP_SCOPES, "per-group"]))
+    if draw(st.integers(0, 2)) == 0:
+        session["identityLinks"] = draw(st.sampled_from(IDENTITY_LINKS))
+    if session:
+        cfg["session"] = session
+    return cfg
+
+
+@st.composite
+def _peer_near(draw: st.DrawFn, kind: str, pid: str) -> list[str]:
+    """A binding's peer, or one near it (another kind, another case, another id)."""
+    how = draw(st.sampled_from(["same", "same", "kind", "case", "other"]))
+    if pid == "*" or how == "other":
+        pid = draw(st.sampled_from(PEER_IDS))
+    if how == "kind":
+        kind = draw(st.sampled_from([*PEER_KINDS, "dm"]))
+    elif how == "case":
+        pid = pid.swapcase()
+    return [kind, pid]
+
+
+@st.composite
+def message(draw: st.DrawFn, cfg: dict[str, Any], release: str = "2026.9") -> dict[str, Any]:
+    """One inbound message: aimed at one of the config's bindings (its channel, account,
+    peer, guild, team, roles; often a near miss), at one of its configured groups (so the
+    routed run meets the group's policy), or drawn freely; with a sender and the model of
+    the run."""
+    aim = draw(st.sampled_from(["binding", "binding", "group", "group", "free"]))
+    if aim == "binding" and cfg.get("bindings"):
+        msg = draw(_at_binding(cfg))
+    elif aim == "group" and _configured_groups(cfg):
+        msg = draw(_at_group(cfg))
+    else:
+        msg = draw(_free(cfg))
+    if release == "2026.9":  # route inputs 2026.3.2 does not have
+        if draw(rare(12)):
+            msg["default_agent_id"] = draw(st.sampled_from([*_roster_ids(cfg), "main", "A1",
+                                                            "nobody"]))
+        if draw(rare(12)):
+            msg["dm_scope"] = draw(st.sampled_from(DM_SCOPES))
+        if draw(rare(12)):
+            msg["group_scope"] = draw(st.sampled_from(GROUP_SCOPES))
+    return {**msg, **draw(message_sender)}
+
+
+@st.composite
+def _at_binding(draw: st.DrawFn, cfg: dict[str, Any]) -> dict[str, Any]:
+    match = draw(st.sampled_from(cfg["bindings"]))["match"]
+    msg: dict[str, Any] = {"channel": match["channel"]}
+    account = match.get("accountId")
+    if account not in (None, "*") and draw(st.integers(0, 3)) > 0:
+        msg["account_id"] = account
+    elif draw(st.booleans()):
+        msg["account_id"] = draw(st.sampled_from(MESSAGE_ACCOUNTS))
+    peer = match.get("peer")
+    if peer is not None and draw(st.integers(0, 3)) > 0:
+        near = draw(_peer_near(peer["kind"], peer["id"]))
+        if draw(st.integers(0, 2)) == 0:  # a thread whose parent is the bound chat
+            msg["parent_peer"] = near
+            near = [near[0], draw(st.sampled_from(PEER_IDS))]
+        msg["peer"] = near
+    elif draw(st.integers(0, 3)) > 0:
+        msg["peer"] = [draw(st.sampled_from(PEER_KINDS)), draw(st.sampled_from(PEER_IDS))]
+    if "guildId" in match and draw(st.integers(0, 3)) > 0:
+        msg["guild_id"] = match["guildId"]
+    if "teamId" in match and draw(st.integers(0, 3)) > 0:
+        team = match["teamId"]
+        msg["team_id"] = team if draw(st.integers(0, 3)) else team.swapcase()
+    if match.get("roles") and draw(st.integers(0, 2)) > 0:
+        msg["member_role_ids"] = [draw(st.sampled_from(match["roles"]))]
+    return msg
+
+
+def _configured_groups(cfg: dict[str, Any]) -> list[tuple[str, str | None, str]]:
+    """(channel, account or None, group id) of every group the config's channels name."""
+    out = []
+    for name, channel in sorted((cfg.get("channels") or {}).items()):
+        out += [(name, None, g) for g in channel.get("groups") or {} if g != "*"]
+        for account, block in sorted((channel.get("accounts") or {}).items()):
+            out += [(name, account, g) for g in (block or {}).get("groups") or {} if g != "*"]
+    return out
+
+
+@st.composite
+def _at_group(draw: st.DrawFn, cfg: dict[str, Any]) -> dict[str, Any]:
+    channel, account, gid = draw(st.sampled_from(_configured_groups(cfg)))
+    msg: dict[str, Any] = {"channel": channel,
+                           "peer": [draw(st.sampled_from(["group", "group", "channel"])), gid]}
+    if account is not None and draw(st.integers(0, 3)) > 0:
+        msg["account_id"] = account
+    if draw(st.integers(0, 4)) == 0:
+        msg["parent_peer"] = ["group", gid]
+        msg["peer"] = ["group", draw(st.sampled_from(PEER_IDS))]
+    return msg
+
+
+@st.composite
+def _free(draw: st.DrawFn, cfg: dict[str, Any]) -> dict[str, Any]:
+    declared = sorted(cfg.get("channels") or {})
+    msg: dict[str, Any] = {"channel": draw(st.sampled_from([*declared, *ROUTE_CHANNELS,
+                                                             "Telegram"]))}
+    if draw(st.booleans()):
+        msg["account_id"] = draw(st.sampled_from(MESSAGE_ACCOUNTS))
+    if draw(st.integers(0, 4)) > 0:
+        msg["peer"] = [draw(st.sampled_from([*PEER_KINDS, "dm"])),
+                       draw(st.sampled_from([*PEER_IDS, " g1 "]))]
+    if "peer" in msg and draw(st.integers(0, 3)) == 0:
+        msg["parent_peer"] = [draw(st.sampled_from(PEER_KINDS)),
+                              draw(st.sampled_from(PEER_IDS))]
+    if draw(st.integers(0, 3)) == 0:
+        msg["guild_id"] = draw(st.sampled_from(GUILDS))
+    if draw(st.integers(0, 5)) == 0:
+        msg["team_id"] = draw(st.sampled_from(TEAMS))
+    if draw(st.integers(0, 3)) == 0:
+        msg["member_role_ids"] = draw(st.lists(st.sampled_from(ROLES), max_size=2,
+                                               unique=True))
+    return msg
+
+
+message_sender = st.fixed_dictionaries({
+    "sender_id": _opt("42", "@42", "+1555", "alice", "Bob"),
+    "sender_e164": _opt("+1555"),
+    "sender_username": _opt("alice", "@Alice"),
+    "sender_name": _opt("Bob"),
+    "sender_is_owner": _opt(True, False),
+    "model_provider": _opt("openai", "anthropic", "ollama"),
+    "model_id": _opt("gpt-5", "claude-x", "llama3"),
+    "sandboxed": _opt(True, False, None, None),
+}).map(lambda d: {k: v for k, v in d.items() if v is not None})
+
+
+def messages(cfg: dict[str, Any], n: int, release: str = "2026.9"
+             ) -> st.SearchStrategy[list[dict[str, Any]]]:
+    return st.lists(message(cfg, release), min_size=n, max_size=n)

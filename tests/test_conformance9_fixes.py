@@ -114,3 +114,24 @@ def test_agentless_subagent_key_needs_a_default_agent(tmp_path: Path, ownership:
             e.reference.resolve(**ctx)
     else:
         assert "read" in e.both(**ctx)  # answered (runtime == reference)
+
+
+# resolveSandboxToolPolicyForAgent (2026.9.6) hands the sandbox lists on expanded
+# (expandResolvedPolicy -> expandToolGroups), and collectExplicitAllowlist feeds them to
+# createPluginToolAllowlist: a sandbox allow of group:ui loads the browser plugin's tool, which
+# a global allow of group:ui does not (a core group does not load a plugin tool). Found by the
+# routing conformance run (`--routing`, seed 2).
+def test_sandbox_allow_group_loads_its_plugin_tools(tmp_path: Path) -> None:
+    def tool(name: str, **more: Any) -> dict[str, Any]:
+        return {"name": name, "description": f"The {name} tool.",
+                "parameters": {"type": "object"}, "groups": ["ui"], **more}
+
+    catalog = [tool("screen"), tool("browser", plugin="browser"), {
+        "name": "read", "description": "The read tool.", "parameters": {"type": "object"}}]
+    sandbox = {"sandbox": {"tools": {"allow": ["read", "group:ui"]}}}
+    e = engines_for(tmp_path / "s", {"defs.yaml": {"openclaw": "2026.9", "catalog": catalog,
+                                                   "tools": sandbox}})
+    assert set(e.both(sandboxed=True)) == {"read", "screen", "browser"}
+    g = engines_for(tmp_path / "g", {"defs.yaml": {"openclaw": "2026.9", "catalog": catalog,
+                                                   "tools": {"allow": ["read", "group:ui"]}}})
+    assert set(g.both()) == {"read", "screen"}

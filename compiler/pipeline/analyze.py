@@ -332,18 +332,23 @@ class _Analyzer:
                                   "default: true, or set agents.ownership: explicit so every "
                                   "request must name its agent")
 
-    def bindings(self) -> None:
-        """Route bindings: each names a declared agent (TC170; ``main`` always routes, as in
-        OpenClaw's ``pickFirstExistingAgentId``). 2026.9.6 refuses every message such a
-        binding matches; 2026.3.2 routes it to the default agent, which is never what was
-        meant, so toolc refuses the binding under both."""
+    def bindings(self, target: Target) -> None:
+        """Route bindings: each names a declared agent (TC170; ``main`` routes to main under
+        2026.9, and wherever the roster is empty, as in OpenClaw's
+        ``pickFirstExistingAgentId``). 2026.9.6 refuses every message such a binding matches;
+        2026.3.2 routes it to the default agent (``main`` too, once a roster is declared),
+        which is never what was meant, so toolc refuses the binding under both."""
         declared = {a.id for a in self.defs.agents}
+        main_routes = target.route_main_always or not declared
         for b in self.defs.bindings:
-            if b.agent_id != "main" and b.agent_id not in declared:
+            if not (b.agent_id == "main" and main_routes) and b.agent_id not in declared:
                 self.diags.error(b.agent_pos, "TC170",
                                  f'binding {b.index} routes to agent "{b.agent_id}", which is not '
                                  "declared",
-                                 hint=did_you_mean(b.agent_id, declared)
+                                 hint=("OpenClaw 2026.3 sends a binding to an undeclared "
+                                       "main to the default agent: declare main in "
+                                       "agents.list, or route to a declared agent")
+                                 if b.agent_id == "main" else did_you_mean(b.agent_id, declared)
                                  or "declare the agent, or route to one that is")
 
     def exec_mode(self) -> None:
@@ -431,7 +436,7 @@ def analyze(defs: Definitions, diags: Diagnostics) -> Resolved | None:
     target = target_of(defs, diags)
     a.senders(target)
     a.roster(target)
-    a.bindings()
+    a.bindings(target)
     a.exec_mode()
     a.exec_policy()
     for name, (members, pos) in sources.items():

@@ -29,6 +29,20 @@ class LayerPolicy:
     # IMPLICIT_ALLOW_ALL_FROM_ALSO_ALLOW): for plugin admission it means "default plugin
     # tools", not `*` (2026.9 collectExplicitAllowlist)
     implicit_star: bool = False
+    # OpenClaw hands the step's lists on with the core groups expanded (2026.9
+    # resolveSandboxToolPolicyForAgent -> expandResolvedPolicy): load-time plugin admission
+    # (createPluginToolAllowlist, denylistBlocksPlugin) sees a group's members, so a sandbox
+    # allow of group:ui loads the browser plugin's tool
+    expands_groups: bool = False
+
+
+def admission_names(resolved: Resolved, policy: LayerPolicy, entries: Iterable[Entry]
+                    ) -> list[str]:
+    """The names load-time plugin admission reads in one of a step's lists: the entries,
+    or their core groups' members where the step's lists are handed on expanded."""
+    names = (expand_core_groups(resolved, entries) if policy.expands_groups
+             else [e.name for e in entries if e.name])
+    return [policy_name(resolved, n) for n in names]
 
 
 def builtin_entries(names: Iterable[str]) -> tuple[Entry, ...]:
@@ -161,7 +175,7 @@ def _sandbox_policy_9(resolved: Resolved, agent_tools: ToolsConfig | None) -> La
     allowed = expand_core_groups(resolved, allow)
     if allowed and image not in denied and image not in allowed:
         allow = (*allow, Entry(text=image, pos=BUILTIN))
-    return LayerPolicy(allow=allow, deny=deny)
+    return LayerPolicy(allow=allow, deny=deny, expands_groups=True)
 
 
 def subagent_policy(resolved: Resolved, *, leaf: bool) -> LayerPolicy:

@@ -2,10 +2,10 @@
 ``routes.json`` (read by ``toolc_runtime.route`` on first use).
 
 OpenClaw 2026.9.6 routes an inbound message with ``resolveAgentRoute`` over the bindings of
-the config its loader made, and that loader adds to the bindings as written: where the roster
-has a legacy ``default: true`` agent (and ``agents.ownership`` is not ``explicit``), every
-configured channel without a channel-wide binding (``accountId: "*"``, no other constraint)
-gets one to that agent, after the written ones, in channel order
+the config its loader made, and that loader adds to the bindings as written: where a roster
+of several agents has one legacy ``default: true`` agent (and ``agents.ownership`` is not
+``explicit``), every configured channel without a channel-wide binding (``accountId: "*"``,
+no other constraint) gets one to that agent, after the written ones, in channel order
 (``materializeLegacyDefaultAgentRoles``). The loader also forces ``session.mainKey`` to
 ``main``. This stage writes both kinds, the added ones without a source position.
 
@@ -32,9 +32,11 @@ ROUTES_FORMAT = 1
 
 
 def legacy_default_agent(defs: Definitions) -> str | None:
-    """The agent of the roster's one ``default: true`` marker (``tryResolveRawLegacyDefault
-    AgentId``: exactly one, and ``agents.ownership`` is not ``explicit``), else None."""
-    if defs.agents_ownership == "explicit":
+    """The agent of the roster's one ``default: true`` marker, where the loader migrates it
+    (``migratePersistedImplicitMainRoster``: a roster of more than one agent, exactly one
+    marked, and ``agents.ownership`` not ``explicit``; a sole agent's marker is dropped
+    without adding anything), else None."""
+    if defs.agents_ownership == "explicit" or len(defs.agents) <= 1:
         return None
     marked = [a for a in defs.agents if a.default]
     return marked[0].id if len(marked) == 1 else None

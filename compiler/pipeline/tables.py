@@ -40,6 +40,7 @@ from .model import (
 )
 from .policy import (
     LayerPolicy,
+    admission_names,
     agent_ids,
     apply_patch_config,
     default_agent,
@@ -311,7 +312,8 @@ class TableBuilder:
         deny_names = [e.name for e in policy.deny or () if e.name]
         deny_bits, _ = self.list_bits(deny_names)
         if admission:
-            deny_bits |= self.blocked_plugins(deny_names)
+            deny_bits |= self.blocked_plugins(admission_names(self.r, policy,
+                                                              policy.deny or ()))
         deny_pass = self.all & ~deny_bits
         allow_names = [e.name for e in policy.allow or () if e.name]
         if not allow_names:
@@ -369,7 +371,7 @@ class TableBuilder:
         """2026.9: the plugin tools this step's allow list admits at load time
         (createPluginToolAllowlist().allowsTool: ``*``, group:plugins, the plugin id, the
         name or a glob matching it; no core groups) and its ADMIT_* flags."""
-        entries = {policy_name(self.r, e.name) for e in policy.allow or () if e.name}
+        entries = set(admission_names(self.r, policy, policy.allow or ()))
         if policy.implicit_star:
             entries.discard("*")
         flags = (ADMIT_ENTRIES if entries else 0) | (

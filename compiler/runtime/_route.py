@@ -613,20 +613,18 @@ class Request:
     def context(self, routed: Route | None = None) -> dict[str, Any]:
         """``resolve``'s keywords for the run this message starts (routed first unless
         ``routed`` is given): the route's agent, session key and account, the channel as
-        the message provider, the chat as its group (2026.9 trusts it only where the
-        session key names it: ``groupScope: main`` means no group policy), the guild or
-        team as its space, and the sender and the model."""
+        the message provider, the chat as its group where the session key names it (see
+        ``_routed_group``; ``groupScope: main`` means no group policy), the guild or team
+        as the group's space, and the sender and the model."""
         found = self.route() if routed is None else routed
-        peer = _peer(self.peer, "peer")
-        group = peer.id if peer is not None and peer.kind != "direct" else None
-        space = self.guild_id or self.team_id
+        group = _routed_group(found, _peer(self.peer, "peer"))
         return {
             "agent_id": found.agent_id,
             "session_key": found.session_key,
             "message_provider": self.channel,
             "account_id": found.account_id,
             "group_id": group,
-            "group_space": space if group is not None else None,
+            "group_space": (self.guild_id or self.team_id) if group is not None else None,
             "sender_id": self.sender_id,
             "sender_e164": self.sender_e164,
             "sender_username": self.sender_username,
@@ -703,6 +701,22 @@ def _roles(value: object) -> tuple[str, ...]:
 # malformed flag (``1`` equals ``True``) may only ever hit the narrowest entry, and raises on
 # a miss.
 _MESSAGES: dict[tuple[object, ...], tuple[Route, ToolSet]] = {}
+
+
+def _routed_group(found: Route, peer: Peer | None) -> str | None:
+    """The group id of a routed run. An inbound run passes the chat id as session keys spell
+    it (get-reply: ``resolveGroupSessionKey(ctx)?.id``, normalized as the key's peer id:
+    2026.9.6 lowercases it except Signal groups and Matrix rooms, 2026.3.2 always), and 2026.9
+    trusts it, with its space, only where the session key names it: passed as written, an id
+    in another case would be refused by ``resolve`` (strict) and dropped by OpenClaw. None for
+    a DM, and where the key names no group (``groupScope: main``), as OpenClaw drops it."""
+    if peer is None or peer.kind == "direct" or not peer.id:
+        return None
+    named = _peer_id(found.channel, peer.kind, peer.id)
+    key = f"agent:{found.agent_id}:{found.channel or 'unknown'}:{peer.kind}:{named}"
+    if _routes().lowercase_key:
+        named, key = named.lower(), key.lower()
+    return named if found.session_key == key else None
 
 
 def resolve_request(request: Request) -> tuple[Route, ToolSet]:

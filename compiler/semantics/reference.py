@@ -31,6 +31,7 @@ from ..pipeline.model import (
 )
 from ..pipeline.policy import (
     LayerPolicy,
+    admission_names,
     apply_patch_config,
     apply_patch_model_ok,
     is_leaf,
@@ -852,11 +853,12 @@ class ReferenceInterpreter:
             if policy is None:
                 continue
             for e in policy.allow or ():
-                name = policy_name(self.r, e.name)
-                if name and not (name == "*" and policy.implicit_star):
-                    entries.add(name)
+                for name in admission_names(self.r, policy, (e,)):
+                    if name and not (name == "*" and policy.implicit_star):
+                        entries.add(name)
             defaults = defaults or policy.implicit_star
-            deny += [(policy_name(self.r, e.name), e) for e in policy.deny or () if e.name]
+            deny += [(name, e) for e in policy.deny or () if e.name
+                     for name in admission_names(self.r, policy, (e,))]
         return Admission(entries=frozenset(entries), defaults=defaults or not entries,
                          deny=tuple(deny))
 

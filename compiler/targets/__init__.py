@@ -107,6 +107,10 @@ class Target:
     # 2026.9.6's loader adds a channel-wide binding to the legacy `default: true` agent for
     # each configured channel without one (materializeLegacyDefaultAgentRoles)
     route_implicit_channel_bindings: bool = False
+    # 2026.9.6's pickFirstExistingAgentId routes a binding to `main` to main even where the
+    # roster does not declare it; 2026.3.2's sends it, like any undeclared agent, to the
+    # default agent (only an empty roster keeps the binding's own id)
+    route_main_always: bool = False
 
     # -- providers -------------------------------------------------------------------------
     slash_model_is_prefixed: bool  # a model id with `/` is provider-prefixed in byProvider
@@ -282,6 +286,7 @@ _SWITCHES: dict[str, dict[str, Any]] = {
         route_binding_session=True,
         route_lowercase_key=False,
         route_implicit_channel_bindings=True,
+        route_main_always=True,
     ),
 }
 
