@@ -44,6 +44,7 @@ from .pipeline.render import (
     join_members,
     render,
 )
+from .pipeline.routing import routes_json
 from .pipeline.shards import SHARD_DIR, join_tables, split_tables
 from .pipeline.stream import (
     Base,
@@ -782,8 +783,9 @@ class _BaseWork:
             raise DefinitionsError(diags.sorted(strict=options.strict))
         access = None
         if options.with_models:
-            access = access_capped(self.tables.data, c.terms, len(c.index)) or \
-                access_markdown(full.get())
+            routes = routes_json(self.resolved)
+            access = access_capped(self.tables.data, c.terms, len(c.index), routes) or \
+                access_markdown(full.get(), routes)
         prov = None
         if self.prov is not None:
             prov = join_members({**self.prov,

@@ -39,14 +39,17 @@ DATA = re.compile(r'<script id="data" type="application/json">(.*?)</script>', r
 
 def hostile_definitions(root: Path, sender_denies: str) -> Path:
     """Three tools, two agents; the provider, group and sender keys are markup, and so is
-    every tool's description (which the page does not show)."""
+    every tool's description (which the page does not show) and the group a binding routes
+    (the page's routing table)."""
     return write_definitions(root, {"d.yaml": {
         "catalog": [{"name": name, "description": f"{name}. {BREAK}",
                      "parameters": {"type": "object"}} for name in ("read", "exec", "write")],
         "tools": {"byProvider": {HOSTILE["provider"]: {"deny": ["exec"]}}},
         "channels": {"whatsapp": {"groups": {HOSTILE["group"]: {"toolsBySender": {
             HOSTILE["sender"]: {"deny": [sender_denies]}, "*": {"deny": ["exec"]}}}}}},
-        "agents": {"list": [{"id": "main"}, {"id": "helper"}]}}})
+        "agents": {"list": [{"id": "main"}, {"id": "helper"}]},
+        "bindings": [{"agentId": "helper", "match": {
+            "channel": "whatsapp", "peer": {"kind": "group", "id": HOSTILE["group"]}}}]}})
 
 
 def hostile_builds(root: Path) -> tuple[Path, Path]:
@@ -64,9 +67,11 @@ def test_the_report_json_holds_no_markup(tmp_path: Path) -> None:
     assert found is not None
     payload = found.group(1)  # up to the first "</script>", as the tokenizer reads it
     assert not [c for c in MARKUP if c in payload]
-    data = report_data(read_tables(head), read_tables(base), title=TITLE)
+    routes = json.loads((head / "toolc_runtime" / "routes.json").read_text("utf-8"))
+    data = report_data(read_tables(head), read_tables(base), title=TITLE, routes=routes)
     assert json.loads(payload) == data  # the whole value, every name as written
     assert {HOSTILE["group"], HOSTILE["sender"]} <= {c for ch in data["channels"] for c in ch}
+    assert any(HOSTILE["group"] in words for _, words, _ in data["routes"]["rows"])
     assert any(HOSTILE["sender"] in words for *_, words in data["diff"])
     assert html.count("<script") == 2 and html.count("</script>") == 2  # data, the page's code
 

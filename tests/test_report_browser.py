@@ -223,3 +223,12 @@ def test_names_that_are_markup_render_as_text(browser: Any, hostile_page: Path) 
     after = _statuses(browser)
     assert after[("agent main", "write")] == "never" and after[("agent main", "read")] == "always"
     assert browser.execute_script("return window.pwned") is None
+    # the routing table and the agent's heading: the binding's group as text
+    rows = [[td.get_attribute("textContent") for td in tr.find_elements(By.TAG_NAME, "td")]
+            for tr in browser.find_elements(By.CSS_SELECTOR, "#routes-table tr")[1:]]
+    words = f"channel whatsapp, account default, group {HOSTILE['group']}"
+    assert rows[0][:2] == ["helper", words] and rows[0][2].startswith("d.yaml:")
+    helper = browser.find_element(By.CSS_SELECTOR, "th.agent").get_attribute("title")
+    assert helper.startswith(f"agent helper\nrouted here: {words} (d.yaml:")
+    assert browser.execute_script("return [document.scripts.length, document.images.length]") \
+        == [2, 0]

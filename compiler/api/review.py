@@ -32,7 +32,8 @@ def report(build: str, base: str | None = None, *, definitions: Path = Path("def
     side is what ``diff`` takes (a build directory, a definitions directory or a revision)."""
     head = load_side(build, definitions=definitions)
     if base is None:
-        return build_report(head.tables, title=title or f"toolc access report: {head.label}")
+        return build_report(head.tables, title=title or f"toolc access report: {head.label}",
+                            routes=head.routes)
     first = load_side(base, definitions=definitions)
     return build_report(head.tables, first.tables, title=title or (
-        f"toolc access report: {head.label} (against {first.label})"))
+        f"toolc access report: {head.label} (against {first.label})"), routes=head.routes)

@@ -12,11 +12,12 @@ deterministic order; very large deployments get a summary and a note instead of 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..semantics.access import ClassSpace, TablesView
 from ..semantics.factored import Evaluator, bit_indices, blocks, gate_channels
+from ..semantics.routes import Binding, RouteTable
 from .markdown import code, codes
 from .words import Words, plural
 
@@ -25,6 +26,8 @@ from .words import Words, plural
 MAX_CLASSES = 20_000
 # Rows per agent before the rest are counted in one line.
 MAX_ROWS = 40
+# Bindings listed under "Routing" before the rest are counted in one line.
+MAX_BINDINGS = 200
 
 
 def _estimate(view: TablesView, terms: Iterable[int] | None = None) -> int:
@@ -49,15 +52,15 @@ def access_term(channel: Mapping[str, Any]) -> int:
     return 2 * rows * (len(channel["accounts"]) + 1)
 
 
-def access_capped(tables: Mapping[str, Any], terms: Iterable[int], channels: int
-                  ) -> str | None:
+def access_capped(tables: Mapping[str, Any], terms: Iterable[int], channels: int,
+                  routes: Mapping[str, Any] | None = None) -> str | None:
     """``access_markdown``'s summary when the estimate is over the limit, from tables
     without channels and each channel's ``access_term`` (``channels``: how many); None when
     the whole tables are needed."""
     view = TablesView(tables, list(tables["tools"]))
     estimate = _estimate(view, terms)
     if estimate > MAX_CLASSES * 50:
-        return _capped(view, estimate, exact=False, channels=channels)
+        return _with_routing(_capped(view, estimate, exact=False, channels=channels), routes)
     return None
 
 
@@ -105,17 +108,18 @@ def target_line(tables: Mapping[str, Any]) -> str:
     return line
 
 
-def access_markdown(tables: Mapping[str, Any]) -> str:
-    """The whole ``ACCESS.md`` text for one build's tables."""
+def access_markdown(tables: Mapping[str, Any], routes: Mapping[str, Any] | None = None) -> str:
+    """The whole ``ACCESS.md`` text for one build's tables (and its ``routes.json``: which
+    messages each agent runs)."""
     view = TablesView(tables, list(tables["tools"]))
     estimate = _estimate(view)
     if estimate > MAX_CLASSES * 50:
-        return _capped(view, estimate, exact=False)
+        return _with_routing(_capped(view, estimate, exact=False), routes)
     space = ClassSpace([view])
     agents, providers, channels = (len(space.agents), len(space.providers),
                                    len(space.channels))
     if agents * providers * channels > MAX_CLASSES:
-        return _capped(view, agents * providers * channels, exact=True)
+        return _with_routing(_capped(view, agents * providers * channels, exact=True), routes)
     tools = space.tool_names
     acc = access_sets(space)
     words = Words(space, limit=8)
@@ -135,6 +139,7 @@ def access_markdown(tables: Mapping[str, Any]) -> str:
            f"{plural(len(space.sandbox), 'sandbox class', 'sandbox classes')} and "
            f"{plural(len(space.subagent), 'subagent class', 'subagent classes')}"
            f"{_empty_note(space)}.", ""]
+    out += _routing(routes)
     for a, klass in enumerate(space.agents):
         variants = acc[a]
         default = variants[(0, 0, 0)]
@@ -285,3 +290,87 @@ def _effects(variants: Mapping[tuple[int, int, int], Mapping[int, list[tuple[int
         text = "; ".join(parts) or "no change"
         lines.append(f"- {label}: {text}")
     return [*lines, ""] if lines else []
+
+
+# -- routing ---------------------------------------------------------------------------------
+def binding_words(b: Binding) -> str:
+    """What a binding's match routes, in words: its channel, account (a binding without
+    one matches the channel's default account only), chat (``*``: any chat of its kind,
+    2026.9), guild, team and roles (any of them), and its session override."""
+    parts = [f"channel {b.channel}",
+             "every account" if b.account == "*" else f"account {b.account}"]
+    if b.peer_kind is not None:
+        kind = {"direct": "direct chat", "group": "group", "channel": "channel chat"}.get(
+            b.peer_kind, b.peer_kind)
+        parts.append(f"any {kind}" if b.peer_state == "wildcard" else f"{kind} {b.peer_id}")
+    if b.guild:
+        parts.append(f"guild {b.guild}")
+    if b.team:
+        parts.append(f"team {b.team}")
+    if b.roles:
+        parts.append(("role " if len(b.roles) == 1 else "any of the roles ")
+                     + ", ".join(b.roles))
+    for key, value in (("dmScope", b.dm_scope), ("groupScope", b.group_scope)):
+        if value is not None:
+            parts.append(f"{key} {value}")
+    return ", ".join(parts)
+
+
+def routing_rows(table: RouteTable) -> list[tuple[str, str, str | None]]:
+    """``(agent, what routes to it, where it is written)`` per binding, grouped by agent in
+    roster order (then undeclared ones, e.g. ``main``), bindings in their order; ``where``
+    None for a binding OpenClaw's loader adds (a channel-wide one of the default agent)."""
+    order = {a: i for i, a in enumerate(table.agents)}
+    ranked = sorted(table.bindings, key=lambda b: (order.get(b.agent, len(order)), b.agent,
+                                                   b.order))
+    return [(b.agent, binding_words(b), b.source) for b in ranked]
+
+
+def default_route(table: RouteTable, name: Callable[[str], str] = code) -> str:
+    """Where a message that no binding matches goes (``name``: how a name is printed)."""
+    if table.default_agent is None:
+        return ("A message no binding matches is refused: no agent is the default "
+                f"({name('agents.ownership: explicit')}, or several agents and none marked "
+                f"{name('default: true')}).")
+    return (f"A message no binding matches runs as agent {name(table.default_agent)} (the "
+            "default agent).")
+
+
+def _with_routing(text: str, routes: Mapping[str, Any] | None) -> str:
+    """A summary followed by the "Routing" section."""
+    lines = _routing(routes)
+    return text if not lines else text.rstrip("\n") + "\n\n" + "\n".join(lines).rstrip() + "\n"
+
+
+def _routing(routes: Mapping[str, Any] | None) -> list[str]:
+    """The "Routing" section: which messages each agent runs (each binding, with where it
+    is written; those OpenClaw's loader adds; the default), and the session settings."""
+    if routes is None:
+        return []
+    table = RouteTable.from_json(routes)
+    rows = routing_rows(table)
+    out = ["## Routing", "",
+           "Which agent an inbound message runs as, from the definitions' "
+           f"{code('bindings')} (the first binding of the most specific tier wins: peer, "
+           "the thread's parent peer, peer wildcard, guild with roles, guild, team, account, "
+           "channel), then the default agent. `toolc route` routes one message; `toolc "
+           "diff` shows the messages a change moves and the tools their runs gain or lose.",
+           ""]
+    if rows:
+        out += ["| agent | messages | binding |", "|---|---|---|"]
+        for agent, words, where in rows[:MAX_BINDINGS]:
+            place = code(where, table=True) if where else "added by OpenClaw's loader"
+            out.append(f"| {code(agent, table=True)} | {code(words, table=True)} | {place} |")
+        if len(rows) > MAX_BINDINGS:
+            out.append(f"| ... | {plural(len(rows) - MAX_BINDINGS, 'more binding')} | |")
+        out.append("")
+    else:
+        out += ["No bindings.", ""]
+    return [*out, default_route(table), "", _session_words(table), ""]
+
+
+def _session_words(table: RouteTable) -> str:
+    links = len(table.identity_links or ())
+    return (f"Session keys: dmScope {code(table.dm_scope)}, groupScope "
+            f"{code(table.group_scope)}"
+            + (f", {plural(links, 'identity link')}" if links else "") + ".")

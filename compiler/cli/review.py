@@ -42,15 +42,17 @@ class _DiffUsageError(click.UsageError):
               help="text (colour on a terminal), markdown (a pull-request comment) or json "
               "(stable, format 2).")
 @click.option("--fail-on", type=click.Choice(["widen"]), default=None,
-              help="widen: exit 3 when any tool becomes visible in any class where it was not.")
+              help="widen: exit 3 when any tool becomes visible in any class where it was not, "
+              "or in the run of a message that a binding change moves.")
 @guard
 def diff(sides: tuple[str, ...], base_rev: str | None, defs: Path, fmt: str,
          fail_on: str | None) -> None:
     """Show exactly who gains or loses which tool between BASE and HEAD.
 
     Each side is a build directory, a definitions directory or a git revision of this
-    repository. Exit codes: 0 no access change, 2 access changed, 3 widened (with
-    --fail-on widen), 1 errors.
+    repository. A change to bindings or session settings is shown as the messages that run
+    elsewhere (another agent or session key) and the tools their runs gain or lose. Exit
+    codes: 0 no access change, 2 access changed, 3 widened (with --fail-on widen), 1 errors.
 
     \b
     Examples:

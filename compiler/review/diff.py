@@ -24,6 +24,7 @@ from ..audit.words import Words, plural
 from ..builds import BuildError, OpenedBuild, compile_files, open_build
 from ..locks import LockTimeoutError, lock_path, locked
 from ..pipeline.render import dump_json
+from ..pipeline.routing import ROUTES
 from ..pipeline.shards import (
     assemble_channel,
     channel_shards,
@@ -34,8 +35,12 @@ from ..pipeline.shards import (
 from ..pipeline.yamlsrc import paused_gc
 from ..semantics.access import DIMS, ClassSpace, InlineStacks, TablesView, Unread, runs_bits
 from ..semantics.factored import Cube, bit_indices
+from ..semantics.messages import route_command
+from ..semantics.routes import Routed
+from . import routing
 from .delta import ToolChange, compute_delta
 from .folding import CountedWords
+from .routing import RoutingDelta, compute_routing, same_routing
 
 # 2: "dimensions" gives each dimension's number of classes (format 1 listed every label: at
 # 100,000 groups, hundreds of thousands of channel labels, and labels of channels whose
@@ -114,6 +119,7 @@ class Side:
     catalog: dict[str, Any]
     bundles: dict[str, Any]
     warnings: tuple[tuple[str, str], ...]  # (code, message), positions left out
+    routes: dict[str, Any] | None = None  # routes.json (None: a build from before routing)
     _joined: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -140,6 +146,8 @@ def side_from_build(out: Path, label: str | None = None) -> Side:
             index = build.json(f"{package}/tables.json")
             catalog = build.json(f"{package}/catalog.json")
             bundles = build.json(f"{package}/bundles.json")
+            routes = (build.json(f"{package}/{ROUTES}")
+                      if build.digest(f"{package}/{ROUTES}") is not None else None)
     except BuildError as exc:
         raise DiffInputError(f"{out.as_posix()}: refusing to compare this build: {exc}") from exc
     except (ValueError, KeyError, TypeError) as exc:
@@ -149,7 +157,7 @@ def side_from_build(out: Path, label: str | None = None) -> Side:
     except (KeyError, TypeError) as exc:
         raise DiffInputError(f"{out.as_posix()}: not a readable toolc build ({exc})") from exc
     return Side(label=label or out.as_posix(), index=index, shards=_BuildShards(build, package),
-                catalog=catalog, bundles=bundles, warnings=warnings)
+                catalog=catalog, bundles=bundles, warnings=warnings, routes=routes)
 
 
 def side_from_definitions(defs: Path, label: str | None = None) -> Side:
@@ -162,7 +170,9 @@ def side_from_definitions(defs: Path, label: str | None = None) -> Side:
                 shards=_FileShards(files, package),
                 catalog=json.loads(files[f"{package}/catalog.json"]),
                 bundles=json.loads(files[f"{package}/bundles.json"]),
-                warnings=_warnings(manifest.get("warnings", [])))
+                warnings=_warnings(manifest.get("warnings", [])),
+                routes=json.loads(files[f"{package}/{ROUTES}"])
+                if f"{package}/{ROUTES}" in files else None)
 
 
 def side_views(sides: Sequence[Side], tools: Sequence[str], *, skip: bool = True
@@ -411,6 +421,8 @@ class DiffResult:
     warnings_removed: list[tuple[str, str]]
     words: Words
     targets: tuple[str, str]  # the OpenClaw release each side follows (base, head)
+    # the messages that run elsewhere (None: a side from before routing)
+    routing: RoutingDelta | None = None
 
     @property
     def target_text(self) -> str:
@@ -418,12 +430,19 @@ class DiffResult:
         return f"OpenClaw {head}" if base == head else f"OpenClaw {base} -> {head}"
 
     @property
+    def routes_changed(self) -> bool:
+        return self.routing is not None and bool(self.routing.changes)
+
+    @property
     def access_changed(self) -> bool:
-        return bool(self.changes)
+        """Some class gains or loses a tool, or some message runs elsewhere (another agent
+        or session key: another conversation, whatever its tools)."""
+        return bool(self.changes) or self.routes_changed
 
     @property
     def widened(self) -> bool:
-        return any(c.gained for c in self.changes)
+        return any(c.gained for c in self.changes) or (
+            self.routing is not None and self.routing.widened)
 
 
 def compute_diff(base: Side, head: Side, *, skip: bool | None = None) -> DiffResult:
@@ -432,6 +451,8 @@ def compute_diff(base: Side, head: Side, *, skip: bool | None = None) -> DiffRes
     build directories (the others are in memory already)."""
     if skip is None:
         skip = all(isinstance(side.shards, _BuildShards) for side in (base, head))
+    if not same_routing(base.routes, head.routes):  # routed runs read every channel
+        skip = False
     with paused_gc():
         return _compute_diff(base, head, skip)
 
@@ -459,7 +480,8 @@ def _compute_diff(base: Side, head: Side, skip: bool) -> DiffResult:
         schema_changed=schema_changed,
         warnings_added=sorted(set(head.warnings) - set(base.warnings)),
         warnings_removed=sorted(set(base.warnings) - set(head.warnings)),
-        words=CountedWords(space), targets=(side_target(base), side_target(head)))
+        words=CountedWords(space), targets=(side_target(base), side_target(head)),
+        routing=compute_routing([base.routes, head.routes], space))
 
 
 def _names_unread(space: ClassSpace, changes: Iterable[ToolChange]) -> bool:
@@ -514,6 +536,7 @@ def to_json(result: DiffResult) -> dict[str, Any]:
                     "gained": {"count": c.gained_count, "classes": [cube(x) for x in c.gained]},
                     "lost": {"count": c.lost_count, "classes": [cube(x) for x in c.lost]}}
                    for c in result.changes],
+        "routing": routing.to_json(result.routing),
         "catalog": {"added": result.added, "removed": result.removed,
                     "schema_changed": result.schema_changed},
         "warnings": {"added": [{"code": c, "message": m} for c, m in result.warnings_added],
@@ -526,8 +549,8 @@ def to_text(result: DiffResult, *, color: bool = False, limit: int = 12) -> str:
         return f"\033[{code}m{text}\033[0m" if color else text
 
     space = result.space
-    lines = [f"toolc diff {result.base} -> {result.head} ({_n(space.size())}, "
-             f"{result.target_text})"]
+    lines = [f"toolc diff {result.base} -> {result.head} ({_n(space.size())}"
+             f"{_messages(result)}, {result.target_text})"]
     if not result.changes:
         lines.append("access: no tool is gained or lost in any class")
     for c in result.changes:
@@ -547,6 +570,7 @@ def to_text(result: DiffResult, *, color: bool = False, limit: int = 12) -> str:
             if len(cubes) > limit:
                 lines.append(f"    ... and {len(cubes) - limit} more groups of classes "
                              "(--format json lists all)")
+    lines += _routing_text(result, paint, limit)
     lines += [paint(f"+ catalog: tool {t} added", "32") for t in result.added]
     lines += [paint(f"- catalog: tool {t} removed", "31") for t in result.removed]
     lines += [f"~ catalog: schema of {t} changed ({', '.join(d)})"
@@ -554,6 +578,47 @@ def to_text(result: DiffResult, *, color: bool = False, limit: int = 12) -> str:
     lines += [f"+ warning[{c}]: {msg}" for c, msg in result.warnings_added]
     lines += [f"- warning[{c}]: {msg}" for c, msg in result.warnings_removed]
     return "\n".join(lines) + "\n"
+
+
+def _messages(result: DiffResult) -> str:
+    """The header's count of message classes (when the sides route differently)."""
+    found = result.routing.messages if result.routing is not None else None
+    return "" if found is None else \
+        f", {found:,} message class" + ("" if found == 1 else "es")
+
+
+def _routing_text(result: DiffResult, paint: Callable[[str, str], str], limit: int
+                  ) -> list[str]:
+    """``~ route:`` lines: each message class that runs elsewhere, its route on each side,
+    the tools its run gains and loses, and a message of the class (``toolc route``); the
+    classes that read alike follow it in one line."""
+    delta = result.routing
+    if delta is None or not delta.changes:
+        return []
+    lines = []
+    groups = routing.folded(delta.changes)
+    for change, alike in groups[:limit]:
+        before, after = change.klass.routes
+        ansi = "32" if change.gained else "31" if change.lost else "33"
+        lines += [paint(f"~ route: {change.klass.words}: {routing.headline(change)}", ansi),
+                  f"    before: {routing.side_words(delta, 0, before)}",
+                  f"    after:  {routing.side_words(delta, 1, after)}"]
+        parts = routing.tool_parts(change)
+        lines += [paint(f"    {sign} {', '.join(tools)}" + (f" ({where})" if where else ""),
+                        "32" if sign == "+" else "31") for sign, tools, where in parts]
+        if not parts:
+            lines.append("    no tool gained or lost")
+        lines.append(f"    e.g. toolc route {route_command(change.message)}")
+        if alike:
+            shown = "; ".join(c.klass.words for c in alike[:6])
+            more = f"; and {len(alike) - 6} more" if len(alike) > 6 else ""
+            classes = plural(len(alike), "more message class", "more message classes")
+            lines.append(f"    the same for {classes}: {shown}{more}")
+    if len(groups) > limit:
+        rest = sum(1 + len(alike) for _, alike in groups[limit:])
+        lines.append(f"~ route: ... and {rest} more message classes (--format json lists "
+                     "all)")
+    return lines
 
 
 def to_markdown(result: DiffResult, *, limit: int = 30) -> str:
@@ -564,7 +629,9 @@ def to_markdown(result: DiffResult, *, limit: int = 30) -> str:
     out = [f"### toolc diff: {code(result.base)} → {code(result.head)}", "",
            f"Semantics: {result.target_text}.", ""]
     if not result.changes:
-        out.append(f"No access change in any of the {_n(space.size())}.")
+        out.append(f"No tool access change in any of the {_n(space.size())}."
+                   if result.routes_changed else
+                   f"No access change in any of the {_n(space.size())}.")
     else:
         gained = sum(1 for c in result.changes if c.gained)
         lost = sum(1 for c in result.changes if c.lost)
@@ -573,6 +640,7 @@ def to_markdown(result: DiffResult, *, limit: int = 30) -> str:
                 "| tool | gained in | lost in |", "|---|---:|---:|"]
         out += [f"| {code(c.tool, table=True)} | {c.gained_count:,} | {c.lost_count:,} |"
                 for c in result.changes]
+    out += _routing_markdown(result, limit)
     if result.added or result.removed or result.schema_changed:
         out += ["", "| catalog | tools |", "|---|---|"]
         if result.added:
@@ -599,6 +667,43 @@ def to_markdown(result: DiffResult, *, limit: int = 30) -> str:
         out += [f"- gone: {code(c)} {code(m)}" for c, m in result.warnings_removed]
         out += ["", "</details>"]
     return "\n".join(out) + "\n"
+
+
+def _routing_markdown(result: DiffResult, limit: int) -> list[str]:
+    """The messages that run elsewhere: one table row per set of classes that read alike
+    (every name a code span)."""
+    delta = result.routing
+    if delta is None or not delta.changes:
+        return []
+    moved = sum(1 for c in delta.changes if c.klass.agent_changed)
+    widening = sum(1 for c in delta.changes if c.gained)
+    out = ["", f"**{plural(len(delta.changes), 'message class', 'message classes')} run "
+           f"elsewhere** ({moved} on another agent, {len(delta.changes) - moved} under "
+           f"another session key only; {widening} gain tools).", "",
+           "| message | route: before → after | tools |", "|---|---|---|"]
+    groups = routing.folded(delta.changes)
+    for change, alike in groups[:limit]:
+        before, after = change.klass.routes
+        tools = "; ".join(
+            f"{sign} {codes(names, table=True)}" + (f" ({where})" if where else "")
+            for sign, names, where in routing.tool_parts(change)) or "no change"
+        also = (f" (and {codes([c.klass.words for c in alike[:6]], table=True)}"
+                + (f", … {len(alike) - 6} more" if len(alike) > 6 else "") + ")"
+                if alike else "")
+        out.append(f"| {code(change.klass.words, table=True)}{also} "
+                   f"| {_md_route(delta, 0, before)} → {_md_route(delta, 1, after)} "
+                   f"| {tools} |")
+    if len(groups) > limit:
+        rest = sum(1 + len(alike) for _, alike in groups[limit:])
+        out.append(f"| … and {rest} more | | |")
+    return out
+
+
+def _md_route(delta: RoutingDelta, side: int, r: Routed) -> str:
+    if r.refused is not None:
+        return f"refused: {code(r.refused, table=True)}"
+    return (f"{code(r.agent_id, table=True)}: {code(r.session_key, table=True)} "
+            f"({code(delta.where(side, r), table=True)})")
 
 
 def _md_cube(words: Words, cube: Cube) -> str:

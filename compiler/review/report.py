@@ -24,10 +24,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..audit.access_md import default_route, routing_rows
 from ..audit.words import Words
 from ..pipeline.render import environment
 from ..semantics.access import ClassSpace, Klass, TablesView
 from ..semantics.factored import Content, Evaluator, bit_indices, eval_content, gate_channels
+from ..semantics.routes import RouteTable
 from .delta import compute_delta
 
 REPORT_FORMAT = 1
@@ -269,9 +271,24 @@ def _diff(base: Mapping[str, Any], head: Mapping[str, Any], tools: list[str],
     return [[a, t, sign, "; ".join(w)] for (a, t, sign), w in sorted(cells.items())], extra
 
 
+def _routes(routes: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Each agent's bindings (``ACCESS.md``'s "Routing" rows: agent, what routes to it,
+    ``file:line:col`` or None for one OpenClaw's loader adds), the default route and the
+    session settings; None for a build from before routing."""
+    if routes is None:
+        return None
+    table = RouteTable.from_json(routes)
+    return {"rows": [[agent, words, where] for agent, words, where in routing_rows(table)],
+            "default": default_route(table, str),
+            "session": f"Session keys: dmScope {table.dm_scope}, groupScope "
+                       f"{table.group_scope}."}
+
+
 def report_data(head: Mapping[str, Any], base: Mapping[str, Any] | None = None, *,
-                title: str = "toolc access report") -> dict[str, Any]:
-    """Everything the page shows, JSON-ready (``head`` and ``base``: tables.json data)."""
+                title: str = "toolc access report",
+                routes: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Everything the page shows, JSON-ready (``head`` and ``base``: tables.json data;
+    ``routes``: head's routes.json)."""
     tools = list(head["tools"])
     if base is not None:
         tools += [t for t in base["tools"] if t not in set(tools)]
@@ -285,7 +302,7 @@ def report_data(head: Mapping[str, Any], base: Mapping[str, Any] | None = None, 
         "channels": [_channel_fields(k) for k in space.channels],
         "variants": [{"key": list(key), "label": label} for key, label in _variants(space)],
         "agents": agents, **_gates(space, pool), "bits": pool.items, "diff": None,
-        "classes": space.size(),
+        "classes": space.size(), "routes": _routes(routes),
     }
     if base is not None:
         cells, extra = _diff(base, head, tools, agents)
@@ -302,8 +319,9 @@ def render_report(data: Mapping[str, Any]) -> str:
 
 
 def build_report(head: Mapping[str, Any], base: Mapping[str, Any] | None = None, *,
-                 title: str = "toolc access report") -> Report:
-    data = report_data(head, base, title=title)
+                 title: str = "toolc access report",
+                 routes: Mapping[str, Any] | None = None) -> Report:
+    data = report_data(head, base, title=title, routes=routes)
     diff = data["diff"] or []
     return Report(html=render_report(data), agents=len(data["agents"]), tools=len(data["tools"]),
                   classes=int(data["classes"]),

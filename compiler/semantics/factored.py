@@ -725,3 +725,35 @@ def blocks(ev: Evaluator, gi: int, xstates: Sequence[XState], channels: Sequence
             yield xs, cbits, tuple(result(v, c) for v, c in zip(xs.values, contents,
                                                                 strict=True))
 
+
+def class_tools(space: ClassSpace, points: Iterable[Sequence[int]]
+                ) -> dict[tuple[int, ...], tuple[int, ...]]:
+    """The tools of a few classes (bits over the space's tools), per side: the factored
+    evaluation of their agents and gates only, each class looked up in its state (a
+    review's routed messages, whose run is a different class on each side)."""
+    wanted = {tuple(p) for p in points}
+    if not wanted:
+        return {}
+    agents = 0
+    by_gate: dict[int, list[tuple[int, ...]]] = defaultdict(list)
+    for p in wanted:
+        agents |= 1 << p[0]
+        by_gate[space.channels[p[2]].key[0]].append(p)
+    ev = Evaluator(space, (1 << len(space.tool_names)) - 1, agents=agents)
+    states = ev.ap_states()
+    out: dict[tuple[int, ...], tuple[int, ...]] = {}
+    for gi, found in sorted(by_gate.items()):
+        # (agent, owner, sandbox, subagent) -> the states holding it, by provider classes
+        held: dict[tuple[int, int, int, int], list[tuple[int, XState]]] = defaultdict(list)
+        for xs in ev.x_states(gi, states):
+            for aps, o, s, k in xs.members:
+                for a, pbits in aps.members:
+                    held[(a, o, s, k)].append((pbits, xs))
+        for p in sorted(found):
+            state = next((x for pbits, x in held.get((p[0], p[3], p[4], p[5]), ())
+                          if pbits >> p[1] & 1), None)
+            if state is None:
+                raise LookupError(f"class {p} holds no request (ClassSpace.holds)")
+            contents = ev.channel_groups([p[2]], sel=state.sel)[0][0]
+            out[p] = tuple(result(v, c) for v, c in zip(state.values, contents, strict=True))
+    return out
