@@ -123,10 +123,12 @@ def _decode(raw: Mapping[str, Any]) -> _Routes:
             source,
         )
         every.append(binding)
-        by_channel.setdefault(channel, []).append(binding)
+        if channel and (kind is None or pid):  # OpenClaw drops a blank channel or peer id
+            by_channel.setdefault(channel, []).append(binding)
     session = raw["session"]
     links = session.get("identity_links")
-    ids = tuple(raw["agents"]) or ("main",)
+    roster = tuple(raw["agents"])  # empty: no roster (pickFirstExistingAgentId takes any id)
+    ids = roster or ("main",)
     return _Routes(
         {k: tuple(v) for k, v in by_channel.items()},
         tuple(every),
@@ -135,7 +137,7 @@ def _decode(raw: Mapping[str, Any]) -> _Routes:
         None if links is None else tuple((k, tuple(v)) for k, v in links),
         session.get("main_key") or "main",
         raw.get("default_agent"),
-        frozenset(ids),
+        frozenset(roster),
         ids,
         wildcards,
         bool(rules["binding_session"]),
@@ -611,20 +613,18 @@ class Request:
     def context(self, routed: Route | None = None) -> dict[str, Any]:
         """``resolve``'s keywords for the run this message starts (routed first unless
         ``routed`` is given): the route's agent, session key and account, the channel as
-        the message provider, the chat as its group (2026.9 trusts it only where the
-        session key names it: ``groupScope: main`` means no group policy), the guild or
-        team as its space, and the sender and the model."""
+        the message provider, the chat as its group where the session key names it (see
+        ``_routed_group``; ``groupScope: main`` means no group policy), the guild or team
+        as the group's space, and the sender and the model."""
         found = self.route() if routed is None else routed
-        peer = _peer(self.peer, "peer")
-        group = peer.id if peer is not None and peer.kind != "direct" else None
-        space = self.guild_id or self.team_id
+        group = _routed_group(found, _peer(self.peer, "peer"))
         return {
             "agent_id": found.agent_id,
             "session_key": found.session_key,
             "message_provider": self.channel,
             "account_id": found.account_id,
             "group_id": group,
-            "group_space": space if group is not None else None,
+            "group_space": (self.guild_id or self.team_id) if group is not None else None,
             "sender_id": self.sender_id,
             "sender_e164": self.sender_e164,
             "sender_username": self.sender_username,
@@ -695,13 +695,61 @@ def _roles(value: object) -> tuple[str, ...]:
     return roles
 
 
-_MESSAGES: dict[Request, tuple[Route, ToolSet]] = {}
+# Keyed on the message's values, not on the Request (whose construction and field-by-field
+# hash would cost more than the rest of a cached call). The flags key as ``resolve``'s memo
+# keys them: ``sender_is_owner`` True, None or False, ``sandboxed`` absent/False or not, so a
+# malformed flag (``1`` equals ``True``) may only ever hit the narrowest entry, and raises on
+# a miss.
+_MESSAGES: dict[tuple[object, ...], tuple[Route, ToolSet]] = {}
+
+
+def _routed_group(found: Route, peer: Peer | None) -> str | None:
+    """The group id of a routed run. An inbound run passes the chat id as session keys spell
+    it (get-reply: ``resolveGroupSessionKey(ctx)?.id``, normalized as the key's peer id:
+    2026.9.6 lowercases it except Signal groups and Matrix rooms, 2026.3.2 always), and 2026.9
+    trusts it, with its space, only where the session key names it: passed as written, an id
+    in another case would be refused by ``resolve`` (strict) and dropped by OpenClaw. None for
+    a DM, and where the key names no group (``groupScope: main``), as OpenClaw drops it."""
+    if peer is None or peer.kind == "direct" or not peer.id:
+        return None
+    named = _peer_id(found.channel, peer.kind, peer.id)
+    key = f"agent:{found.agent_id}:{found.channel or 'unknown'}:{peer.kind}:{named}"
+    if _routes().lowercase_key:
+        named, key = named.lower(), key.lower()
+    return named if found.session_key == key else None
 
 
 def resolve_request(request: Request) -> tuple[Route, ToolSet]:
     """``(route, tools)`` of a message-level request (memoized, bounded)."""
+    r = request
+    return _resolve_keyed(
+        (
+            r.channel,
+            r.account_id,
+            r.peer,
+            r.parent_peer,
+            r.guild_id,
+            r.team_id,
+            tuple(r.member_role_ids),
+            r.default_agent_id,
+            r.dm_scope,
+            r.group_scope,
+            r.sender_id,
+            r.sender_e164,
+            r.sender_username,
+            r.sender_name,
+            True if r.sender_is_owner is True else None if r.sender_is_owner is None else False,
+            r.model_provider,
+            r.model_id,
+            r.sandboxed is not None and r.sandboxed is not False,
+        ),
+        request,
+    )
+
+
+def _resolve_keyed(key: tuple[object, ...], request: Request) -> tuple[Route, ToolSet]:
     try:
-        found = _MESSAGES.get(request)
+        found = _MESSAGES.get(key)
     except TypeError:  # a field that cannot be hashed: the checks name it
         found = None
     if found is not None:
@@ -710,7 +758,7 @@ def resolve_request(request: Request) -> tuple[Route, ToolSet]:
     found = (routed, resolve(**request.context(routed), strict=False))
     if len(_MESSAGES) >= _MEMO_LIMIT:
         _MESSAGES.clear()
-    _MESSAGES[request] = found
+    _MESSAGES[key] = found
     return found
 
 
@@ -740,7 +788,35 @@ def resolve_message(  # noqa: PLR0913 - the message's parts, one keyword each
     agent, session key and account, the channel as the message provider, and the sender,
     owner flag, model and sandbox flag. The group's and its senders' policies apply exactly
     where OpenClaw applies them: through the session key the route builds."""
-    return resolve_request(
+    roles = member_role_ids if type(member_role_ids) is tuple else tuple(member_role_ids)
+    key = (
+        channel,
+        account_id,
+        peer,
+        parent_peer,
+        guild_id,
+        team_id,
+        roles,
+        default_agent_id,
+        dm_scope,
+        group_scope,
+        sender_id,
+        sender_e164,
+        sender_username,
+        sender_name,
+        True if sender_is_owner is True else None if sender_is_owner is None else False,
+        model_provider,
+        model_id,
+        sandboxed is not None and sandboxed is not False,
+    )
+    try:
+        found = _MESSAGES.get(key)
+    except TypeError:  # a value that cannot be hashed: the checks name it
+        found = None
+    if found is not None:
+        return found
+    return _resolve_keyed(
+        key,
         Request(
             channel=channel,
             account_id=account_id,
@@ -748,7 +824,7 @@ def resolve_message(  # noqa: PLR0913 - the message's parts, one keyword each
             parent_peer=parent_peer,
             guild_id=guild_id,
             team_id=team_id,
-            member_role_ids=tuple(member_role_ids),
+            member_role_ids=roles,
             default_agent_id=default_agent_id,
             dm_scope=dm_scope,
             group_scope=group_scope,
@@ -760,5 +836,5 @@ def resolve_message(  # noqa: PLR0913 - the message's parts, one keyword each
             model_provider=model_provider,
             model_id=model_id,
             sandboxed=sandboxed,
-        )
+        ),
     )

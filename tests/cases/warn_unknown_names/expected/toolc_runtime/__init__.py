@@ -37,7 +37,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_policy.py": "501f9da49f343f94c318aacd694c00316d140b9547069701c33bab5e8fc57bc6",
     "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
-    "_route.py": "af2d8c0fc39e0300bb50c587e3291582906ba042cae79b902ca8ccc22bc2ee8e",
+    "_route.py": "bb151280de724bf7e5d7861494c153c2e19b6de433a7c8aa7e53450388ee77b8",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
     "_validate.py": "46159a71dc239a6484fbc19be41660efe01ba0839892c1562ae8da5d5213a116",
     "_wrap.py": "33ac0b3e8788f2e8afe9895c6a737da9219e80b6e889cb226e87500054d2549b",
@@ -53,7 +53,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     ),
     "models.py": "230814222a15b2be2004c8732a987005fae742807490cd798518c4c6d02327e5",
     "provenance.json": "40149fa510a3a15487eec0b3e9cd87c1609eb37eaee5d358ca68376a247f9b15",
-    "routes.json": "36d8334d1930eddaecd7da7c4623620f69ea8e3898ff76a4a1d3648407f1256b",
+    "routes.json": "376054937872e3acb3845484af35f3ff36ed0ac9087b7af800eba9edba5f83d2",
     "tables.json": "c1fa1885b5f3ea34fbf0f542e93dcb9aeb4c9555f718196f90de5aa5d1ea9930",
 }
 # the static modules in load order: each imports only modules before it
