@@ -4,6 +4,7 @@ it covers), complete, and shipped with the build."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
 import re
@@ -79,7 +80,9 @@ def test_shipped_build_has_access_md() -> None:
     build = ROOT / "build"
     tables = read_tables(build)
     text = (build / "ACCESS.md").read_text()
-    assert text == review.access_markdown(tables)
+    routes = json.loads((build / "toolc_runtime" / "routes.json").read_text())
+    assert text == review.access_markdown(tables, routes)
+    assert "## Routing" in text and "`coder`" in text.split("## Routing")[1]
     assert "## agent `viewer`" in text and "## no declared agent" in text
     viewer = text.split("## agent `viewer`")[1]
     ref = ReferenceInterpreter(resolve_definitions(ROOT / "definitions"))

@@ -405,14 +405,3 @@ def test_a_flow_list_of_bindings_gets_a_note_instead(tmp_path: Path) -> None:
                for n in result.plan.notes), result.plan.notes
 
 
-def test_a_binding_to_an_undeclared_main_moves_from_2026_3s_default_agent(
-        tmp_path: Path) -> None:
-    text = ("version: 1\nagents:\n  list:\n    - id: a\n      default: true\n"
-            "      tools: {deny: [exec]}\n    - id: b\nchannels:\n  telegram: {}\n"
-            "bindings:\n  - agentId: main\n    match: {channel: telegram, peer: {kind: group, "
-            "id: '-1'}}\n")
-    result = api.migrate(_project(tmp_path / "d", text), check=True)
-    (note,) = [n for n in result.plan.notes if n.startswith("bindings[0]")]
-    assert note.endswith(": routes to main, which the roster does not declare: OpenClaw 2026.3 "
-                         "gave its messages the default agent a, 2026.9 gives them main (the "
-                         "global policy); their tools: +exec"), note

@@ -366,18 +366,6 @@ def test_2026_3_default_agent_is_the_first_marked_else_the_first(tmp_path: Path)
     assert e.route("telegram").agent_id == "support"
 
 
-def test_2026_3_routes_a_binding_to_an_undeclared_main_to_the_default_agent(
-        tmp_path: Path) -> None:
-    """2026.3.2 ``pickFirstExistingAgentId``: an id the roster lacks falls back to the
-    default agent (2026.9.6 routes ``main`` as ``main``)."""
-    binding = [{"agentId": "main", "match": {"channel": "telegram", "accountId": "*"}}]
-    roster = [{"id": "support"}, {"id": "ops", "default": True}]
-    old = both(tmp_path / "old", openclaw="2026.3", agents=roster, bindings=binding)
-    assert old.route("telegram").agent_id == "ops"
-    new = both(tmp_path / "new", agents=roster, bindings=binding)
-    assert new.route("telegram").agent_id == "main"
-
-
 # -- the runtime's memo of messages ----------------------------------------------------------------
 def test_a_malformed_flag_never_answers_from_the_message_memo(tmp_path: Path) -> None:
     """``resolve_message`` memoizes on the message's values; ``1`` equals ``True`` (and ``0``

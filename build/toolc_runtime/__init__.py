@@ -52,7 +52,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
         "dfd7c3d6d81a1a15ec7c88860c50a50f7c290b944d89133ed4c84454fc5dca34"
     ),
     "models.py": "4da3d2285cfa51bfbb03449669bac1434659b09e0c5b8b20f3a1ae64302e1c0b",
-    "provenance.json": "49ff30d33d80eb04b87dfefaca839c70d1bcf789e1e99e7da98663e64799274e",
+    "provenance.json": "f753d8eabd9cb4c94248ce268be792a4650f4c042c6a804318fd06cc0a22f40a",
     "provenance/telegram.33c0bf55fc89.shard": (
         "41fdbd53895f869eaddefc05d48a573793e208e79ed266e50ace9804cb38f274"
     ),

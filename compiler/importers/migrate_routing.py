@@ -6,9 +6,9 @@ some of them differently from 2026.3.2. What this module says, and the one thing
   makes it a tier of its own, ``binding.peer.wildcard``, above guild, team, account and
   channel bindings: every chat of its kind there that no binding names by id moves to the
   binding's agent;
-- a binding to ``main`` where the roster has no ``main``: 2026.3.2 routes it to the default
-  agent (``pickFirstExistingAgentId``), 2026.9.6 to ``main`` itself (an agent with the
-  global policy);
+- (a binding to ``main`` where the roster has no ``main``, which 2026.3.2 routes to the
+  default agent and 2026.9.6 to ``main`` itself, never reaches a migration: a 2026.3 project
+  with one does not build, TC170);
 - a legacy ``default: true`` agent: 2026.9.6's loader adds a channel-wide binding to it for
   each configured channel without one: the same agent and session key, matched by
   ``binding.channel`` instead of ``default``;
@@ -95,7 +95,7 @@ def _items(added: list[tuple[str, str]], indent: str) -> str:
 def routing_notes(before: Definitions, after: Resolved) -> list[str]:
     """One line per routing change between the 2026.3 project and its 2026.9 form."""
     ref = ReferenceInterpreter(after)
-    out = [*_wildcards(before, after, ref), *_main_bindings(before, after, ref)]
+    out = _wildcards(before, after, ref)
     implicit = implicit_bindings(after.defs, after.target)
     if implicit:
         agent = legacy_default_agent(after.defs)
@@ -132,25 +132,6 @@ def _wildcards(before: Definitions, after: Resolved, ref: ReferenceInterpreter) 
         moved = _moved(ref, after, b, account, old, b.agent_id)
         out.append(f"{where}: they move from agent {old} ({tier}) to agent "
                    f"{b.agent_id}{moved}")
-    return out
-
-
-def _main_bindings(before: Definitions, after: Resolved, ref: ReferenceInterpreter
-                   ) -> list[str]:
-    """Bindings to an undeclared ``main``: 2026.3.2 routes them to its default agent."""
-    declared = {a.id for a in before.agents}
-    if not declared or "main" in declared:
-        return []
-    default = _default_2026_3(before)
-    out = []
-    for b in before.bindings:
-        if b.agent_id != "main":
-            continue
-        account = "default" if b.account in (None, "*") else normalize_account_id(b.account)
-        moved = _moved(ref, after, b, account, default, "main")
-        out.append(f"bindings[{b.index}] ({b.pos}): routes to main, which the roster does not "
-                   f"declare: OpenClaw 2026.3 gave its messages the default agent {default}, "
-                   f"2026.9 gives them main (the global policy){moved}")
     return out
 
 

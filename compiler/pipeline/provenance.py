@@ -30,8 +30,15 @@ from typing import Any, NamedTuple
 
 from ..diagnostics import BUILTIN, Diagnostics, Pos
 from .analyze import Resolved
-from .model import AgentDef, ChannelDef, EntryList, Policy, ProviderPolicy
-from .policy import LayerPolicy, pick_policy, profile_policy, sandbox_policy, subagent_policy
+from .model import AgentDef, ChannelDef, Entry, EntryList, Policy, ProviderPolicy
+from .policy import (
+    LayerPolicy,
+    admission_names,
+    pick_policy,
+    profile_policy,
+    sandbox_policy,
+    subagent_policy,
+)
 from .shards import SHARD_DIR, _split_channel
 from .tables import _RUN_CACHE_LIMIT, NEVER, Part, TableBuilder, _runs, _texts
 from .units import ChannelUnit, Recorder
@@ -87,7 +94,7 @@ class ProvenanceBuilder(TableBuilder):
         self._record_ids: dict[str, int] = {}
         self._files = tuple(sorted(resolved.defs.files, key=len, reverse=True))
         self._names: dict[str, str] = {}  # a position's file -> its name in ``files``
-        self._deny_runs: dict[str, tuple[list[list[int]], str]] = {}  # ``deny_runs``
+        self._deny_runs: dict[tuple[str, bool], tuple[list[list[int]], str]] = {}  # ``deny_runs``
 
     def pos(self, pos: Pos | None) -> str | None:
         if pos is None or pos == BUILTIN:
@@ -116,7 +123,7 @@ class ProvenanceBuilder(TableBuilder):
         deny: list[list[Any]] = []
         deny_json = []
         for entry in policy.deny or ():
-            runs, tail = self.deny_runs(entry.name)
+            runs, tail = self.deny_runs(entry, policy.expands_groups)
             at = pos(entry.pos)
             if self._records is None:
                 deny.append([entry.text, at, *runs])
@@ -141,18 +148,23 @@ class ProvenanceBuilder(TableBuilder):
         rec = {"label": label, "w": w, "a": a, "d": d, "m": m, "allow": allow_at, "deny": deny}
         return self.intern_record(text, rec)
 
-    def deny_runs(self, name: str) -> tuple[list[list[int]], str]:
+    def deny_runs(self, entry: Entry, expands: bool) -> tuple[list[list[int]], str]:
         """A deny entry's tools as runs, and the plugin tools it unloads when there are any,
-        and their JSON (each after a comma), kept per normalized name: deny lists repeat
-        their names, and both depend on the name alone."""
-        found = self._deny_runs.get(name)
+        and their JSON (each after a comma), kept per normalized name and whether the step
+        hands its lists on with core groups expanded (``LayerPolicy.expands_groups``): deny
+        lists repeat their names, and both depend on these alone."""
+        name = entry.name
+        found = self._deny_runs.get((name, expands))
         if found is None:
             bits, _ = self.list_bits([name]) if name else (0, False)
-            # 2026.9: a deny entry naming a plugin keeps the plugin from loading at all
+            # 2026.9: a deny entry naming a plugin (or, expanded, a core group holding one)
+            # keeps the plugin from loading at all
             admission = self.target.optional_admitted_by_wildcard
-            blocked = self.blocked_plugins([name]) if admission and name else 0
+            blocked = (self.blocked_plugins(admission_names(
+                self.r, LayerPolicy(allow=None, deny=None, expands_groups=expands), (entry,)))
+                if admission and name else 0)
             pairs = [runs_json(b) for b in ([bits | blocked, blocked] if blocked else [bits])]
-            found = self._deny_runs[name] = ([runs for runs, _ in pairs],
+            found = self._deny_runs[(name, expands)] = ([runs for runs, _ in pairs],
                                              "".join(f",{text}" for _, text in pairs))
         return found
 

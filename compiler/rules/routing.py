@@ -153,7 +153,9 @@ def routing(*, bindings: Sequence[BindingLike], agents: Sequence[AgentLike],
             target: Target) -> Routing:
     """The config the release's loader hands ``resolveAgentRoute``: the written bindings,
     then (2026.9.6) one channel-wide binding to the legacy default agent for each configured
-    channel lacking one."""
+    channel lacking one, where the loader migrates the marker
+    (``migratePersistedImplicitMainRoster``: a roster of more than one agent; a sole agent's
+    marker is dropped without adding anything)."""
     written = tuple(
         LoadedBinding(order=i, agent_id=b.agent_id, channel=b.channel, account=b.account,
                       peer=(b.peer_kind, b.peer_id or "") if b.peer_kind is not None else None,
@@ -165,7 +167,7 @@ def routing(*, bindings: Sequence[BindingLike], agents: Sequence[AgentLike],
     marked = tuple(normalize_agent_id(a.id) for a in agents if a.default)
     legacy = _raw_legacy_default(marked, explicit=explicit)
     added: tuple[LoadedBinding, ...] = ()
-    if target.route_implicit_channel_bindings and legacy is not None:
+    if target.route_implicit_channel_bindings and legacy is not None and len(ids) > 1:
         added = tuple(
             LoadedBinding(order=len(written) + i, agent_id=legacy, channel=channel, account="*")
             for i, channel in enumerate(_unbound_channels(written, channels, target)))
