@@ -13,38 +13,16 @@ from typing import Any, Final
 
 from jsonschema import Draft202012Validator
 
+from . import gemini
 from .convert import GEMINI_PROPERTY_NAME
 from .keywords import children, is_defs_ref, json_type, pointer_tokens, resolve_local, types_of
 from .model import Pointer
 from .strict_check import check_openai_strict
 
 _META_VALIDATOR: Final = Draft202012Validator(Draft202012Validator.META_SCHEMA)
-_GEMINI_FIELDS: Final = frozenset(
-    {
-        "type",
-        "format",
-        "title",
-        "description",
-        "nullable",
-        "enum",
-        "items",
-        "minItems",
-        "maxItems",
-        "properties",
-        "required",
-        "propertyOrdering",
-        "minProperties",
-        "maxProperties",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "minimum",
-        "maximum",
-        "anyOf",
-        "default",
-        "example",
-    }
-)
+# what Gemini's Schema object accepts: the keywords the gemini dialect keeps (one list, in
+# ``gemini.py``), and the annotations it also takes
+_GEMINI_FIELDS: Final = frozenset({*gemini.KEEP, "title", "description", "default"})
 _GEMINI_TYPES: Final = frozenset(
     {"STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL"}
 )

@@ -23,30 +23,10 @@ from .convert import (
 from .keywords import canonical, dict_at, enum_values, is_array, is_object, list_at, types_of
 from .model import Pointer
 from .refs import RefPolicy
-from .strict_check import STRICT_FORMATS, check_openai_strict
+from .strict_check import STRICT_FORMATS, STRICT_KEYWORDS, check_openai_strict
 from .walker import Action, Ctx, Dialect, actions
 
-KEEP: Final = (
-    "type",
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "enum",
-    "const",
-    "anyOf",
-    "pattern",
-    "format",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minItems",
-    "maxItems",
-    "minLength",
-    "maxLength",
-)
+KEEP: Final = STRICT_KEYWORDS
 _LOOKAROUND: Final = re.compile(r"\(\?<?[=!]")
 
 

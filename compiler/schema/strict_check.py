@@ -14,33 +14,30 @@ from .model import Pointer
 STRICT_FORMATS: Final = frozenset(
     {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
 )
+# the keywords strict mode takes in a schema node (the openai-strict dialect keeps these)
+STRICT_KEYWORDS: Final = (
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+    "minLength",
+    "maxLength",
+)
 ALLOWED_KEYWORDS: Final = frozenset(
-    {
-        "type",
-        "description",
-        "title",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "enum",
-        "const",
-        "anyOf",
-        "$ref",
-        "$defs",
-        "definitions",
-        "pattern",
-        "format",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "multipleOf",
-        "minItems",
-        "maxItems",
-        "minLength",
-        "maxLength",
-    }
+    {*STRICT_KEYWORDS, "description", "title", "$ref", "$defs", "definitions"}
 )
 MAX_PROPERTIES: Final = 5000
 MAX_DEPTH: Final = 10
