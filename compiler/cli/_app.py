@@ -191,39 +191,33 @@ def main() -> None:
 DEFS_ARG = click.argument("defs", default="definitions", type=click.Path(path_type=Path))
 
 
+# the context's plain text options: (keyword, metavar, help), in the order --help lists them
+_TEXT_OPTIONS: tuple[tuple[str, str, str], ...] = (
+    ("agent_id", "ID", "Agent id (agents.list); an undeclared one means no agent layer."),
+    ("session_key", "KEY", "Session key (agent:ID:CHANNEL:group:GID..., subagent markers)."),
+    ("spawned_by", "KEY", "Session key of the session that spawned this one (a subagent "
+     "keeps its parent's group policy)."),
+    ("model_provider", "PROVIDER", "Model provider (byProvider keys, availability)."),
+    ("model_id", "MODEL", "Model id (byProvider provider/model keys, "
+     "applyPatch.allowModels)."),
+    ("message_provider", "CHANNEL", "Message channel (channels.CHANNEL group policies)."),
+    ("account_id", "ACCOUNT", "Channel account (its own groups replace the channel's).  "
+     "[default: default]"),
+    ("group_id", "GID", "Group (chat) id; Slack and Discord: the channel id."),
+    ("group_space", "SPACE", "The group's container: a Discord guild id or name."),
+    ("group_channel", "NAME", 'The group\'s channel name, e.g. "#general" (Slack, Discord).'),
+    ("sender_id", "ID", 'Sender id (toolsBySender "id:..." keys).'),
+    ("sender_e164", "PHONE", 'Sender phone number ("e164:..." keys).'),
+    ("sender_username", "NAME", 'Sender username ("username:..." keys).'),
+    ("sender_name", "NAME", 'Sender display name ("name:..." keys).'),
+)
+
+
 def context_options(fn: F) -> F:
     """The request's context as options (``toolc.rules.context.CLI_OPTIONS``)."""
     options = [
-        click.option(CLI_OPTIONS["agent_id"], "agent_id", metavar="ID",
-                     help="Agent id (agents.list); an undeclared one means no agent layer."),
-        click.option(CLI_OPTIONS["session_key"], "session_key", metavar="KEY",
-                     help="Session key (agent:ID:CHANNEL:group:GID..., subagent markers)."),
-        click.option(CLI_OPTIONS["spawned_by"], "spawned_by", metavar="KEY",
-                     help="Session key of the session that spawned this one (a subagent keeps "
-                     "its parent's group policy)."),
-        click.option(CLI_OPTIONS["model_provider"], "model_provider", metavar="PROVIDER",
-                     help="Model provider (byProvider keys, availability)."),
-        click.option(CLI_OPTIONS["model_id"], "model_id", metavar="MODEL",
-                     help="Model id (byProvider provider/model keys, applyPatch.allowModels)."),
-        click.option(CLI_OPTIONS["message_provider"], "message_provider", metavar="CHANNEL",
-                     help="Message channel (channels.CHANNEL group policies)."),
-        click.option(CLI_OPTIONS["account_id"], "account_id", metavar="ACCOUNT",
-                     help="Channel account (its own groups replace the channel's).  "
-                     "[default: default]"),
-        click.option(CLI_OPTIONS["group_id"], "group_id", metavar="GID",
-                     help="Group (chat) id; Slack and Discord: the channel id."),
-        click.option(CLI_OPTIONS["group_space"], "group_space", metavar="SPACE",
-                     help="The group's container: a Discord guild id or name."),
-        click.option(CLI_OPTIONS["group_channel"], "group_channel", metavar="NAME",
-                     help='The group\'s channel name, e.g. "#general" (Slack, Discord).'),
-        click.option(CLI_OPTIONS["sender_id"], "sender_id", metavar="ID",
-                     help='Sender id (toolsBySender "id:..." keys).'),
-        click.option(CLI_OPTIONS["sender_e164"], "sender_e164", metavar="PHONE",
-                     help='Sender phone number ("e164:..." keys).'),
-        click.option(CLI_OPTIONS["sender_username"], "sender_username", metavar="NAME",
-                     help='Sender username ("username:..." keys).'),
-        click.option(CLI_OPTIONS["sender_name"], "sender_name", metavar="NAME",
-                     help='Sender display name ("name:..." keys).'),
+        *(click.option(CLI_OPTIONS[key], key, metavar=metavar, help=text)
+          for key, metavar, text in _TEXT_OPTIONS),
         click.option(f"{CLI_OPTIONS['sender_is_owner']}/{NEGATED_OPTIONS['sender_is_owner']}",
                      "sender_is_owner", default=None,
                      help="The sender is (or is not) the owner: owner-only tools. Without "

@@ -37,7 +37,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostics
-from ..pipeline.analyze import PLUGINS_GROUP, _all_policy_lists, analyze, pattern_matches
+from ..pipeline.analyze import (
+    PLUGINS_GROUP,
+    Resolved,
+    _all_policy_lists,
+    analyze,
+    pattern_matches,
+)
 from ..pipeline.frontend import load_files, read_sources
 from ..pipeline.model import Definitions, Entry, EntryList, ToolsConfig
 from ..pipeline.policy import policy_name
@@ -298,14 +304,22 @@ def _routing_notes(texts: Mapping[str, str], display: str, before: Definitions,
     if not before.bindings and not any(a.default for a in before.agents) \
             and not {c.name for c in before.channels} & {"signal", "matrix"}:
         return  # nothing is routed differently
+    _, resolved = _rewritten(texts, display, plan)
+    if resolved is not None:
+        plan.notes.extend(routing_notes(before, resolved))
+
+
+def _rewritten(texts: Mapping[str, str], display: str, plan: Plan
+               ) -> tuple[dict[str, str], Resolved | None]:
+    """The project's texts as the plan rewrites them, and their analysis (None where they
+    have errors: api.migrate builds the result and reports them)."""
     new_texts = {rel: plan.files.get(rel, text) for rel, text in texts.items()
                  if rel not in plan.deleted}
     new_texts.update({rel: text for rel, text in plan.files.items() if rel not in new_texts})
     diags = Diagnostics()
     defs = load_files({rel: t.encode("utf-8") for rel, t in new_texts.items()}, display, diags)
     resolved = analyze(defs, diags) if defs is not None and not diags.has_errors() else None
-    if resolved is not None and not diags.has_errors():
-        plan.notes.extend(routing_notes(before, resolved))
+    return new_texts, None if resolved is None or diags.has_errors() else resolved
 
 
 # -- plugin ids beside groups ----------------------------------------------------------------------
@@ -324,14 +338,10 @@ def _plugin_ids_beside_groups(texts: Mapping[str, str], display: str, plan: Plan
     include non-optional plugin tools the list does not otherwise admit, add their plugin ids
     (what TC142 asks for), so the migrated project keeps what 2026.3 loaded through the
     group."""
-    new_texts = {rel: plan.files.get(rel, text) for rel, text in texts.items()
-                 if rel not in plan.deleted}
-    new_texts.update({rel: text for rel, text in plan.files.items() if rel not in new_texts})
-    diags = Diagnostics()
-    defs = load_files({rel: t.encode("utf-8") for rel, t in new_texts.items()}, display, diags)
-    resolved = analyze(defs, diags) if defs is not None and not diags.has_errors() else None
-    if defs is None or resolved is None or diags.has_errors():
+    new_texts, resolved = _rewritten(texts, display, plan)
+    if resolved is None:
         return  # api.migrate builds the result and reports its errors
+    defs = resolved.defs
     plugin_of = {t.name: t.plugin for t in resolved.tools if t.plugin and not t.optional}
     lists = [lst for c in (defs.tools_config, *(a.tools for a in defs.agents if a.tools))
              for lst in _allow_lists(c)]
