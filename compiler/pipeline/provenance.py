@@ -204,11 +204,7 @@ class ProvenanceBuilder(TableBuilder):
 
     def agent_entry(self, agent: AgentDef | None) -> dict[str, Any]:
         g = self.r.defs.tools_config
-        a = agent.tools if agent else None
-        profile_ref = a.profile if a and a.profile else g.profile
-        profile_also = (a.policy.also_allow if a and a.policy.also_allow is not None
-                        else g.policy.also_allow)
-        profile = self.r.defs.profiles.get(profile_ref.text) if profile_ref else None
+        a, profile_ref, profile_also, profile = self.agent_profile(agent)
         at = f"agents.{agent.id}.tools" if agent else "agent tools"
         where = f"profiles.{profile_ref.text}" if profile_ref else "tools.profile"
         full = self.r.target.full_profile_allows_all

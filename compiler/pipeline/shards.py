@@ -56,6 +56,11 @@ def _key(text: str) -> str:
 
 
 def _runs(bits: int) -> str:
+    return ".".join(map(str, run_list(bits)))
+
+
+def run_list(bits: int) -> list[int]:
+    """A bit set as runs: ``[start, length, ...]`` of its runs of ones, lowest first."""
     out: list[int] = []
     digits = bin(bits)[:1:-1]  # bit i is character i
     start = digits.find("1")
@@ -64,7 +69,7 @@ def _runs(bits: int) -> str:
         end = len(digits) if end < 0 else end
         out += [start, end - start]
         start = digits.find("1", end)
-    return ".".join(map(str, out))
+    return out
 
 
 def _bits(runs: str) -> int:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..diagnostics import Diagnostics
 from ..rules.channels import athash_slug, rule_for, rule_json
@@ -31,12 +31,15 @@ from .analyze import PLUGINS_GROUP, Resolved, pattern_matches
 from .model import (
     AgentDef,
     ChannelDef,
+    Entry,
     EntryList,
     GroupConfig,
+    ProfileDef,
     ProviderPolicy,
     SenderRule,
     SpaceConfig,
     ToolDef,
+    ToolsConfig,
 )
 from .policy import (
     LayerPolicy,
@@ -57,7 +60,7 @@ from .policy import (
     sandbox_policy,
     subagent_policy,
 )
-from .shards import _split_channel, channel_summary, text_witnesses
+from .shards import _split_channel, channel_summary, run_list, text_witnesses
 from .units import ChannelUnit, Recorder, StackArgs, resolve_refs
 from .yamlsrc import paused_gc
 
@@ -70,6 +73,15 @@ Layer = tuple[int, int, int]  # (witness, allow_pass, deny_pass) as bitsets
 # one step compiled: (layer or None, mention, ADMIT_* flags, lean tools it keeps)
 Part = tuple[Layer | None, int, int, int]
 TABLES_FORMAT = 6  # 6: channels sharded (toolc.pipeline.shards)
+
+
+class AgentProfile(NamedTuple):
+    """``TableBuilder.agent_profile``: an agent's (or the global) profile step's inputs."""
+
+    tools: ToolsConfig | None
+    ref: Entry | None
+    also: EntryList | None
+    profile: ProfileDef | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -428,13 +440,19 @@ class TableBuilder:
         return mention, tuple(layers), self.all, flags, preserve
 
     # -- factors -----------------------------------------------------------------------------
-    def agent_record(self, agent: AgentDef | None) -> dict[str, Any]:
+    def agent_profile(self, agent: AgentDef | None) -> AgentProfile:
+        """The agent's tools config, the profile it names (its own, else the global one),
+        that profile's alsoAllow (the agent's, else the global one) and its definition."""
         g = self.r.defs.tools_config
         a = agent.tools if agent else None
-        profile_ref = a.profile if a and a.profile else g.profile
-        profile_also = (a.policy.also_allow if a and a.policy.also_allow is not None
-                        else g.policy.also_allow)
-        profile = self.r.defs.profiles.get(profile_ref.text) if profile_ref else None
+        ref = a.profile if a and a.profile else g.profile
+        also = (a.policy.also_allow if a and a.policy.also_allow is not None
+                else g.policy.also_allow)
+        return AgentProfile(a, ref, also, self.r.defs.profiles.get(ref.text) if ref else None)
+
+    def agent_record(self, agent: AgentDef | None) -> dict[str, Any]:
+        g = self.r.defs.tools_config
+        a, profile_ref, profile_also, profile = self.agent_profile(agent)
         aid = agent.id if agent else None
         label = f"agents.{aid}.tools.allow" if aid else "agent tools.allow"
         plabel = f"tools.profile ({profile_ref.text})" if profile_ref else "tools.profile"
@@ -749,20 +767,9 @@ def _runs(bits: int) -> list[int]:
     if found is None:
         if len(_RUN_LISTS) >= _RUN_CACHE_LIMIT:
             _RUN_LISTS.clear()
-        found = _RUN_LISTS[bits] = _run_list(bits)
+        found = _RUN_LISTS[bits] = run_list(bits)
     return found
 
-
-def _run_list(bits: int) -> list[int]:
-    out: list[int] = []
-    digits = bin(bits)[:1:-1]  # bit i is character i
-    start = digits.find("1")
-    while start >= 0:
-        end = digits.find("0", start)
-        end = len(digits) if end < 0 else end
-        out += [start, end - start]
-        start = digits.find("1", end)
-    return out
 
 
 def _texts(lst: EntryList) -> tuple[str, ...]:
