@@ -273,9 +273,13 @@ def test_a_binding_with_a_blank_channel_or_peer_id_never_matches(tmp_path: Path)
 
 def test_a_default_agent_id_without_a_roster_routes_as_given(tmp_path: Path) -> None:
     """``pickFirstExistingAgentId``: without a roster (``byNormalizedId`` empty) any agent id
-    is taken, normalized; with one, an id it lacks is refused."""
-    e = both(tmp_path, channels={})
+    is taken, normalized; with one, an id it lacks is refused. 2026.9.6's loader leaves a
+    config without a roster one only with ``agents.ownership: explicit`` (otherwise it writes
+    ``agents.entries: {main: {}}``: ``tests/test_routing_conformance.py``)."""
+    e = both(tmp_path, channels={}, ownership="explicit")
     assert e.route("telegram", default_agent_id="Helper").agent_id == "helper"
+    e = both(tmp_path / "implicit", channels={})
+    e.refused("telegram", default_agent_id="helper")
     e = both(tmp_path / "roster", agents=ROSTER, channels={})
     e.refused("telegram", default_agent_id="helper")
 

@@ -118,6 +118,30 @@ def test_binding_to_undeclared_main_is_refused_under_2026_3(tmp_path: Path) -> N
         "main", "binding.account")
 
 
+# migratePersistedImplicitMainRoster: 2026.9.6's loader gives a config without a roster (or
+# an empty one) `agents.entries: {main: {}}` unless agents.ownership is explicit, so a
+# caller's default agent id other than main is refused (pickFirstExistingAgentId: an id the
+# roster lacks); with ownership explicit the roster stays empty and the id routes as given.
+# (2026.3.2 takes no default agent id.) Found by the routing conformance run.
+@pytest.mark.parametrize(("agents", "openclaw", "routed"), [
+    (None, "2026.9", None),
+    ({"entries": {}}, "2026.9", None),
+    ({"list": []}, "2026.9", None),
+    ({"ownership": "explicit"}, "2026.9", "a1"),
+])
+def test_a_default_agent_id_without_a_roster(tmp_path: Path, agents: dict[str, Any] | None,
+                                              openclaw: str, routed: str | None) -> None:
+    sections = {"openclaw": openclaw, "catalog": CATALOG, **({"agents": agents} if agents else {})}
+    rt = build_runtime(write_definitions(tmp_path / "d", {"d.yaml": sections}), tmp_path / "o")
+    assert rt.route("telegram").agent_id == "main"
+    if routed is None:
+        with pytest.raises(rt.AgentSelectionRequiredError):
+            rt.route("telegram", default_agent_id="A1")
+        assert rt.route("telegram", default_agent_id="Main").agent_id == "main"
+    else:
+        assert rt.route("telegram", default_agent_id="A1").agent_id == routed
+
+
 # -- the routing mode's Python side (no Node) ---------------------------------------------------
 def test_compare_message_reads_refusals_and_each_route_field() -> None:
     route = {"agent_id": "a1", "session_key": "agent:a1:main", "main_session_key":

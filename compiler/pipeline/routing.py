@@ -96,6 +96,16 @@ def _binding_agents(defs: Definitions, target: Target) -> dict[str, str]:
     return {"main": route_default_agent(defs, target) or "main"}
 
 
+def route_roster(defs: Definitions, target: Target) -> tuple[str, ...]:
+    """The roster's ids as the release's loader leaves them: as declared, or (2026.9.6,
+    ``Target.route_main_roster``) ``main`` alone for a config without one, unless
+    ``agents.ownership`` is ``explicit``."""
+    ids = tuple(dict.fromkeys(a.id for a in defs.agents))
+    if not ids and target.route_main_roster and defs.agents_ownership != "explicit":
+        return ("main",)
+    return ids
+
+
 def routes_json(resolved: Resolved) -> dict[str, Any]:
     """What ``toolc_runtime.route`` reads: the release's routing switches, the bindings
     (written, then added), the session settings, the default agent (None: a message no
@@ -130,8 +140,9 @@ def routes_json(resolved: Resolved) -> dict[str, Any]:
             "main_key": "main",
         },
         "default_agent": route_default_agent(defs, target),
-        # the roster's ids; empty without one (a default agent id then routes as given)
-        "agents": list(dict.fromkeys(a.id for a in defs.agents)),
+        # the roster's ids as the loader leaves them; empty: no roster (a default agent id
+        # then routes as given)
+        "agents": list(route_roster(defs, target)),
         "rules": target.routing_rules(),
     }
 

@@ -164,6 +164,8 @@ def routing(*, bindings: Sequence[BindingLike], agents: Sequence[AgentLike],
         for i, b in enumerate(bindings))
     explicit = ownership == "explicit"
     ids = tuple(dict.fromkeys(normalize_agent_id(a.id) for a in agents))
+    if not ids and target.route_main_roster and not explicit:
+        ids = (DEFAULT_AGENT_ID,)  # 2026.9.6's loader: agents.entries {main: {}}
     marked = tuple(normalize_agent_id(a.id) for a in agents if a.default)
     legacy = _raw_legacy_default(marked, explicit=explicit)
     added: tuple[LoadedBinding, ...] = ()

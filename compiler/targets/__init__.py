@@ -111,6 +111,11 @@ class Target:
     # roster does not declare it; 2026.3.2's sends it, like any undeclared agent, to the
     # default agent (only an empty roster keeps the binding's own id)
     route_main_always: bool = False
+    # 2026.9.6's loader gives a config without a roster (or an empty one) `agents.entries:
+    # {main: {}}` unless `agents.ownership` is `explicit` (migratePersistedImplicitMainRoster),
+    # so a caller's default agent id other than main is refused there; 2026.3.2 has no such
+    # step: without a roster any id routes as given
+    route_main_roster: bool = False
 
     # -- providers -------------------------------------------------------------------------
     slash_model_is_prefixed: bool  # a model id with `/` is provider-prefixed in byProvider
@@ -287,6 +292,7 @@ _SWITCHES: dict[str, dict[str, Any]] = {
         route_lowercase_key=False,
         route_implicit_channel_bindings=True,
         route_main_always=True,
+        route_main_roster=True,
     ),
 }
 
