@@ -38,7 +38,7 @@ from . import PACKAGE_NAME
 from ._context import CallContext
 from ._errors import ExecDeniedError, printable
 from ._hostenv import env_violation
-from ._policy import exec_config
+from ._sessions import exec_config
 from ._shell import (
     CommandAnalysis,
     analyze_command,

@@ -78,9 +78,9 @@ from ._hooks import (
     frozen,
     plain,
 )
-from ._policy import ToolDefinition, ToolSet, catalog, owner_refuses, subset
 from ._results import TextContent, ToolResult, coerce_result, error_result, mark_untrusted
 from ._route import Request, Route, resolve_request
+from ._tables import ToolDefinition, ToolSet, catalog, owner_refuses, subset
 from ._validate import args_checker, checked_args, require_models
 
 EXEC_TOOL: Final = "exec"
