@@ -9,7 +9,6 @@ recomputable).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Final, NamedTuple
 
 from ._groups import _group_stack, _refuse_ignored_group, _requester_stacks
@@ -54,7 +53,9 @@ from ._tables import (
     _toolset,
 )
 
-_STRING_KEYS: Final = (
+# resolve's keywords, in the order of the request tuple both resolvers hand to _evaluate
+# (the first fourteen are strings)
+_KEYWORDS: Final = (
     "agent_id",
     "session_key",
     "spawned_by",
@@ -69,13 +70,24 @@ _STRING_KEYS: Final = (
     "sender_e164",
     "sender_username",
     "sender_name",
+    "sender_is_owner",
+    "sandboxed",
+    "spawn_depth",
+    "strict",
 )
+_Str = str | None
+# one request as resolve's keywords give it, unchecked, in _KEYWORDS' order
+_Request = tuple[
+    _Str, _Str, _Str, _Str, _Str, _Str, _Str, _Str, _Str, _Str, _Str, _Str, _Str, _Str,
+    bool | None, bool | None, int | None, bool,
+]  # fmt: skip
 
 
-def _check(values: Mapping[str, object]) -> None:
+def _check(request: _Request) -> None:
     """Refuse ill-typed context values (TypeError naming the keyword): a malformed value is
     never read as "allow more". Blank strings are treated as absent by the caller."""
-    for key in _STRING_KEYS:
+    values = dict(zip(_KEYWORDS, request, strict=True))
+    for key in _KEYWORDS[:14]:
         value = values[key]
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{key} must be a str or None, got {type(value).__name__}")
@@ -286,7 +298,7 @@ def _channel_caller(sender_id: str | None, message: str | None) -> bool:
     return bool(sender_id and sender_id.strip() and channel_of(message) in RULES.gateway_channels)
 
 
-def resolve_uncached(  # noqa: PLR0913, PLR0915 - the same keywords as resolve()
+def resolve_uncached(  # noqa: PLR0913 - the same keywords as resolve()
     *,
     agent_id: str | None = None,
     session_key: str | None = None,
@@ -310,6 +322,52 @@ def resolve_uncached(  # noqa: PLR0913, PLR0915 - the same keywords as resolve()
     """Evaluate the precomputed tables for one request (no memo). Raises TypeError for an
     ill-typed value; blank strings count as absent; UntrustedGroupError (2026.9) for a group
     the session key does not name, unless ``strict`` is False."""
+    return _evaluate(
+        (
+            agent_id,
+            session_key,
+            spawned_by,
+            model_provider,
+            model_id,
+            message_provider,
+            account_id,
+            group_id,
+            group_space,
+            group_channel,
+            sender_id,
+            sender_e164,
+            sender_username,
+            sender_name,
+            sender_is_owner,
+            sandboxed,
+            spawn_depth,
+            strict is not False,
+        )
+    )
+
+
+def _evaluate(request: _Request) -> ToolSet:  # noqa: PLR0915 - inlined steps, see below
+    """``resolve_uncached`` of one request tuple (``_KEYWORDS``' order)."""
+    (
+        agent_id,
+        session_key,
+        spawned_by,
+        model_provider,
+        model_id,
+        message_provider,
+        account_id,
+        group_id,
+        group_space,
+        group_channel,
+        sender_id,
+        sender_e164,
+        sender_username,
+        sender_name,
+        sender_is_owner,
+        sandboxed,
+        spawn_depth,
+        strict,
+    ) = request
     # The first request of a context runs all of this: the steps are inlined (a Python call
     # costs as much as several of them) and every type check is one comparison; anything
     # but an exact str, bool or int takes _check, which names the keyword or lets it pass.
@@ -332,7 +390,7 @@ def resolve_uncached(  # noqa: PLR0913, PLR0915 - the same keywords as resolve()
         and (sandboxed is None or sandboxed is True or sandboxed is False)
         and (spawn_depth is None or (type(spawn_depth) is int and spawn_depth >= 0))
     ):
-        _check(locals())
+        _check(request)
     if session_key is not None and not session_key.strip():
         session_key = None
     trusted_groups = RULES.group_id_needs_session
@@ -375,8 +433,8 @@ def resolve_uncached(  # noqa: PLR0913, PLR0915 - the same keywords as resolve()
     else:
         where = (_text(group_space), _text(group_channel))
     if trusted_groups:
-        request = (session_key, spawned_by, group_id, message, account_id)
-        stacks = _requester_stacks(request, where, sender, sender_is_owner is True, record)
+        parts = (session_key, spawned_by, group_id, message, account_id)
+        stacks = _requester_stacks(parts, where, sender, sender_is_owner is True, record)
     else:
         stacks = []
         group = group_id if group_id is not None and group_id.strip() else None
@@ -507,25 +565,27 @@ def resolve(  # noqa: PLR0913 - one keyword per context input: the stable interf
     except TypeError:  # an unhashable value: let the checks name the keyword
         result = None
     if result is None:
-        result = resolve_uncached(
-            agent_id=agent_id,
-            session_key=session_key,
-            spawned_by=spawned_by,
-            model_provider=model_provider,
-            model_id=model_id,
-            message_provider=message_provider,
-            account_id=account_id,
-            group_id=group_id,
-            group_space=group_space,
-            group_channel=group_channel,
-            sender_id=sender_id,
-            sender_e164=sender_e164,
-            sender_username=sender_username,
-            sender_name=sender_name,
-            sender_is_owner=sender_is_owner,
-            sandboxed=sandboxed,
-            spawn_depth=spawn_depth,
-            strict=strict is not False,
+        result = _evaluate(
+            (
+                agent_id,
+                session_key,
+                spawned_by,
+                model_provider,
+                model_id,
+                message_provider,
+                account_id,
+                group_id,
+                group_space,
+                group_channel,
+                sender_id,
+                sender_e164,
+                sender_username,
+                sender_name,
+                sender_is_owner,
+                sandboxed,
+                spawn_depth,
+                strict is not False,
+            )
         )
         if len(_MEMO) >= _MEMO_LIMIT:
             _MEMO.clear()
