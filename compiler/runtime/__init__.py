@@ -45,6 +45,7 @@ MODULES: Final = (
     "_context",
     "_shell",
     "_hostenv",
+    "_steps",
     "_hooks",
     "_approvals",
     "_decisions",
