@@ -22,9 +22,7 @@ does, in order:
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import json
 import logging
 import os
 import time
@@ -35,13 +33,17 @@ from typing import Any, Final
 from . import PACKAGE_NAME, DataMismatchError
 from ._abort import AbortSignal, abort_message, combine_signals, is_abort, run_cancellable
 from ._approvals import (
+    EXEC_TOOL,
     ApprovalManager,
     ApprovalRecord,
     ApprovalWaiter,
     Decision,
     ExecApprovalRequest,
-    ExecVerdict,
+    arguments_digest,
+    ask_reason,
+    decided,
     evaluate_exec,
+    exec_workdir,
     request_digest,
 )
 from ._bundles import (
@@ -84,7 +86,6 @@ from ._steps import run_sync
 from ._tables import ToolDefinition, ToolSet, catalog, owner_refuses, subset
 from ._validate import args_checker, checked_args, require_models
 
-EXEC_TOOL: Final = "exec"
 _PROBED_LIMIT: Final = 1024
 OWNER_ONLY: Final = "Tool restricted to owner senders."
 Implementation = Callable[[dict[str, Any], ToolCall], Any]
@@ -502,7 +503,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
             params = self._prepare(tool, arguments, None, trace)
         except Exception:
             return False  # refused: the call itself says why
-        trace.arguments = _arguments_digest(params)
+        trace.arguments = arguments_digest(params)
         probed = self._probed.get(tool_call_id)
         if probed is not None and probed[0] == trace.arguments:
             return False
@@ -530,7 +531,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         call_id = trace.tool_call_id
         if approver is None or not tool._is_exec or not call_id:
             return None
-        trace.arguments = _arguments_digest(params)
+        trace.arguments = arguments_digest(params)
         probed = self._probed.pop(call_id, None)
         if probed is not None and probed[0] == trace.arguments:
             return probed[1], None
@@ -556,9 +557,9 @@ class WrappedTools(Mapping[str, WrappedTool]):
         trace.params = frozen(params)
         params, request = self._gate(tool, params)
         if request is not None:
-            _decided(params, self._deferred(request, params, trace, approver))
+            decided(params, self._deferred(request, params, trace, approver))
         elif record is not None and self._answer(approver, record, False) == "deny":
-            _decided(params, "deny")
+            decided(params, "deny")
         return params
 
     async def _hooked(
@@ -591,7 +592,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
             return params
         params, request = self._gate(tool, params)
         if request is not None and approver is not None:
-            _decided(params, self._deferred(request, params, trace, approver))
+            decided(params, self._deferred(request, params, trace, approver))
         elif request is not None:
             waiter = self._waiter(request)
             self._log_asked(trace, waiter.id)
@@ -601,7 +602,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
             finally:
                 detach()
             self._log_approval(trace, waiter.id, decision)
-            _decided(params, decision)
+            decided(params, decision)
         return params
 
     def _log_asked(self, trace: _Trace, approval_id: str) -> None:
@@ -686,7 +687,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         command = params.get("command")
         if not isinstance(command, str):
             raise InvalidArgumentsError(f"{tool.wire}: command must be a string", tool=tool.name)
-        cwd = _workdir(params.get("workdir"), self.workspace)
+        cwd = exec_workdir(params.get("workdir"), self.workspace)
         if cwd is not None:
             params = {**params, "workdir": cwd}
         verdict = evaluate_exec(
@@ -723,7 +724,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
             env_keys=tuple(sorted(map(str, env)))
             if isinstance(env := params.get("env"), dict)
             else (),
-            reason=_reason(verdict),
+            reason=ask_reason(verdict),
         )
         return params, request
 
@@ -853,39 +854,6 @@ def _nothing() -> None:
     return None
 
 
-def _arguments_digest(params: Mapping[str, Any]) -> str:
-    """A digest of a call's validated arguments (what binds a resumed call to its pause)."""
-    text = json.dumps(
-        params, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr
-    )
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _reason(verdict: ExecVerdict) -> str:
-    """Why the policy asks about a command (what an approver is told)."""
-    if verdict.ask == "always":
-        return "ask=always: every command is asked about"
-    if not verdict.analysis.ok:
-        why = verdict.analysis.reason or "not one simple command"
-        return f"the command cannot be analysed ({why})"
-    if verdict.executable is None:
-        return "the executable cannot be resolved"
-    return f"allowlist miss: no pattern matches {verdict.executable}"
-
-
-def _workdir(requested: object, workspace: str | None) -> str | None:
-    """The directory an exec command runs in, absolute with its symlinks resolved: the
-    call's workdir (relative to the workspace), else the workspace; None when that is not
-    known (then nothing relative can be resolved: the gateway's own cwd is never used)."""
-    # trimmed, as OpenClaw reads it (``params.workdir?.trim()``)
-    directory = requested.strip() or None if isinstance(requested, str) else None
-    if directory is not None and os.path.isabs(directory):
-        return os.path.realpath(directory)
-    if workspace is None:
-        return None
-    return os.path.realpath(os.path.join(workspace, directory or "."))
-
-
 def _check_context(ctx: CallContext) -> None:
     """Refuse ill-typed context values (TypeError naming the field): a malformed owner flag
     or id is never read as anything."""
@@ -912,14 +880,6 @@ def _is_async(impl: object) -> bool:
 def _check(signal: AbortSignal | None) -> None:
     if signal is not None and signal.aborted:
         raise AbortError(abort_message(signal))
-
-
-def _decided(params: Mapping[str, Any], decision: Decision | None) -> None:
-    """An approval's outcome: allow-once and allow-always run the command."""
-    if decision in ("allow-once", "allow-always"):
-        return
-    why = "user-denied" if decision == "deny" else "approval-timeout"
-    raise ExecDeniedError(f"Exec denied ({why}): {params.get('command')}", tool=EXEC_TOOL, code=why)
 
 
 def _discard(value: object) -> None:
