@@ -259,7 +259,8 @@ class Generation:
         as in OpenClaw); ids are compared as the runtime normalizes them."""
         if not isinstance(agent_id, str):
             return False
-        sessions = getattr(self.runtime, "_sessions", None) or getattr(self.runtime, "_policy", None)
+        rt = self.runtime  # _sessions holds it (_policy in builds before it was split)
+        sessions = getattr(rt, "_sessions", None) or getattr(rt, "_policy", None)
         normalize = getattr(sessions, "_normalize_id", None)
         key = normalize(agent_id) if callable(normalize) else agent_id.strip().lower()
         return (key or "main") not in self.agents
