@@ -88,7 +88,7 @@ CALLS: list[tuple[str, Any]] = [
 @pytest.mark.parametrize("validate", [True, False])
 def test_the_plain_path_answers_as_the_general_one(shipped: ModuleType, validate: bool) -> None:
     """A call without signal, hooks or approver takes _run_plain; the same call with a
-    signal takes _run_sync: results are identical."""
+    signal takes the full path (_path): results are identical."""
     ctx = shipped.CallContext(agent_id="main", sender_is_owner=False)
     toolset = shipped.resolve(agent_id="main", sender_is_owner=True)
     tools = shipped.wrap(toolset, _impls(), context=ctx, validate=validate)

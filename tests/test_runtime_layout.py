@@ -60,7 +60,7 @@ def test_every_export_exists_in_its_module() -> None:
 def test_tampered_eager_module_is_refused_at_import(tmp_path: Path) -> None:
     copy, package = _fresh_copy(tmp_path)
     policy = copy / "_policy.py"
-    policy.write_text(policy.read_text().replace("_CACHE_LIMIT: Final = 4096", "_CACHE_LIMIT = 1"))
+    policy.write_text(policy.read_text().replace("_MEMO_LIMIT: Final = 65536", "_MEMO_LIMIT = 1"))
     with pytest.raises(RuntimeError, match=r"_policy\.py does not match this runtime"):
         _import(tmp_path, package)
 

@@ -50,8 +50,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     build(tmp / "defs", tmp / "build", package_name="toolc_shards_rt")
     return tmp
 
-def _policy(rt: ModuleType) -> Any:
-    return sys.modules[f"{rt.__name__}._policy"]
+def _shards(rt: ModuleType) -> Any:
+    return sys.modules[f"{rt.__name__}._shards"]
 
 CONTEXTS: list[dict[str, Any]] = [
     {"agent_id": "main"},
@@ -83,13 +83,13 @@ def test_each_channel_account_is_one_shard(built: Path) -> None:
 
 def test_the_runtime_reads_only_the_shards_a_request_reaches(built: Path) -> None:
     rt = import_runtime(built / "build", "toolc_shards_rt")
-    policy = _policy(rt)
+    shards = _shards(rt)
     rt.resolve(agent_id="main")
-    assert policy._SHARDS == {}
+    assert shards._SHARDS == {}
     rt.resolve(agent_id="main", message_provider="telegram", account_id="work", group_id="-1001")
-    assert [n.split("/")[1].rsplit(".", 2)[0] for n in policy._SHARDS] == ["telegram.work"]
-    policy._load_shards()  # what serve-mcp does when it loads a build as a whole
-    assert len(policy._SHARDS) == 5
+    assert [n.split("/")[1].rsplit(".", 2)[0] for n in shards._SHARDS] == ["telegram.work"]
+    shards._load_shards()  # what serve-mcp does when it loads a build as a whole
+    assert len(shards._SHARDS) == 5
 
 def test_sharded_runtime_agrees_with_the_reference(built: Path, tmp_path: Path) -> None:
     engines = Engines(built / "defs", tmp_path / "out")
@@ -121,15 +121,15 @@ def test_threads_first_reaching_shards_read_each_once(built: Path) -> None:
     for i, ctx in enumerate(CONTEXTS):
         expected[i] = rt.resolve(**ctx).names
     rt = import_runtime(built / "build", "toolc_shards_rt")
-    policy = _policy(rt)
+    shards = _shards(rt)
     reads: list[str] = []
-    real = policy.read_verified
+    real = shards.read_verified
 
     def counting(name: str) -> bytes:
         reads.append(name)
         return real(name)  # type: ignore[no-any-return]
 
-    policy.read_verified = counting
+    shards.read_verified = counting
     barrier = threading.Barrier(8)
     got: dict[tuple[int, int], tuple[str, ...]] = {}
 

@@ -63,44 +63,45 @@ from ._errors import (
     logged_reason,
     printable,
 )
+from ._groups import _group_stack, _requester_stacks
 from ._policy import (
-    _AGENT_SELECTION,
-    _AGENTS,
-    _AP_BIT,
-    _CHANNEL_ALIASES,
-    _CRON_DROP,
-    _GLOBAL_BP,
-    _INDEX,
-    _NO_AGENT,
-    _NO_SESSION,
-    _NON_OWNER,
-    _OWNER_UNKNOWN_KEEPS,
-    _PROVIDER_PROFILES,
-    _SUBAGENT_LEAF,
-    _TRUSTED_GROUP,
-    AgentRecord,
-    Stack,
-    ToolSet,
     _admitted,
-    _agent_record,
     _built,
     _full_model_key,
-    _group_stack,
-    _lazy_channel,
-    _normalize_id,
     _present,
+    _subagent_stack,
+    resolve,
+)
+from ._route import Request
+from ._sessions import (
+    _CHANNEL_ALIASES,
+    _NO_SESSION,
+    _agent_record,
+    _normalize_id,
     _request_agent,
-    _requester_stacks,
     _sandboxed_by_mode,
     _select_agent,
     _Session,
     _session,
-    _stack,
-    _subagent_stack,
     _text,
-    resolve,
 )
-from ._route import Request
+from ._shards import _lazy_channel
+from ._tables import (
+    _AGENTS,
+    _AP_BIT,
+    _CRON_DROP,
+    _GLOBAL_BP,
+    _INDEX,
+    _NO_AGENT,
+    _NON_OWNER,
+    _PROVIDER_PROFILES,
+    _SUBAGENT_LEAF,
+    RULES,
+    AgentRecord,
+    Stack,
+    ToolSet,
+    _stack,
+)
 
 PROVENANCE: Final = "provenance.json"
 REDACTED: Final = "[redacted]"
@@ -428,11 +429,11 @@ def _path(ctx: Mapping[str, Any], prov: dict[str, Any]) -> _Path:  # noqa: PLR09
     key = _text(ctx.get("session_key"))
     session = _session(key) if key else _NO_SESSION
     agent_id = _text(ctx.get("agent_id"))
-    if _AGENT_SELECTION:
+    if RULES.agent_selection:
         raw: str | None = _select_agent(agent_id, key)
     else:
         raw = _request_agent(agent_id, key, session)
-    selected = raw if _AGENT_SELECTION else None
+    selected = raw if RULES.agent_selection else None
     sandboxed = ctx.get("sandboxed") is True or _sandboxed_by_mode(key, selected)
     record = _NO_AGENT if raw is None else _agent_record(raw)
     index = 0 if raw is None else _AGENTS.get(_normalize_id(raw) or "main", 0)
@@ -447,7 +448,7 @@ def _path(ctx: Mapping[str, Any], prov: dict[str, Any]) -> _Path:  # noqa: PLR09
     present = _built(available, sandboxed, ctx.get("sender_id"), message)
     unbuilt = available & ~present
     owner = ctx.get("sender_is_owner")
-    if owner is False if _OWNER_UNKNOWN_KEEPS else owner is not True:
+    if owner is False if RULES.owner_unknown_keeps else owner is not True:
         present &= _NON_OWNER
     stacks: list[Stack] = [record.stack]
     profile_rec, global_rec, agent_rec = entry["stack"]
@@ -472,7 +473,7 @@ def _path(ctx: Mapping[str, Any], prov: dict[str, Any]) -> _Path:  # noqa: PLR09
     )
     spawned_key = _text(ctx.get("spawned_by"))
     where = (_text(ctx.get("group_space")), _text(ctx.get("group_channel")))
-    if _TRUSTED_GROUP:
+    if RULES.group_id_needs_session:
         request = (key, spawned_key, ctx.get("group_id"), message, ctx.get("account_id"))
         found = _requester_stacks(request, where, sender, owner is True, record)
         hooks = (_prov_channel, _same, entry.get("sd"), prov.get("senders"))
@@ -603,7 +604,9 @@ def _where(ctx: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
     session = _session(key) if key else _NO_SESSION
     agent_id = _text(ctx.get("agent_id"))
     raw = (
-        _select_agent(agent_id, key) if _AGENT_SELECTION else _request_agent(agent_id, key, session)
+        _select_agent(agent_id, key)
+        if RULES.agent_selection
+        else _request_agent(agent_id, key, session)
     )
     agent = None if raw is None else (_normalize_id(raw) or "main")
     explicit = _text(ctx.get("message_provider"))

@@ -17,7 +17,7 @@ A port of ``resolveSandboxRuntimeStatus`` (``dist/pi-embedded-helpers-*.js``, fr
 * no session key (absent or blank): not sandboxed.
 
 Comparisons are case-sensitive and trim as JavaScript's ``String.prototype.trim`` does, as
-OpenClaw's do. The generated runtime carries its own copy (``runtime/_policy.py``); the
+OpenClaw's do. The generated runtime carries its own copy (``runtime/_sessions.py``); the
 differential tests hold the two to each other and ``make conformance`` both to OpenClaw.
 """
 

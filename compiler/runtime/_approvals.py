@@ -38,7 +38,7 @@ from . import PACKAGE_NAME
 from ._context import CallContext
 from ._errors import ExecDeniedError, printable
 from ._hostenv import env_violation
-from ._policy import exec_config
+from ._sessions import exec_config
 from ._shell import (
     CommandAnalysis,
     analyze_command,
@@ -52,6 +52,7 @@ DECISIONS: Final[tuple[Decision, ...]] = ("allow-once", "allow-always", "deny")
 HOSTS: Final = ("sandbox", "gateway", "node")
 SECURITY: Final = ("deny", "allowlist", "full")  # narrowest first
 ASK: Final = ("off", "on-miss", "always")  # least asking first
+EXEC_TOOL: Final = "exec"
 DEFAULT_TIMEOUT_S: Final = 120.0
 RESOLVED_GRACE_S: Final = 15.0
 
@@ -671,3 +672,45 @@ class ApprovalManager:
                 printable(pattern),
                 printable(exc),
             )
+
+
+# -- the wrapped exec call's helpers (_wrap) ---------------------------------------------------
+def arguments_digest(params: Mapping[str, Any]) -> str:
+    """A digest of a call's validated arguments (what binds a resumed call to its pause)."""
+    text = json.dumps(
+        params, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def ask_reason(verdict: ExecVerdict) -> str:
+    """Why the policy asks about a command (what an approver is told)."""
+    if verdict.ask == "always":
+        return "ask=always: every command is asked about"
+    if not verdict.analysis.ok:
+        why = verdict.analysis.reason or "not one simple command"
+        return f"the command cannot be analysed ({why})"
+    if verdict.executable is None:
+        return "the executable cannot be resolved"
+    return f"allowlist miss: no pattern matches {verdict.executable}"
+
+
+def exec_workdir(requested: object, workspace: str | None) -> str | None:
+    """The directory an exec command runs in, absolute with its symlinks resolved: the
+    call's workdir (relative to the workspace), else the workspace; None when that is not
+    known (then nothing relative can be resolved: the gateway's own cwd is never used)."""
+    # trimmed, as OpenClaw reads it (``params.workdir?.trim()``)
+    directory = requested.strip() or None if isinstance(requested, str) else None
+    if directory is not None and os.path.isabs(directory):
+        return os.path.realpath(directory)
+    if workspace is None:
+        return None
+    return os.path.realpath(os.path.join(workspace, directory or "."))
+
+
+def decided(params: Mapping[str, Any], decision: Decision | None) -> None:
+    """An approval's outcome: allow-once and allow-always run the command."""
+    if decision in ("allow-once", "allow-always"):
+        return
+    why = "user-denied" if decision == "deny" else "approval-timeout"
+    raise ExecDeniedError(f"Exec denied ({why}): {params.get('command')}", tool=EXEC_TOOL, code=why)

@@ -14,7 +14,7 @@ from typing import Any, Final
 from . import read_verified
 from ._errors import InvalidArgumentsError, ToolError, ToolNotPermittedError, UnknownToolError
 from ._params import normalize_call_args
-from ._policy import ToolSet
+from ._tables import ToolSet
 from ._validate import validated_args
 
 _CACHE_LIMIT: Final = 4096

@@ -32,6 +32,7 @@ from typing import Any, Final, NamedTuple, NoReturn
 from . import PACKAGE_NAME
 from ._errors import printable
 from ._results import ToolResult
+from ._steps import run_sync
 
 BLOCKED_BY_HOOK: Final = "Tool call blocked by plugin hook"
 HOOK_FAILED: Final = "Tool call blocked because before_tool_call hook failed"
@@ -325,26 +326,23 @@ class HookRunner:
     # -- before_tool_call ----------------------------------------------------------------------
     def run_before(self, event: BeforeToolCallEvent, ctx: HookContext) -> HookOutcome:
         """Run the chain in this thread (async handlers on a private loop)."""
-        chain = _Chain()
-        for handler in self._before:
-            try:
-                result = handler.fn(event, ctx)
-                if inspect.isawaitable(result):
-                    result = _run_to_completion(result)
-                if chain.take(result):
-                    break
-            except Exception as exc:
-                return self._failed(event, handler, exc)
-        return chain.outcome(event.params)
+        return run_sync(self._before_chain(event, ctx, in_loop=False))
 
     async def arun_before(self, event: BeforeToolCallEvent, ctx: HookContext) -> HookOutcome:
         """Run the chain in the running event loop (async handlers awaited)."""
+        return await self._before_chain(event, ctx, in_loop=True)
+
+    async def _before_chain(
+        self, event: BeforeToolCallEvent, ctx: HookContext, *, in_loop: bool
+    ) -> HookOutcome:
+        """The chain, for both kinds of caller (``_steps``): an async handler's awaitable is
+        awaited in the running loop, or run on a private loop for a sync caller."""
         chain = _Chain()
         for handler in self._before:
             try:
                 result = handler.fn(event, ctx)
                 if inspect.isawaitable(result):
-                    result = await result
+                    result = await result if in_loop else _run_to_completion(result)
                 if chain.take(result):
                     break
             except Exception as exc:

@@ -6,7 +6,7 @@ import re
 from typing import Final
 
 from ._bundles import wire_names
-from ._policy import ToolDefinition, ToolSet
+from ._tables import ToolDefinition, ToolSet
 
 HEADING: Final = "## Tool availability (filtered by policy)"
 _SENTENCE: Final = re.compile(r"(.+?[.!?])(?:\s|$)")

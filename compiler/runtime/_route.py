@@ -20,7 +20,9 @@ from typing import Any, Final, NamedTuple
 
 from . import read_verified
 from ._errors import AgentSelectionRequiredError
-from ._policy import ToolSet, _js_trim, _normalize_id, resolve
+from ._policy import resolve
+from ._sessions import _js_trim, _normalize_id
+from ._tables import ToolSet
 
 
 class Peer(NamedTuple):

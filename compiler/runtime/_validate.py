@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from . import FILE_SHA256, PACKAGE_NAME, read_verified
 from ._errors import InvalidArgumentsError
-from ._policy import catalog
+from ._tables import catalog
 
 PYDANTIC_MISSING: Final = (
     f"{PACKAGE_NAME}: validating tool arguments needs pydantic v2, which is not installed: "

@@ -22,9 +22,7 @@ does, in order:
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import json
 import logging
 import os
 import time
@@ -35,13 +33,17 @@ from typing import Any, Final
 from . import PACKAGE_NAME, DataMismatchError
 from ._abort import AbortSignal, abort_message, combine_signals, is_abort, run_cancellable
 from ._approvals import (
+    EXEC_TOOL,
     ApprovalManager,
     ApprovalRecord,
     ApprovalWaiter,
     Decision,
     ExecApprovalRequest,
-    ExecVerdict,
+    arguments_digest,
+    ask_reason,
+    decided,
     evaluate_exec,
+    exec_workdir,
     request_digest,
 )
 from ._bundles import (
@@ -78,12 +80,12 @@ from ._hooks import (
     frozen,
     plain,
 )
-from ._policy import ToolDefinition, ToolSet, catalog, owner_refuses, subset
 from ._results import TextContent, ToolResult, coerce_result, error_result, mark_untrusted
 from ._route import Request, Route, resolve_request
+from ._steps import run_sync
+from ._tables import ToolDefinition, ToolSet, catalog, owner_refuses, subset
 from ._validate import args_checker, checked_args, require_models
 
-EXEC_TOOL: Final = "exec"
 _PROBED_LIMIT: Final = 1024
 OWNER_ONLY: Final = "Tool restricted to owner senders."
 Implementation = Callable[[dict[str, Any], ToolCall], Any]
@@ -175,7 +177,9 @@ class WrappedTool:
             raise TypeError(f"{self.name} has an async implementation: use acall()")
         if self._plain and signal is None and approver is None:
             return self._tools._run_plain(self, arguments, tool_call_id)
-        return self._tools._run_sync(self, arguments, tool_call_id, signal, approver)
+        return run_sync(
+            self._tools._path(self, arguments, tool_call_id, signal, approver, in_loop=False)
+        )
 
     async def acall(
         self,
@@ -187,7 +191,9 @@ class WrappedTool:
     ) -> ToolResult:
         """Run the call's whole path in the running event loop; the result, or AbortError
         (a cancellation of the caller stays a CancelledError; the ``approver``'s pause)."""
-        return await self._tools._run_async(self, arguments, tool_call_id, signal, approver)
+        return await self._tools._path(
+            self, arguments, tool_call_id, signal, approver, in_loop=True
+        )
 
     def __repr__(self) -> str:
         return f"WrappedTool({self.name!r}, async={self.is_async})"
@@ -317,8 +323,8 @@ class WrappedTools(Mapping[str, WrappedTool]):
     def _run_plain(
         self, tool: WrappedTool, arguments: object, tool_call_id: str | None
     ) -> ToolResult:
-        """``_run_sync`` for a call without hooks, abort signals, an approver or the exec
-        policy (``WrappedTool._plain``): steps 1, 2, 5 and 7, each as _run_sync takes it."""
+        """``_path`` for a sync call without hooks, abort signals, an approver or the exec
+        policy (``WrappedTool._plain``): steps 1, 2, 5 and 7, each as _path takes it."""
         decisions = self.decisions
         started = time.perf_counter() if decisions is not None else 0.0
         failure: Exception | None = None
@@ -368,31 +374,45 @@ class WrappedTools(Mapping[str, WrappedTool]):
 
         return arguments
 
-    def _run_sync(
+    async def _path(  # noqa: PLR0913 - the call, and which side runs it
         self,
         tool: WrappedTool,
         arguments: object,
         tool_call_id: str | None,
         call_signal: AbortSignal | None,
-        approver: Approver | None = None,
+        approver: Approver | None,
+        *,
+        in_loop: bool,
     ) -> ToolResult:
+        """Steps 1-7 of one call, for both kinds of caller (``_steps``): awaited in the
+        running loop (``in_loop``), where an async implementation is awaited as a task the
+        signal cancels, after_tool_call is fired as a task and a cancelled caller is
+        reported before it goes through; else run by ``run_sync``, where waits happen in
+        this thread and an awaitable result is refused."""
         trace = _Trace(tool.name, tool_call_id)
         signal, detach = combine_signals(call_signal, self.signal)
-        failure: Exception | None = None
+        fire = self._fire_async if in_loop else self._fire_sync
+        failure: BaseException | None = None
         try:
             params = self._prepare(tool, arguments, signal, trace)  # 1, 2
             resumed = self._resumed(tool, params, trace, approver)
             if resumed is None:
-                params = self._hooked(tool, params, trace)  # 3
-                params = self._approved(tool, params, signal, trace, approver)  # exec approvals
+                if self.hooks is not None:
+                    params = await self._hooked(tool, params, trace, in_loop=in_loop)  # 3
+                if tool._is_exec:  # exec approvals
+                    params = await self._approved(
+                        tool, params, signal, trace, approver, in_loop=in_loop
+                    )
             else:  # evaluated by an earlier pass (hooks included): decided now
                 params = self._reapproved(tool, *resumed, trace, approver)
             if signal is not None:
                 _check(signal)  # 4
             value = tool._impl(params, ToolCall(tool.name, tool_call_id, signal, self.context))
             if _awaitable(value):
-                _discard(value)
-                raise TypeError(f"{tool.name} returned an awaitable: call it with acall()")
+                if not in_loop:
+                    _discard(value)
+                    raise TypeError(f"{tool.name} returned an awaitable: call it with acall()")
+                value = await run_cancellable(value, signal)
             if signal is not None:
                 _check(signal)  # aborted while it ran: its result does not count
             result = self._finish(tool, value)
@@ -400,54 +420,18 @@ class WrappedTools(Mapping[str, WrappedTool]):
             raise paused.cause from paused.cause.__cause__
         except Exception as exc:
             failure = exc
-            result = self._recover(tool, exc, signal, trace, self._fire_sync)  # 7
+            result = self._recover(tool, exc, signal, trace, fire)  # 7
+        except BaseException:
+            if in_loop:  # a cancelled caller: report the end, then let it through
+                failure = AbortError(abort_message(None), tool=tool.name)
+                fire(trace, None, abort_message(None))
+            raise
         finally:
             detach()
             if self.decisions is not None:
                 self.decisions.call(tool.name, tool_call_id, failure, trace.started, arguments)
         if self.hooks is not None:
-            self._fire_sync(trace, result, None)  # 6
-        return result
-
-    async def _run_async(
-        self,
-        tool: WrappedTool,
-        arguments: object,
-        tool_call_id: str | None,
-        call_signal: AbortSignal | None,
-        approver: Approver | None = None,
-    ) -> ToolResult:
-        trace = _Trace(tool.name, tool_call_id)
-        signal, detach = combine_signals(call_signal, self.signal)
-        failure: BaseException | None = None
-        try:
-            params = self._prepare(tool, arguments, signal, trace)  # 1, 2
-            resumed = self._resumed(tool, params, trace, approver)
-            if resumed is None:
-                params = await self._ahooked(tool, params, trace)  # 3
-                params = await self._aapproved(tool, params, signal, trace, approver)
-            else:  # evaluated by an earlier pass (hooks included): decided now
-                params = self._reapproved(tool, *resumed, trace, approver)
-            _check(signal)  # 4
-            value = tool._impl(params, ToolCall(tool.name, tool_call_id, signal, self.context))
-            if _awaitable(value):
-                value = await run_cancellable(value, signal)
-            _check(signal)
-            result = self._finish(tool, value)
-        except _Paused as paused:  # the call goes on when the run is resumed
-            raise paused.cause from paused.cause.__cause__
-        except Exception as exc:
-            failure = exc
-            result = self._recover(tool, exc, signal, trace, self._fire_async)  # 7
-        except BaseException as exc:  # a cancelled caller: report the end, then let it through
-            failure = AbortError(abort_message(None), tool=tool.name)
-            self._fire_async(trace, None, abort_message(None))
-            raise exc
-        finally:
-            detach()
-            if self.decisions is not None:
-                self.decisions.call(tool.name, tool_call_id, failure, trace.started, arguments)
-        self._fire_async(trace, result, None)  # 6
+            fire(trace, result, None)  # 6
         return result
 
     async def probe(
@@ -464,19 +448,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         that). The call that follows with the same id and arguments does not evaluate them
         again: the hooks ran here, once. Nor does a probe again of the same call: the
         approval asked for then goes to the approver again (not fresh)."""
-        start = self._probe_start(wire_name, arguments, tool_call_id, approver)
-        if isinstance(start, bool):
-            return start
-        tool, params, trace = start
-        try:
-            params = await self._ahooked(tool, params, trace)
-            params = await self._aapproved(tool, params, None, trace, approver)
-        except _Paused:
-            return True
-        except Exception:
-            return False  # refused: the call itself says why
-        self._probed_now(tool_call_id, trace, params)
-        return False
+        return await self._probe(wire_name, arguments, tool_call_id, approver, in_loop=True)
 
     def probe_sync(
         self,
@@ -487,13 +459,25 @@ class WrappedTools(Mapping[str, WrappedTool]):
         approver: Approver,
     ) -> bool:
         """``probe`` in this thread (async hook handlers on a private loop)."""
+        return run_sync(self._probe(wire_name, arguments, tool_call_id, approver, in_loop=False))
+
+    async def _probe(
+        self,
+        wire_name: str,
+        arguments: Mapping[str, Any] | str | bytes,
+        tool_call_id: str,
+        approver: Approver,
+        *,
+        in_loop: bool,
+    ) -> bool:
+        """A probe's path, for both kinds of caller."""
         start = self._probe_start(wire_name, arguments, tool_call_id, approver)
         if isinstance(start, bool):
             return start
         tool, params, trace = start
         try:
-            params = self._hooked(tool, params, trace)
-            params = self._approved(tool, params, None, trace, approver)
+            params = await self._hooked(tool, params, trace, in_loop=in_loop)
+            params = await self._approved(tool, params, None, trace, approver, in_loop=in_loop)
         except _Paused:
             return True
         except Exception:
@@ -519,7 +503,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
             params = self._prepare(tool, arguments, None, trace)
         except Exception:
             return False  # refused: the call itself says why
-        trace.arguments = _arguments_digest(params)
+        trace.arguments = arguments_digest(params)
         probed = self._probed.get(tool_call_id)
         if probed is not None and probed[0] == trace.arguments:
             return False
@@ -547,7 +531,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         call_id = trace.tool_call_id
         if approver is None or not tool._is_exec or not call_id:
             return None
-        trace.arguments = _arguments_digest(params)
+        trace.arguments = arguments_digest(params)
         probed = self._probed.pop(call_id, None)
         if probed is not None and probed[0] == trace.arguments:
             return probed[1], None
@@ -573,85 +557,52 @@ class WrappedTools(Mapping[str, WrappedTool]):
         trace.params = frozen(params)
         params, request = self._gate(tool, params)
         if request is not None:
-            _decided(params, self._deferred(request, params, trace, approver))
+            decided(params, self._deferred(request, params, trace, approver))
         elif record is not None and self._answer(approver, record, False) == "deny":
-            _decided(params, "deny")
+            decided(params, "deny")
         return params
 
-    def _hooked(self, tool: WrappedTool, params: dict[str, Any], trace: _Trace) -> dict[str, Any]:
-        """Step 3 in this thread (async handlers on a private loop)."""
-        hooks = self.hooks
-        if hooks is None:
-            return params
-        if not hooks.has_before:
-            return self._adjusted(tool, params, HookOutcome(False, None, params, False), trace)
-        event = self._before_event(tool, params, trace)
-        return self._adjusted(tool, params, hooks.run_before(event, self._ctx(trace)), trace)
-
-    async def _ahooked(
-        self, tool: WrappedTool, params: dict[str, Any], trace: _Trace
+    async def _hooked(
+        self, tool: WrappedTool, params: dict[str, Any], trace: _Trace, *, in_loop: bool
     ) -> dict[str, Any]:
-        """Step 3 in the running event loop."""
+        """Step 3 (``HookRunner._before_chain``)."""
         hooks = self.hooks
         if hooks is None:
             return params
         if not hooks.has_before:
             return self._adjusted(tool, params, HookOutcome(False, None, params, False), trace)
         event = self._before_event(tool, params, trace)
-        outcome = await hooks.arun_before(event, self._ctx(trace))
+        outcome = await hooks._before_chain(event, self._ctx(trace), in_loop=in_loop)
         return self._adjusted(tool, params, outcome, trace)
 
-    def _approved(
+    async def _approved(  # noqa: PLR0913 - the call's parts, and which side runs it
         self,
         tool: WrappedTool,
         params: dict[str, Any],
         signal: AbortSignal | None,
         trace: _Trace,
         approver: Approver | None,
+        *,
+        in_loop: bool,
     ) -> dict[str, Any]:
-        """The exec policy; a pending approval is waited for in this thread (or decided by
-        the approver). The params to run with (the workdir the command was evaluated in)."""
+        """The exec policy; a pending approval is waited for (a step: in this thread, or
+        awaited in the loop) or decided by the approver. The params to run with (the
+        workdir the command was evaluated in)."""
         if not tool._is_exec:
             return params
         params, request = self._gate(tool, params)
         if request is not None and approver is not None:
-            _decided(params, self._deferred(request, params, trace, approver))
+            decided(params, self._deferred(request, params, trace, approver))
         elif request is not None:
             waiter = self._waiter(request)
             self._log_asked(trace, waiter.id)
             detach = self._abort_ends_wait(waiter, signal)
             try:
-                decision = waiter.wait()
+                decision = await waiter.wait_async() if in_loop else waiter.wait()
             finally:
                 detach()
             self._log_approval(trace, waiter.id, decision)
-            _decided(params, decision)
-        return params
-
-    async def _aapproved(
-        self,
-        tool: WrappedTool,
-        params: dict[str, Any],
-        signal: AbortSignal | None,
-        trace: _Trace,
-        approver: Approver | None,
-    ) -> dict[str, Any]:
-        """The exec policy; a pending approval is awaited (or decided by the approver)."""
-        if not tool._is_exec:
-            return params
-        params, request = self._gate(tool, params)
-        if request is not None and approver is not None:
-            _decided(params, self._deferred(request, params, trace, approver))
-        elif request is not None:
-            waiter = self._waiter(request)
-            self._log_asked(trace, waiter.id)
-            detach = self._abort_ends_wait(waiter, signal)
-            try:
-                decision = await waiter.wait_async()
-            finally:
-                detach()
-            self._log_approval(trace, waiter.id, decision)
-            _decided(params, decision)
+            decided(params, decision)
         return params
 
     def _log_asked(self, trace: _Trace, approval_id: str) -> None:
@@ -736,7 +687,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
         command = params.get("command")
         if not isinstance(command, str):
             raise InvalidArgumentsError(f"{tool.wire}: command must be a string", tool=tool.name)
-        cwd = _workdir(params.get("workdir"), self.workspace)
+        cwd = exec_workdir(params.get("workdir"), self.workspace)
         if cwd is not None:
             params = {**params, "workdir": cwd}
         verdict = evaluate_exec(
@@ -773,7 +724,7 @@ class WrappedTools(Mapping[str, WrappedTool]):
             env_keys=tuple(sorted(map(str, env)))
             if isinstance(env := params.get("env"), dict)
             else (),
-            reason=_reason(verdict),
+            reason=ask_reason(verdict),
         )
         return params, request
 
@@ -903,39 +854,6 @@ def _nothing() -> None:
     return None
 
 
-def _arguments_digest(params: Mapping[str, Any]) -> str:
-    """A digest of a call's validated arguments (what binds a resumed call to its pause)."""
-    text = json.dumps(
-        params, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr
-    )
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _reason(verdict: ExecVerdict) -> str:
-    """Why the policy asks about a command (what an approver is told)."""
-    if verdict.ask == "always":
-        return "ask=always: every command is asked about"
-    if not verdict.analysis.ok:
-        why = verdict.analysis.reason or "not one simple command"
-        return f"the command cannot be analysed ({why})"
-    if verdict.executable is None:
-        return "the executable cannot be resolved"
-    return f"allowlist miss: no pattern matches {verdict.executable}"
-
-
-def _workdir(requested: object, workspace: str | None) -> str | None:
-    """The directory an exec command runs in, absolute with its symlinks resolved: the
-    call's workdir (relative to the workspace), else the workspace; None when that is not
-    known (then nothing relative can be resolved: the gateway's own cwd is never used)."""
-    # trimmed, as OpenClaw reads it (``params.workdir?.trim()``)
-    directory = requested.strip() or None if isinstance(requested, str) else None
-    if directory is not None and os.path.isabs(directory):
-        return os.path.realpath(directory)
-    if workspace is None:
-        return None
-    return os.path.realpath(os.path.join(workspace, directory or "."))
-
-
 def _check_context(ctx: CallContext) -> None:
     """Refuse ill-typed context values (TypeError naming the field): a malformed owner flag
     or id is never read as anything."""
@@ -962,14 +880,6 @@ def _is_async(impl: object) -> bool:
 def _check(signal: AbortSignal | None) -> None:
     if signal is not None and signal.aborted:
         raise AbortError(abort_message(signal))
-
-
-def _decided(params: Mapping[str, Any], decision: Decision | None) -> None:
-    """An approval's outcome: allow-once and allow-always run the command."""
-    if decision in ("allow-once", "allow-always"):
-        return
-    why = "user-denied" if decision == "deny" else "approval-timeout"
-    raise ExecDeniedError(f"Exec denied ({why}): {params.get('command')}", tool=EXEC_TOOL, code=why)
 
 
 def _discard(value: object) -> None:

@@ -163,8 +163,9 @@ def _warm(rt: ModuleType) -> None:
         everyone = rt.resolve(sender_is_owner=True)
     except rt.AgentSelectionRequiredError as exc:  # 2026.9, several agents: warm one of them
         everyone = rt.resolve(sender_is_owner=True, agent_id=exc.agent_ids[0])
-    policy = sys.modules.get(f"{rt.__name__}._policy")
-    load_shards = getattr(policy, "_load_shards", None)
+    # _shards holds them (_policy in builds before it was split)
+    shards = sys.modules.get(f"{rt.__name__}._shards") or sys.modules.get(f"{rt.__name__}._policy")
+    load_shards = getattr(shards, "_load_shards", None)
     if load_shards is not None:  # every table shard (builds before shards have none)
         load_shards()
     rt.tool_definitions(everyone, dialect=DIALECT)
@@ -258,7 +259,9 @@ class Generation:
         as in OpenClaw); ids are compared as the runtime normalizes them."""
         if not isinstance(agent_id, str):
             return False
-        normalize = getattr(getattr(self.runtime, "_policy", None), "_normalize_id", None)
+        rt = self.runtime  # _sessions holds it (_policy in builds before it was split)
+        sessions = getattr(rt, "_sessions", None) or getattr(rt, "_policy", None)
+        normalize = getattr(sessions, "_normalize_id", None)
         key = normalize(agent_id) if callable(normalize) else agent_id.strip().lower()
         return (key or "main") not in self.agents
 
