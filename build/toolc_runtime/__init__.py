@@ -35,7 +35,7 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_hooks.py": "7328458626fd82a25ed2ca2b4053103d14b30b32f8ed1507b88ecc262612ac54",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "86279bc947f0bffd9f8e11408a0ea5e41ce7c51d571779a9fdb299a2d985375b",
+    "_policy.py": "f06b9307c3116e32b9cc80afaf33790fb155b90a8e74d5c5f2682766c061ffe1",
     "_prompt.py": "53c5b8f6443b0a8de88bf56797f28bc8a34da2e1fa69c374e7796958f081e118",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
     "_route.py": "6b97935dd284235fb9c8ec4300df072c20031668e9f5310db7b9fed91297b5b3",

@@ -565,28 +565,8 @@ def resolve(  # noqa: PLR0913 - one keyword per context input: the stable interf
     except TypeError:  # an unhashable value: let the checks name the keyword
         result = None
     if result is None:
-        result = _evaluate(
-            (
-                agent_id,
-                session_key,
-                spawned_by,
-                model_provider,
-                model_id,
-                message_provider,
-                account_id,
-                group_id,
-                group_space,
-                group_channel,
-                sender_id,
-                sender_e164,
-                sender_username,
-                sender_name,
-                sender_is_owner,
-                sandboxed,
-                spawn_depth,
-                strict is not False,
-            )
-        )
+        # the key's first fourteen values are the request's own (the flags it normalizes)
+        result = _evaluate((*key[:14], sender_is_owner, sandboxed, spawn_depth, key[17]))
         if len(_MEMO) >= _MEMO_LIMIT:
             _MEMO.clear()
         _MEMO[key] = result

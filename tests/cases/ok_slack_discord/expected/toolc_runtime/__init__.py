@@ -26,24 +26,29 @@ TOOLC_VERSION: Final = "0.1.0"
 FILE_SHA256: Final[Mapping[str, str]] = {
     "_abort.py": "fcf66d080cc334da7c1f644a5d909c8836cf5c939834f854f169f2d68d0f9504",
     "_adapters.py": "2cc224a44db1e37fcfef2d6cd4d8fe38c2596f6e22922b7f8b0d8eb9bbc36755",
-    "_approvals.py": "82dc96dea6f1ed34c89181b648d4d1493de2b1851bedbb52b3362b475dcf5b2c",
-    "_bundles.py": "70c08d3fd38fa5b4a84d05b6468eee759907ff24f8a1f8598aebe723db1fe666",
+    "_approvals.py": "4ea05850f70183e58bd7df38586848a04448cea97673485d777ebb50cd6690d3",
+    "_bundles.py": "e035b21a2d2217e1e2dd3439acfcd81bbddca76f17990e6c40fd34531488400c",
     "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
-    "_decisions.py": "1e6de3e73aabe79db8825845baac1433ce082d1701817765915d9e3bff5f7e19",
+    "_decisions.py": "8950894ebb9aa3e341810b5011a34b4fbc2cfb88052e400219491fc8ee6f83bb",
     "_errors.py": "dd450241bc64587c21f62f92810aff87504c940024ef8c2166301b65a67e9316",
-    "_hooks.py": "117c5fd4258cddb8382c4a490d2b5b6e2a3e24c05dec89aa228fbcbe7b358c76",
+    "_groups.py": "9518233f8b6963a7185ebfdb0920b6bc4374d4759cc3598e63ac33e03f81cb38",
+    "_hooks.py": "7328458626fd82a25ed2ca2b4053103d14b30b32f8ed1507b88ecc262612ac54",
     "_hostenv.py": "c9022f8a641c2b70c3a175bbc19824f711c2f75e85ac586f13339f9da83222de",
     "_params.py": "3cbf36aff89ecf548a2e1945e05bd555388333bf4de8d22f4c8bf85e3b830642",
-    "_policy.py": "501f9da49f343f94c318aacd694c00316d140b9547069701c33bab5e8fc57bc6",
-    "_prompt.py": "44474a7cab4cc36456d9b57a5bc75b18b5b09213a7e14b9ffde8acce12d7356f",
+    "_policy.py": "f06b9307c3116e32b9cc80afaf33790fb155b90a8e74d5c5f2682766c061ffe1",
+    "_prompt.py": "53c5b8f6443b0a8de88bf56797f28bc8a34da2e1fa69c374e7796958f081e118",
     "_results.py": "2b17873e7b603000d0044ac0ed54d2ef1ae2125b2036f947bbdd7b6de8983fe0",
-    "_route.py": "bb151280de724bf7e5d7861494c153c2e19b6de433a7c8aa7e53450388ee77b8",
+    "_route.py": "6b97935dd284235fb9c8ec4300df072c20031668e9f5310db7b9fed91297b5b3",
+    "_sessions.py": "6789a3529b1d8b0b41e2620334ecea8acb1ab2005c4cc42ebfdaa075333851fc",
+    "_shards.py": "07f95f4b22df35fe39e23a4bcaaa41410c8ec923fcb642ab27aed1d39f281c70",
     "_shell.py": "983bb530c2826ff5705ac0f95deaf644d5d2df4c5c27f8511c443029d248e7e7",
-    "_validate.py": "46159a71dc239a6484fbc19be41660efe01ba0839892c1562ae8da5d5213a116",
-    "_wrap.py": "33ac0b3e8788f2e8afe9895c6a737da9219e80b6e889cb226e87500054d2549b",
+    "_steps.py": "1f1ca7c1bb1b23fbb7563382ea7b539f36cdf5f393e7d79cdcb263d38b07d851",
+    "_tables.py": "12acf94ef11a8ad6ba8518ef1be5273b77694854fe54a54b0646ce5d4b770d24",
+    "_validate.py": "2c7a9f3898cbcdf2c05a25016bee4fdc885bce4e5662bfea1089f68384243bf3",
+    "_wrap.py": "62ac0c487fa707265a3aa0f27a665379bf60e27fe494dc4f2a7a4f5bdefe80cb",
     "bundles.json": "afedf76c85ea118f284726baf71b6b13c7bf0f2068d176b4b89111b25e3f9bd4",
     "catalog.json": "723aaac598569ddeeb761d601ed34b6eccb0e06a7d85087b9f98d1be4fc91fe6",
-    "integrations/__init__.py": "e3c992acb103236c15cc48483e007957582dc02e230e749d2c74b2e284db033e",
+    "integrations/__init__.py": "02c3e695629c4d27f3587f44a4e038e082d9ca31fe15a03a47c74eccce829fc1",
     "integrations/langchain.py": "ecbabe392462a6196d7e1a08fa500a45341d85b64baccd23ee485b7b967d46ba",
     "integrations/openai_agents.py": (
         "5d7130d76303fca78af07ed2e4d24cae51da3153e5a0e4e242328fe8ed9f626a"
@@ -78,6 +83,10 @@ FILE_SHA256: Final[Mapping[str, str]] = {
 _MODULES: Final[tuple[str, ...]] = (
     "_errors",
     "_params",
+    "_tables",
+    "_shards",
+    "_sessions",
+    "_groups",
     "_policy",
     "_route",
     "_validate",
@@ -87,6 +96,7 @@ _MODULES: Final[tuple[str, ...]] = (
     "_context",
     "_shell",
     "_hostenv",
+    "_steps",
     "_hooks",
     "_approvals",
     "_decisions",
@@ -177,11 +187,13 @@ from ._errors import (  # noqa: E402
     UntrustedGroupError,
 )
 from ._policy import (  # noqa: E402
+    resolve,
+    resolve_uncached,
+)
+from ._tables import (  # noqa: E402
     TOOL_NAMES,
     ToolDefinition,
     ToolSet,
-    resolve,
-    resolve_uncached,
 )
 
 if TYPE_CHECKING:

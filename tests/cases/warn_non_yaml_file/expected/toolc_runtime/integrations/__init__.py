@@ -24,8 +24,9 @@ from .._bundles import dialect_for
 from .._context import CallContext
 from .._errors import UnknownToolError
 from .._hooks import HookRunner
-from .._policy import TOOL_NAMES, ToolSet, _toolset, catalog, resolve
+from .._policy import resolve
 from .._route import ROUTING_KEYS, Request
+from .._tables import TOOL_NAMES, ToolSet, _toolset, catalog
 from .._wrap import Implementation, WrappedTools, wrap
 
 ContextFn = Callable[[Any], Request | Mapping[str, Any]]
