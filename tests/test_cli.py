@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner, Result
 from toolc.api import load_runtime
 from toolc.cli import main
-from toolc.pipeline.bundles import dialect_for
+from toolc.runtime._dialects import DialectRegistry
 
 from tests.helpers import write_definitions
 
@@ -329,11 +329,10 @@ def test_schema_dialect_follows_the_runtime(here: Path) -> None:
     pairs = [("openai", None), ("openai", "gpt-5-strict"), ("OpenAI ", "GPT-5-Strict"),
              ("google", None), ("google-vertex", None), ("anthropic", None), ("acme", None)]
     bundles = json.loads((here / "build" / "toolc_runtime" / "bundles.json").read_text())
-    providers = bundles["providers"]
+    registry = DialectRegistry.from_json(bundles["providers"])
     for provider, model in pairs:
         expected = runtime.dialect_for(provider, model)
-        assert dialect_for(provider, model, providers["entries"], providers["default"]) == \
-            expected
+        assert registry.dialect_for(provider, model)[0] == expected
         args = ["--provider", provider, *(["--model", model] if model else [])]
         for source in (["--build", "build"], ["--definitions", "definitions"]):
             result = run("schema", "read", *args, *source, "--json")

@@ -60,3 +60,17 @@ def test_the_runtime_imports_no_framework(shipped: Shipped) -> None:
     proc = subprocess.run([sys.executable, "-c", code, str(shipped.out)], capture_output=True,
                           text=True, check=True)
     assert proc.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("name", "entry"), [("pydantic_ai", "toolset"),
+                                             ("openai_agents", "function_tools"),
+                                             ("langchain", "middleware")])
+def test_an_entry_point_refuses_a_keyword_wrap_does_not_take(shipped: Shipped, name: str,
+                                                             entry: str) -> None:
+    # wrap's keywords pass through as one typed value: a misspelt one is refused when the
+    # framework object is made, as a signature spelling them out would refuse it
+    make = getattr(shipped.integration(name), entry)
+    with pytest.raises(TypeError, match="'hook'"):
+        make({}, context=lambda _: {"agent_id": "coder"}, hook=None)
+    assert make({}, context=lambda _: {"agent_id": "coder"}, hooks=None, validate=False) \
+        is not None

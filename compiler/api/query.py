@@ -29,9 +29,10 @@ from ..builds import (
 )
 from ..builds import read_tables as read_build_tables
 from ..diagnostics import Diagnostics, did_you_mean
-from ..pipeline.bundles import build_bundles, dialect_for
+from ..pipeline.bundles import build_bundles
 from ..pipeline.writer import publish
 from ..rules.names import normalize_tool_name
+from ..runtime._dialects import DialectRegistry
 from ..semantics.reference import ReferenceInterpreter
 from .routing import ROUTE_KEYWORDS, RouteResult, route_with, toolc_refusal
 
@@ -364,12 +365,11 @@ class Schemas:
     def dialect_for(self, provider: str, model: str | None = None) -> tuple[str, str]:
         """The dialect ``provider`` (and ``model``) speaks, and why, in the definitions'
         words: from a build its own runtime answers (exactly its rule)."""
-        providers = self.bundles["providers"]
+        dialect, reason = DialectRegistry.from_json(self.bundles["providers"]).dialect_for(
+            provider, model)
         if self.build is not None:
             dialect = str(load_runtime(self.build).dialect_for(provider, model))
-        else:
-            dialect = dialect_for(provider, model, providers["entries"], providers["default"])
-        return dialect, dialect_reason(provider, model, providers)
+        return dialect, reason
 
     def tool(self, tool: str, dialect: str) -> ToolSchema:
         """``tool`` (read as policies read names) in ``dialect``; UnknownToolError if none."""
@@ -412,17 +412,6 @@ def schema(tool: str, *, dialect: str | None = None, provider: str | None = None
 
 
 def dialect_reason(provider: str, model: str | None, providers: dict[str, Any]) -> str:
-    """Why ``dialect_for`` picks what it picks, in the definitions' words."""
-    p = provider.strip().lower()
-    m = (model or "").strip().lower()
-    entries = providers["entries"]
-    full = (m if "/" in m else f"{p}/{m}") if p and m else None
-    if full is not None and full in entries:
-        return f'providers.entries."{full}"'
-    if p in entries:
-        return f'providers.entries."{p}"'
-    if p in providers["builtin"]:
-        return f"built-in default for provider {p}"
-    if ("google" in p or "gemini" in p) and "anthropic" not in p:
-        return "built-in: a provider naming google or gemini speaks gemini-json"
-    return "providers.default"
+    """Why ``dialect_for`` picks what it picks, in the definitions' words (``providers``:
+    a build's table, ``bundles.json``'s ``providers``)."""
+    return DialectRegistry.from_json(providers).dialect_for(provider, model)[1]

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostics, Pos
 from ..pipeline.analyze import Resolved
-from ..pipeline.bundles import BUILTIN_PROVIDER_DIALECTS, DEFAULT_DIALECT, dialect_for
+from ..pipeline.bundles import dialect_registry
 from ..pipeline.cache import BuildCache
 from ..pipeline.model import AssertionDef, ChannelDef, GroupConfig, PatternValue
 from ..pipeline.units import outside_channels
@@ -562,7 +562,7 @@ COUNT_LINT_BUDGET = 24
 def provider_candidates(resolved: Resolved) -> list[tuple[str, str | None]]:
     """Every provider (and provider/model) the definitions mention, in sorted order."""
     defs = resolved.defs
-    keys = {p.key for p in defs.provider_dialects} | set(BUILTIN_PROVIDER_DIALECTS)
+    keys = {p.key for p in defs.provider_dialects} | set(dialect_registry(defs).builtin)
     for config in [defs.tools_config, *(a.tools for a in defs.agents if a.tools)]:
         keys |= {bp.key for bp in config.by_provider}
     for tool in resolved.tools:
@@ -581,13 +581,12 @@ def lint_counts(resolved: Resolved, diags: Diagnostics) -> None:
     if all(len(tools) <= MAX_TOOLS.get(d, len(tools)) for d in DIALECTS):
         return
     defs = resolved.defs
-    entries = {p.key: p.dialect for p in defs.provider_dialects}
-    default = defs.default_dialect or DEFAULT_DIALECT
+    registry = dialect_registry(defs)
     interp = ReferenceInterpreter(resolved)
     agents = [a.id for a in defs.agents][:COUNT_LINT_AGENTS] or ["main"]
     candidates = provider_candidates(resolved)
     for dialect, limit in sorted(MAX_TOOLS.items()):
-        pairs = [(p, m) for p, m in candidates if dialect_for(p, m, entries, default) == dialect]
+        pairs = [(p, m) for p, m in candidates if registry.dialect_for(p, m)[0] == dialect]
         tries = [(a, p, m) for a in agents for p, m in pairs][:COUNT_LINT_BUDGET]
         hit = next(((a, p, m, names) for a, p, m in tries
                     for names in [interp.resolve(agent_id=a, model_provider=p, model_id=m,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import jsonschema
 
 from ..diagnostics import Diagnostics, Pos, did_you_mean
+from ..runtime._dialects import DIALECTS
 from ..runtime._shell import pattern_breadth, pattern_can_match
 from ..targets import DEFAULT_KEY, NEWEST_KEY, Target, target
 from .model import (
@@ -25,7 +26,6 @@ from .model import (
     ToolsConfig,
 )
 
-DIALECTS = ("openai", "openai-strict", "anthropic", "gemini", "gemini-json", "mcp")
 PLUGINS_GROUP = "group:plugins"
 
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from ..diagnostics import Diagnostics
-from ..rules.names import model_key, normalize_key
+from ..runtime._dialects import DEFAULT_DIALECT, DIALECTS, DialectRegistry
 from ..schema import (
-    DIALECTS,
     CleanedSchema,
     clean_schema,
     lint_tool_list,
@@ -26,13 +25,8 @@ from ..schema import (
 )
 from ..schema.aliases import apply_param_aliases, required_groups
 from .analyze import Resolved
-from .model import ToolDef
+from .model import Definitions, ToolDef
 
-DEFAULT_DIALECT = "openai"
-BUILTIN_PROVIDER_DIALECTS = {"openai": "openai", "openai-codex": "openai",
-                             "anthropic": "anthropic"}
-# OpenClaw: a provider whose name mentions google or gemini speaks Gemini, unless it also
-# names anthropic (google-antigravity running Claude models).
 # Groups that accept an empty string (an edit may replace text with nothing; OpenClaw #19085).
 ALLOW_EMPTY = ("newText",)
 OPENAI_DIALECTS = ("openai", "openai-strict")
@@ -55,23 +49,6 @@ def _clean(parameters: str, dialect: str) -> CleanedSchema:
 def pointer_text(pointer: Iterable[str | int]) -> str:
     """A pointer as ``a/b/0`` (the runtime walks the same spelling)."""
     return "/".join(str(p) for p in pointer)
-
-
-def dialect_for(provider: str | None, model: str | None, entries: Mapping[str, str],
-                default: str) -> str:
-    """The schema dialect of a provider/model (the runtime implements the same rule)."""
-    p, m = normalize_key(provider), normalize_key(model)
-    if p and m:
-        full = model_key(p, m)
-        if full in entries:
-            return entries[full]
-    if p in entries:
-        return entries[p]
-    if p in BUILTIN_PROVIDER_DIALECTS:
-        return BUILTIN_PROVIDER_DIALECTS[p]
-    if ("google" in p or "gemini" in p) and "anthropic" not in p:
-        return "gemini-json"
-    return default
 
 
 class _BundleBuilder:
@@ -138,11 +115,8 @@ class _BundleBuilder:
 
     def build(self) -> Bundles:
         defs = self.r.defs
-        entries = {p.key: p.dialect for p in defs.provider_dialects}
-        data: dict[str, Any] = {
-            "providers": {"default": defs.default_dialect or DEFAULT_DIALECT,
-                          "entries": entries, "builtin": BUILTIN_PROVIDER_DIALECTS},
-            "dialects": {}, "aliases": {}}
+        data: dict[str, Any] = {"providers": dialect_registry(defs).to_json(),
+                                "dialects": {}, "aliases": {}}
         notes: dict[str, Any] = {}
         lossy: dict[str, list[str]] = {}
         for dialect in DIALECTS:
@@ -158,6 +132,12 @@ class _BundleBuilder:
                     "map": aliases, "groups": [[label, list(keys)] for label, keys in groups],
                     "allowEmpty": [k for _, keys in groups for k in keys if k in ALLOW_EMPTY]}
         return Bundles(data=data, notes=notes, lossy=lossy)
+
+
+def dialect_registry(defs: Definitions) -> DialectRegistry:
+    """The definitions' ``providers:`` table as the runtime reads it."""
+    entries = {p.key: p.dialect for p in defs.provider_dialects}
+    return DialectRegistry(entries=entries, default=defs.default_dialect or DEFAULT_DIALECT)
 
 
 def build_bundles(resolved: Resolved, diags: Diagnostics) -> Bundles:

@@ -39,6 +39,7 @@ MODULES: Final = (
     "_policy",
     "_route",
     "_validate",
+    "_dialects",
     "_bundles",
     "_results",
     "_abort",

@@ -7,12 +7,13 @@ pass plus one walker with a small hook and keyword table per dialect) -> `tool_e
 `aliases` adds Claude-Code parameter aliases and the call-time check that goes with them.
 """
 
+from ..runtime._dialects import DIALECTS
 from .aliases import apply_param_aliases, normalize_call_args, required_groups
 from .clean import clean_schema
 from .decode import decode_call_args
 from .envelope import responses_envelope, tool_envelope
 from .lint import LintViolation, lint_tool_list
-from .model import DIALECTS, CleanedSchema, Pointer, SchemaNote
+from .model import CleanedSchema, Pointer, SchemaNote
 from .normalize import normalize_schema
 from .strict_check import check_openai_strict
 

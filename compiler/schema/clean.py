@@ -6,8 +6,9 @@ import copy
 import dataclasses
 from typing import Any, Final
 
+from ..runtime._dialects import DIALECTS
 from . import anthropic, gemini, gemini_json, mcp, openai, openai_strict
-from .model import DIALECTS, CleanedSchema, SchemaNote
+from .model import CleanedSchema, SchemaNote
 from .normalize import normalize_schema
 from .refs import resolve_refs
 from .walker import Ctx, Dialect, walk

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ..runtime._dialects import DIALECTS
 from .checks import nodes, schema_problems
 from .keywords import dict_at, list_at
-from .model import DIALECTS
 from .refs import def_cycles
 
 NAME_PATTERNS: Final = {

@@ -9,7 +9,6 @@ from typing import Any, Literal
 Pointer = tuple[str | int, ...]
 Severity = Literal["warning", "error", "info"]
 
-DIALECTS: tuple[str, ...] = ("openai", "openai-strict", "anthropic", "gemini", "gemini-json", "mcp")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from ..runtime._dialects import DIALECTS
 from .clean import clean_schema
-from .model import DIALECTS
 
 # keyword label -> a property schema using it (put under properties.x of an object)
 SAMPLES: Final[dict[str, dict[str, Any]]] = {
