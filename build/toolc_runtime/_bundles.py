@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from . import read_verified
+from ._dialects import DialectRegistry
 from ._errors import InvalidArgumentsError, ToolError, ToolNotPermittedError, UnknownToolError
 from ._params import normalize_call_args
 from ._tables import ToolSet
@@ -20,7 +21,7 @@ from ._validate import validated_args
 _CACHE_LIMIT: Final = 4096
 _BUNDLES: list[dict[str, Any]] = []
 _DEFS_CACHE: dict[str, dict[int, list[Mapping[str, Any]]]] = {}
-_BUILTIN_GEMINI: Final = ("google", "gemini")
+_REGISTRY: list[DialectRegistry] = []
 
 
 def _bundles() -> dict[str, Any]:
@@ -29,25 +30,16 @@ def _bundles() -> dict[str, Any]:
     return _BUNDLES[0]
 
 
+def _registry() -> DialectRegistry:
+    if not _REGISTRY:
+        _REGISTRY.append(DialectRegistry.from_json(_bundles()["providers"]))
+    return _REGISTRY[0]
+
+
 def dialect_for(provider: str | None = None, model: str | None = None) -> str:
     """The schema dialect a provider/model speaks (``providers:`` in the definitions, then
-    built-in defaults, then the declared default)."""
-    config = _bundles()["providers"]
-    entries: dict[str, str] = config["entries"]
-    p = (provider or "").strip().lower()
-    m = (model or "").strip().lower()
-    if p and m:
-        full = m if "/" in m else f"{p}/{m}"
-        if full in entries:
-            return entries[full]
-    if p in entries:
-        return entries[p]
-    builtin: dict[str, str] = config["builtin"]
-    if p in builtin:
-        return builtin[p]
-    if any(word in p for word in _BUILTIN_GEMINI) and "anthropic" not in p:
-        return "gemini-json"
-    return str(config["default"])
+    built-in defaults, then the declared default: ``DialectRegistry.dialect_for``)."""
+    return _registry().dialect_for(provider, model)[0]
 
 
 def tool_definitions(

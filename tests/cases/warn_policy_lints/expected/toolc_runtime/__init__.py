@@ -27,9 +27,10 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_abort.py": "fcf66d080cc334da7c1f644a5d909c8836cf5c939834f854f169f2d68d0f9504",
     "_adapters.py": "2cc224a44db1e37fcfef2d6cd4d8fe38c2596f6e22922b7f8b0d8eb9bbc36755",
     "_approvals.py": "4ea05850f70183e58bd7df38586848a04448cea97673485d777ebb50cd6690d3",
-    "_bundles.py": "e035b21a2d2217e1e2dd3439acfcd81bbddca76f17990e6c40fd34531488400c",
+    "_bundles.py": "b5f5ec59e0815c3c2a8370754b9a33b026c925da4bc14b79a870be1f5d10ea4d",
     "_context.py": "7bb1348a85f3b5cc38175953248da83952365d4415a74f4ca6f04d146d906778",
     "_decisions.py": "8950894ebb9aa3e341810b5011a34b4fbc2cfb88052e400219491fc8ee6f83bb",
+    "_dialects.py": "a0a6b2c094e59026d1e3730268adc5d5feefc80c90c1cbb2d3b6e98a13290421",
     "_errors.py": "dd450241bc64587c21f62f92810aff87504c940024ef8c2166301b65a67e9316",
     "_groups.py": "9518233f8b6963a7185ebfdb0920b6bc4374d4759cc3598e63ac33e03f81cb38",
     "_hooks.py": "7328458626fd82a25ed2ca2b4053103d14b30b32f8ed1507b88ecc262612ac54",
@@ -48,13 +49,13 @@ FILE_SHA256: Final[Mapping[str, str]] = {
     "_wrap.py": "62ac0c487fa707265a3aa0f27a665379bf60e27fe494dc4f2a7a4f5bdefe80cb",
     "bundles.json": "930a147e9c8d1fa60cae9a5b40dde19a0b4a018d829af30cd1d508a1ec1e45b9",
     "catalog.json": "f4a261482635533fa03aec317c3eb1af261a43b9ba98270181a24ea779c0a410",
-    "integrations/__init__.py": "02c3e695629c4d27f3587f44a4e038e082d9ca31fe15a03a47c74eccce829fc1",
-    "integrations/langchain.py": "ecbabe392462a6196d7e1a08fa500a45341d85b64baccd23ee485b7b967d46ba",
+    "integrations/__init__.py": "db05fb87570a9f0ff28357e205e667e6bfa8c8173258fb3ab18ec47fa6e93744",
+    "integrations/langchain.py": "bdb40036d80fee5e26b99b9a43bb9eacfa79a5832b508ddb065d280135501653",
     "integrations/openai_agents.py": (
-        "5d7130d76303fca78af07ed2e4d24cae51da3153e5a0e4e242328fe8ed9f626a"
+        "e0b77666492414f6aaa3a002746144952339812a71697645e915ad3bd4a9d27b"
     ),
     "integrations/pydantic_ai.py": (
-        "dfd7c3d6d81a1a15ec7c88860c50a50f7c290b944d89133ed4c84454fc5dca34"
+        "2c8fcd58829a3b891015cb4309b0db859cb6ba4d6e7559e81d190902e993c856"
     ),
     "models.py": "4dd7f2994301c58352db809a8bd0b06406fe62f13192654e05c674cc73935260",
     "provenance.json": "71e6dfbbac952bfc3f9faa9f6e87bdb76ae833c3dd484c2af1b526a310c89933",
@@ -84,6 +85,7 @@ _MODULES: Final[tuple[str, ...]] = (
     "_policy",
     "_route",
     "_validate",
+    "_dialects",
     "_bundles",
     "_results",
     "_abort",

@@ -19,7 +19,7 @@ each decision to the ``ApprovalManager`` bound to the evaluated request.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ApprovalRequired, ToolFailed
@@ -27,40 +27,34 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolDef
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
-from .._abort import AbortSignal
 from .._approvals import DECISIONS, ApprovalManager, ApprovalRecord, Decision
-from .._hooks import HookRunner
 from .._wrap import Approver, Implementation
-from . import Binding, ContextFn, approval_payload
+from . import (
+    Binding,
+    ContextFn,
+    WrapOptions,
+    approval_payload,
+    check_decision,
+    denial,
+    submit,
+)
 
 METADATA_KEY = "toolc"  # DeferredToolResults.metadata[call_id][METADATA_KEY]: the binding
 
 
-def toolset(  # noqa: PLR0913 - wrap()'s keywords
+def toolset(
     implementations: Mapping[str, Implementation],
     *,
     context: ContextFn,
-    hooks: HookRunner | None = None,
-    approvals: ApprovalManager | None = None,
-    signal: AbortSignal | None = None,
-    workspace: str | None = None,
-    validate: bool = True,
     id: str = "toolc",
+    **options: Unpack[WrapOptions],
 ) -> AbstractToolset[Any]:
     """A pydantic-ai toolset of ``implementations`` (tool name -> ``fn(args, call)``, as for
     ``wrap``). ``context`` maps pydantic-ai's ``RunContext`` to the request (a ``Request``, a
     mapping of its fields, or ``resolve``'s keywords: ``ContextFn``) and is asked on every step,
-    so one agent serves every sender, channel and group; the other keywords are ``wrap``'s."""
-    binding = Binding(
-        implementations,
-        context=context,
-        hooks=hooks,
-        approvals=approvals,
-        signal=signal,
-        workspace=workspace,
-        validate=validate,
-    )
-    return ToolcToolset(binding, id)
+    so one agent serves every sender, channel and group; ``options`` are ``wrap``'s keywords
+    (``hooks``, ``approvals``, ``signal``, ``workspace``, ``validate``)."""
+    return ToolcToolset(Binding(implementations, context=context, **options), id)
 
 
 def results(
@@ -82,15 +76,12 @@ def results(
         meta = requests.metadata.get(call_id, {})
         if decision is None:
             continue
-        if decision not in DECISIONS:
-            raise ValueError(f"decision must be one of {', '.join(DECISIONS)}, got {decision!r}")
+        check_decision(decision)
         digest = str(meta.get("digest", ""))
-        if not approvals.submit(call_id, decision, digest=digest, resolved_by="pydantic-ai"):
-            raise ValueError(f"approval {call_id}: no pending approval of this request")
+        submit(approvals, call_id, decision, digest=digest, framework="pydantic-ai")
         out.metadata[call_id] = {METADATA_KEY: {"digest": digest, "decision": decision}}
         if decision == "deny":
-            command = meta.get("command", "")
-            out.approvals[call_id] = ToolDenied(f"Exec denied (user-denied): {command}")
+            out.approvals[call_id] = ToolDenied(denial(meta.get("command", "")))
         else:
             out.approvals[call_id] = True
     return out

@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, Literal, NotRequired
+from typing import Annotated, Any, Final, Literal, NotRequired, Unpack
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
@@ -46,12 +46,18 @@ from langgraph.types import interrupt
 from pydantic import BaseModel, BeforeValidator, Field, create_model
 from typing_extensions import TypedDict
 
-from .._abort import AbortSignal
-from .._approvals import ApprovalManager, ApprovalRecord, Decision
-from .._hooks import HookRunner
+from .._approvals import ApprovalRecord, Decision
 from .._results import ToolResult, error_result
 from .._wrap import Approver, Implementation, WrappedTools
-from . import Binding, ContextFn, ToolSpec, approval_payload, provider_dialect
+from . import (
+    Binding,
+    ContextFn,
+    Paused,
+    ToolSpec,
+    WrapOptions,
+    approval_payload,
+    provider_dialect,
+)
 
 REJECTED: Final = "toolc_rejected"
 """State key: tool call id -> the reviewer's message, for the calls rejected after a turn."""
@@ -104,34 +110,22 @@ def response_schema(count: int) -> type[BaseModel]:
     return model
 
 
-def middleware(  # noqa: PLR0913 - wrap()'s keywords
+def middleware(
     implementations: Mapping[str, Implementation],
     *,
     context: ContextFn,
-    hooks: HookRunner | None = None,
-    approvals: ApprovalManager | None = None,
-    signal: AbortSignal | None = None,
-    workspace: str | None = None,
-    validate: bool = True,
     provider: str = "openai",
     model: str | None = None,
+    **options: Unpack[WrapOptions],
 ) -> AgentMiddleware[Any, Any]:
     """An ``AgentMiddleware`` holding one tool per entry of ``implementations`` (tool name ->
     ``fn(args, call)``, as for ``wrap``), shown as the build defines it for ``provider`` /
     ``model``. ``context`` maps LangGraph's ``Runtime`` to the request (a ``Request``, a mapping
-    of its fields, or ``resolve``'s keywords: ``ContextFn``); the other keywords are ``wrap``'s."""
+    of its fields, or ``resolve``'s keywords: ``ContextFn``); ``options`` are ``wrap``'s
+    keywords (``hooks``, ``approvals``, ``signal``, ``workspace``, ``validate``)."""
     dialect = provider_dialect(provider, model)
-    binding = Binding(
-        implementations,
-        context=context,
-        hooks=hooks,
-        approvals=approvals,
-        signal=signal,
-        workspace=workspace,
-        validate=validate,
-        dialect=dialect,
-    )
-    return ToolcMiddleware(binding, binding.every_spec(dialect))
+    binding = Binding(implementations, context=context, dialect=dialect, **options)
+    return ToolcMiddleware(binding, binding.every_spec())
 
 
 def interrupt_value(asked: Sequence[tuple[ApprovalRecord, str]]) -> dict[str, Any]:
@@ -183,14 +177,10 @@ class _Asked:
     fresh: bool  # registered by this pass (on a resumed pass: not the one the person saw)
 
 
-class _Pause(Exception):
-    """A probe's approver on its way out: the call needs a person's decision."""
-
-
 def _recorder(found: list[_Asked], name: str) -> Approver:
     def pause(record: ApprovalRecord, fresh: bool) -> Decision:
         found.append(_Asked(record, name, fresh))
-        raise _Pause
+        raise Paused(record.id)
 
     return pause
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypedDict, Unpack
 
 from .._abort import AbortSignal
-from .._approvals import ApprovalManager, ApprovalRecord
+from .._approvals import DECISIONS, ApprovalManager, ApprovalRecord, Decision
 from .._bundles import dialect_for
 from .._context import CallContext
 from .._errors import UnknownToolError
@@ -36,6 +36,18 @@ fields (``channel``, ``peer`` as ``(kind, id)`` or ``"kind:id"``, ``sender_id``,
 ``resolve``'s keywords (``agent_id``, ``session_key``, ``sender_is_owner``,
 ``model_provider``, ...). A mapping may add ``session_id`` and ``run_id`` if the application
 has them (hooks see them; neither routing nor ``resolve`` takes them)."""
+
+
+class WrapOptions(TypedDict, total=False):
+    """``wrap``'s keywords that every integration's entry point passes on unchanged (each
+    absent one takes ``wrap``'s default)."""
+
+    hooks: HookRunner | None
+    approvals: ApprovalManager | None
+    signal: AbortSignal | None
+    workspace: str | None
+    validate: bool
+
 
 _CALL_ONLY: Final = ("session_id", "run_id")
 _CACHE_LIMIT: Final = 256
@@ -100,35 +112,37 @@ def approval_payload(record: ApprovalRecord) -> dict[str, Any]:
 
 class Binding:
     """Implementations bound to the build for one framework object: per step, the run
-    context -> the wrapped tools of that request (memoized per context, bounded)."""
+    context -> the wrapped tools of that request (memoized per context, bounded).
+    ``dialect``: the one the framework's tool objects are made in once (None: each
+    request's model provider chooses)."""
 
-    def __init__(  # noqa: PLR0913 - wrap()'s keywords
+    def __init__(
         self,
         implementations: Mapping[str, Implementation],
         *,
         context: ContextFn,
-        hooks: HookRunner | None = None,
-        approvals: ApprovalManager | None = None,
-        signal: AbortSignal | None = None,
-        workspace: str | None = None,
-        validate: bool = True,
         dialect: str | None = None,
+        **options: Unpack[WrapOptions],
     ) -> None:
         if not callable(context):
             raise TypeError("context must be a callable from the framework's run context")
+        unknown = sorted(options.keys() - WrapOptions.__optional_keys__)
+        if unknown:  # as a signature that spells the keywords out would refuse them
+            raise TypeError(f"unexpected keyword argument {unknown[0]!r}")
         every = catalog()
         for name in implementations:
             if name not in every:
                 raise UnknownToolError(f"no tool {name!r} in this build", tool=name)
         self.implementations: Final = dict(implementations)
         self.context: Final = context
-        self.hooks: Final = hooks
-        self.approvals: Final = approvals
-        self.signal: Final = signal
-        self.workspace: Final = workspace
-        self.validate: Final = validate
         self.dialect: Final = dialect
+        self.options: Final = options
         self._cache: dict[Hashable, WrappedTools] = {}
+
+    @property
+    def approvals(self) -> ApprovalManager | None:
+        """The manager exec approvals are handed to (None: a call that needs one is refused)."""
+        return self.options.get("approvals")
 
     def tools(self, run_context: Any) -> WrappedTools:
         """The wrapped tools of the request ``run_context`` stands for."""
@@ -144,12 +158,8 @@ class Binding:
             request if request is not None else resolve(**keywords),
             self.implementations,
             context=call,
-            hooks=self.hooks,
-            signal=self.signal,
-            approvals=self.approvals,
             dialect=self.dialect,
-            validate=self.validate,
-            workspace=self.workspace,
+            **self.options,
         )
         if key is not None:
             if len(self._cache) >= _CACHE_LIMIT:
@@ -162,13 +172,15 @@ class Binding:
         definitions = tools.definitions(api=api)
         return [spec_of(n, d) for n, d in zip(tools.toolset.names, definitions, strict=True)]
 
-    def every_spec(self, dialect: str, *, api: str = "chat") -> list[ToolSpec]:
-        """Every implemented tool of the build, for frameworks whose tool objects are made
-        once (then enabled per request)."""
+    def every_spec(self, *, api: str = "chat") -> list[ToolSpec]:
+        """Every implemented tool of the build in the binding's dialect, for frameworks
+        whose tool objects are made once (then enabled per request)."""
+        if self.dialect is None:
+            raise ValueError("every_spec needs a binding made for one dialect")
         tools = wrap(
             _everything(self.implementations),
             self.implementations,
-            dialect=dialect,
+            dialect=self.dialect,
             validate=False,
         )
         return self.specs(tools, api=api)
@@ -209,3 +221,34 @@ def _everything(implementations: Mapping[str, Implementation]) -> ToolSet:
 def provider_dialect(provider: str | None, model: str | None = None) -> str:
     """The build's dialect for a provider (``dialect_for``)."""
     return dialect_for(provider, model)
+
+
+class Paused(Exception):
+    """An approver's way out of a probe (``WrappedTools.probe``): the call needs a person's
+    decision, which the framework's pause collects."""
+
+
+def pause(record: ApprovalRecord, fresh: bool) -> Decision:
+    """The approver of a probe: every call the policy asks about pauses."""
+    raise Paused(record.id)
+
+
+def check_decision(decision: object) -> None:
+    """ValueError naming ``DECISIONS`` when ``decision`` is none of them."""
+    if decision not in DECISIONS:
+        raise ValueError(f"decision must be one of {', '.join(DECISIONS)}, got {decision!r}")
+
+
+def submit(
+    approvals: ApprovalManager, call_id: str, decision: Decision, *, digest: str, framework: str
+) -> None:
+    """Hand a decision the framework collected to ``approvals``, bound to ``digest`` (the
+    request the person was shown); ValueError when toolc holds no pending approval of that
+    request (its digest differs, it was decided or it expired)."""
+    if not approvals.submit(call_id, decision, digest=digest, resolved_by=framework):
+        raise ValueError(f"approval {call_id}: no pending approval of this request")
+
+
+def denial(command: str) -> str:
+    """What the model is told of an exec call a person denied (OpenClaw's words)."""
+    return f"Exec denied (user-denied): {command}"

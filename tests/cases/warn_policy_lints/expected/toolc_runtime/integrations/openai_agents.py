@@ -30,26 +30,30 @@ from __future__ import annotations
 import json
 import weakref
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Unpack
 
 from agents import RunConfig, RunContextWrapper, RunState, ToolApprovalItem
 from agents.run_config import ToolErrorFormatterArgs
 from agents.tool import FunctionTool, Tool
 from agents.tool_context import ToolContext
 
-from .._abort import AbortSignal
-from .._approvals import DECISIONS, ApprovalManager, ApprovalRecord, Decision
+from .._approvals import ApprovalManager, ApprovalRecord, Decision
 from .._bundles import refusal
 from .._errors import UnknownToolError
-from .._hooks import HookRunner
 from .._results import error_result
 from .._wrap import Implementation
-from . import Binding, ContextFn, ToolSpec, approval_payload, provider_dialect
-
-
-class _Pause(Exception):
-    """needs_approval's answer on its way out of the call's path."""
-
+from . import (
+    Binding,
+    ContextFn,
+    ToolSpec,
+    WrapOptions,
+    approval_payload,
+    check_decision,
+    denial,
+    pause,
+    provider_dialect,
+    submit,
+)
 
 # The dialect each run's toolc tools were last listed in (is_enabled), by run context: the
 # SDK tells tool_error_formatter only the run's context and the name the model used, whose
@@ -74,33 +78,21 @@ def _listed_dialect(run_context: Any) -> str | None:
     return entry[1] if entry is not None and entry[0]() is run_context else None
 
 
-def function_tools(  # noqa: PLR0913 - wrap()'s keywords
+def function_tools(
     implementations: Mapping[str, Implementation],
     *,
     context: ContextFn,
-    hooks: HookRunner | None = None,
-    approvals: ApprovalManager | None = None,
-    signal: AbortSignal | None = None,
-    workspace: str | None = None,
-    validate: bool = True,
     provider: str = "openai",
     model: str | None = None,
+    **options: Unpack[WrapOptions],
 ) -> list[Tool]:
     """One ``FunctionTool`` per tool of ``implementations`` (tool name -> ``fn(args, call)``, as
     for ``wrap``), shown as the build defines it for ``provider`` / ``model``. ``context`` maps
     the SDK's ``RunContextWrapper`` to the request (a ``Request``, a mapping of its fields, or
-    ``resolve``'s keywords: ``ContextFn``); the other keywords are ``wrap``'s."""
+    ``resolve``'s keywords: ``ContextFn``); ``options`` are ``wrap``'s keywords (``hooks``,
+    ``approvals``, ``signal``, ``workspace``, ``validate``)."""
     dialect = provider_dialect(provider, model)
-    binding = Binding(
-        implementations,
-        context=context,
-        hooks=hooks,
-        approvals=approvals,
-        signal=signal,
-        workspace=workspace,
-        validate=validate,
-        dialect=dialect,
-    )
+    binding = Binding(implementations, context=context, dialect=dialect, **options)
     api = "responses" if dialect.startswith("openai") else "chat"
     return [
         FunctionTool(
@@ -112,7 +104,7 @@ def function_tools(  # noqa: PLR0913 - wrap()'s keywords
             is_enabled=_enabled(binding, spec, dialect),
             needs_approval=_needs_approval(binding, spec),
         )
-        for spec in binding.every_spec(dialect, api=api)
+        for spec in binding.every_spec(api=api)
     ]
 
 
@@ -162,18 +154,15 @@ def decide(
     approved (``allow-once``, ``allow-always``) or rejected (``deny``) in ``state``.
     ValueError, and nothing decided, when toolc holds the call's approval for another
     request or no longer holds it pending."""
-    if decision not in DECISIONS:
-        raise ValueError(f"decision must be one of {', '.join(DECISIONS)}, got {decision!r}")
+    check_decision(decision)
     call_id = _call_id(item)
     record = approvals.snapshot(call_id) if call_id else None
-    bound = digest if digest is not None else (record.digest if record else "")
-    if record is not None and not approvals.submit(
-        call_id, decision, digest=bound, resolved_by="openai-agents"
-    ):
-        raise ValueError(f"approval {call_id}: no pending approval of this request")
+    if record is not None:
+        bound = digest if digest is not None else record.digest
+        submit(approvals, call_id, decision, digest=bound, framework="openai-agents")
     if decision == "deny":
         command = record.request.command if record else ""
-        state.reject(item, rejection_message=f"Exec denied (user-denied): {command}")
+        state.reject(item, rejection_message=denial(command))
     else:
         state.approve(item)
 
@@ -214,9 +203,6 @@ def _invoker(binding: Binding, spec: ToolSpec) -> Any:
 def _needs_approval(binding: Binding, spec: ToolSpec) -> Any:
     if spec.tool != "exec":
         return False
-
-    def pause(record: ApprovalRecord, fresh: bool) -> Decision:
-        raise _Pause(record.id)
 
     async def needs_approval(ctx: RunContextWrapper[Any], params: Any, call_id: str) -> bool:
         tools = binding.tools(ctx)
