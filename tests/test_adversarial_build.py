@@ -29,9 +29,9 @@ import pytest
 from click.testing import CliRunner, Result
 from toolc.api import build
 from toolc.builds import BuildError, verify_build
+from toolc.builds.cache import BuildCache
 from toolc.cli import main
 from toolc.pipeline import writer
-from toolc.pipeline.cache import BuildCache
 
 from tests.helpers import write_definitions
 

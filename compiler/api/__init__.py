@@ -31,27 +31,28 @@ A request's context is a dict of ``toolc.rules.context.CONTEXT_KEYS`` (``agent_i
 from __future__ import annotations
 
 from ..audit.explain import Explanation, UnknownToolError
-from ..builds import (
-    BUILD_SOURCES_ROOT,
-    BuildError,
+from ..builds.compile import (
     BuildResult,
     CheckResult,
-    VerifiedBuild,
     build,
-    build_is_current,
     check_build,
     check_package_name,
     compile_files,
-    inputs_digest,
     load_reference,
-    read_build_file,
-    read_manifest,
     reference_resolve,
-    resolve_build,
     resolve_definitions,
-    runtime_digests,
     stamped_files,
     validate,
+)
+from ..builds.incremental import build_is_current, inputs_digest
+from ..builds.read import (
+    BUILD_SOURCES_ROOT,
+    BuildError,
+    VerifiedBuild,
+    read_build_file,
+    read_manifest,
+    resolve_build,
+    runtime_digests,
     verify_build,
 )
 from ..diagnostics import DefinitionsError, Diagnostic

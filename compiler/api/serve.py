@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
-from ..builds import BuildError, read_build_file, read_manifest
+from ..builds.read import BuildError, read_build_file, read_manifest
 from ..rules.context import ignored_group
 from ..runtime._errors import UntrustedGroupError
 from ..serve import mcp_identity

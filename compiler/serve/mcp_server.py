@@ -59,7 +59,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp.shared.exceptions import MCPError
 
 from .._version import __version__
-from ..builds import BuildError, read_build_file, read_manifest, run_runtime
+from ..builds.read import BuildError, read_build_file, read_manifest, run_runtime
 from ..rules.context import is_message
 from ..runtime._errors import printable
 from .mcp_http import HEALTH_PATH, IDENTITY_SCOPE_KEY, Gateway, Limits
