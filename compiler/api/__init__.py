@@ -11,7 +11,8 @@ Query:    ``resolve`` (the tools a request sees), ``explain`` (why one is kept o
 Review:   ``diff`` (who gains or loses which tool between two revisions), ``render_diff``.
 Project:  ``init`` (the starter), ``import_openclaw_config``, ``migrate`` (to a newer OpenClaw
           release, with the access diff it causes), ``schema_path``.
-MCP:      ``serve_mcp``, ``add_identity``, ``import_mcp`` (need the extra ``toolc[mcp]``).
+MCP:      ``serve_mcp`` (``serve_with``: its options as one ``ServeOptions``), ``add_identity``,
+          ``import_mcp`` (need the extra ``toolc[mcp]``).
 Ship:     ``keygen``, ``sign``, ``verify`` (the extra ``toolc[sign]``), ``push``, ``pull``
           (``toolc[oci]``): signed builds through an OCI registry.
 
@@ -67,6 +68,7 @@ from ..review.report import Report
 from ..runtime._errors import AgentSelectionRequiredError, UntrustedGroupError
 from ..semantics.reference import ReferenceInterpreter, Resolution
 from ..serve.mcp_identity import IdentitiesError
+from ..serve.options import HTTP_STACKS, ServeOptionError, ServeOptions
 from ..targets import KEYS as OPENCLAW_RELEASES
 from ..targets import NEWEST_KEY as NEWEST_OPENCLAW
 from .project import InitResult, MigrateResult, import_openclaw_config, init, migrate
@@ -99,10 +101,10 @@ from .serve import (
     ImportedTools,
     McpError,
     MissingExtraError,
-    ServeOptionError,
     add_identity,
     import_mcp,
     serve_mcp,
+    serve_with,
 )
 from .ship import (
     RegistryError,
@@ -120,6 +122,7 @@ __all__ = [
     "DEFAULT_PACKAGE",
     "ENGINES",
     "EXTRAS",
+    "HTTP_STACKS",
     "NEWEST_OPENCLAW",
     "OPENCLAW_RELEASES",
     "AgentSelectionRequiredError",
@@ -155,6 +158,7 @@ __all__ = [
     "RouteResult",
     "Schemas",
     "ServeOptionError",
+    "ServeOptions",
     "SignatureError",
     "Source",
     "ToolSchema",
@@ -201,6 +205,7 @@ __all__ = [
     "schema",
     "schema_path",
     "serve_mcp",
+    "serve_with",
     "sign",
     "stamped_files",
     "target_text",
