@@ -58,6 +58,8 @@ def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     api = _api()
+    if name in globals():  # a subpackage the API's import brought in (``from toolc import api``)
+        return globals()[name]
     if name not in api.__all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(api, name)
