@@ -13,8 +13,10 @@ tests/test_layers.py):
                  out; parsing and printing only, every answer comes from api.
   api/           the public Python API: everything the CLI does as functions with typed results
                  (build, resolve, explain, schema, diff, init, import, serve-mcp), over the below.
-  serve/         serve-mcp: build dir + identities in, MCP tools out (mcp_server, mcp_identity,
-                 mcp_upstream: the proxied upstream servers; also import-mcp's client).
+  serve/         serve-mcp: build dir + identities in, MCP tools out (options: what it is asked
+                 for, checked; mcp_server, mcp_build: one loaded build and its views,
+                 mcp_identity, mcp_upstream: the proxied upstream servers; also import-mcp's
+                 client).
   review/        toolc diff: two revisions in (compiled via builds), access delta and words out.
   importers/     OpenClaw config / the shipped starter in, definitions/ YAML files out.
   ship/          signed builds and OCI registries: keygen, sign, verify (JWS over the
