@@ -29,9 +29,9 @@ import pytest
 from click.testing import CliRunner, Result
 from toolc.api import build
 from toolc.builds import BuildError, verify_build
+from toolc.builds.cache import BuildCache
 from toolc.cli import main
 from toolc.pipeline import writer
-from toolc.pipeline.cache import BuildCache
 
 from tests.helpers import write_definitions
 
@@ -503,7 +503,7 @@ def _loaders(out: Path, public: Path) -> dict[str, Callable[[], object]]:
     """Every way toolc loads or vouches for a build, each raising or exiting non-zero when it
     refuses the build."""
     from toolc.api import load_runtime  # noqa: PLC0415
-    from toolc.serve.mcp_server import load_runtime_copy  # noqa: PLC0415
+    from toolc.serve.mcp_build import load_runtime_copy  # noqa: PLC0415
 
     def cli(*args: str) -> Callable[[], object]:
         def run() -> object:

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toolc.api import build, compile_files
-from toolc.builds import tables_of_files
+from toolc.builds.read import tables_of_files
 from toolc.diagnostics import DefinitionsError
 from toolc.pipeline.groups import channel_maps
 from toolc.pipeline.shards import map_entry

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toolc.api import compile_files
 from toolc.audit.words import Words
-from toolc.builds import tables_of_files
+from toolc.builds.read import tables_of_files
 from toolc.review.folding import CountedWords
 from toolc.semantics.access import DIMS, ClassSpace, TablesView
 

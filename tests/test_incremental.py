@@ -1,4 +1,4 @@
-"""The incremental build cache (toolc.pipeline.cache): a build through the cache is byte for
+"""The incremental build cache (toolc.builds.cache): a build through the cache is byte for
 byte a clean build of the same definitions, after seeded random edits, with a damaged cache,
 and through ``toolc build`` (``--no-cache``); unchanged units come from the cache."""
 
@@ -12,11 +12,13 @@ from typing import Any
 
 import pytest
 import yaml
-from toolc import api, builds
-from toolc.builds import cache_salt, compile_files
+from toolc import api
+from toolc.builds import incremental, stream
+from toolc.builds.cache import BuildCache, cache_secret
+from toolc.builds.compile import compile_files
+from toolc.builds.incremental import cache_salt
 from toolc.diagnostics import DefinitionsError
-from toolc.pipeline import frontend, stream, units
-from toolc.pipeline.cache import BuildCache, cache_secret
+from toolc.pipeline import frontend, workers
 
 from .helpers import ROOT
 
@@ -199,7 +201,7 @@ def _parallel(m: pytest.MonkeyPatch) -> None:
     m.setattr(frontend, "PARALLEL_MIN_BYTES", 0)
     m.setattr(stream, "PARALLEL_MIN_BYTES", 0)
     m.setattr(stream, "OVERLAP_MIN_BYTES", 0)
-    m.setattr(units, "WORKERS", 3)
+    m.setattr(workers, "WORKERS", 3)
 
 
 def _in_memory(m: pytest.MonkeyPatch) -> None:
@@ -360,7 +362,7 @@ def test_an_entry_written_without_this_users_secret_is_never_unpickled(tmp_path:
 
 @pytest.mark.parametrize("target", ["2026.3", "2026.9"])
 def test_every_entry_a_build_writes_loads_again(tmp_path: Path, target: str) -> None:
-    """Entries load only the classes and functions ``toolc.pipeline.cache`` allows: every
+    """Entries load only the classes and functions ``toolc.builds.cache`` allows: every
     value a build caches (models, with accounts and sender rules, warnings, every unit kind,
     both targets) must be one of them, or each build would compute it again."""
     defs = _project(tmp_path, random.Random(3))
@@ -416,7 +418,7 @@ def test_a_worker_started_ahead_changes_no_byte(tmp_path: Path,
     def unreadable(self: Any, key: str) -> Any:
         raise stream.NoBase(key)
 
-    monkeypatch.setattr(builds._Contexts, "by_key", unreadable)
+    monkeypatch.setattr(incremental.UnitContexts, "by_key", unreadable)
     handed_back = edited("group", 1)
     assert handed_back.stats.hits.get("ahead") == 1
     assert handed_back.stats.hits.get("no-base") == 1
@@ -479,7 +481,7 @@ def test_files_the_inputs_digest_read_are_not_read_again(tmp_path: Path,
     api.build(defs, tmp_path / "kept", cache=False)
     assert {reads.get(p) for p in base} == {1}
     reads.clear()
-    monkeypatch.setattr(builds, "KEEP_READ_BYTES", 0)
+    monkeypatch.setattr("toolc.builds.compile.KEEP_READ_BYTES", 0)
     api.build(defs, tmp_path / "read", cache=False)
     assert {reads.get(p) for p in base} == {2}
     assert _tree(tmp_path / "kept") == _tree(tmp_path / "read")

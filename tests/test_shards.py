@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from toolc.api import build, compile_files
 from toolc.audit.access_md import access_markdown
-from toolc.builds import read_tables, tables_of_files
+from toolc.builds.read import read_tables, tables_of_files
 from toolc.pipeline.shards import join_tables, split_tables
 
 from tests.helpers import Engines, import_runtime, write_definitions

@@ -1,4 +1,4 @@
-"""Channel files compiled on their own (toolc.pipeline.stream): the scan that guesses a
+"""Channel files compiled on their own (toolc.builds.stream): the scan that guesses a
 channel file's shape before it is loaded is never wrong where it answers (a wrong guess
 would only cost a second pass, but the guesses must hold for plain files), and answers for
 the files toolc and its users write."""
@@ -12,8 +12,8 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from toolc.builds.stream import Shape, scan_shape, shape_of
 from toolc.diagnostics import Diagnostics
-from toolc.pipeline.stream import Shape, scan_shape, shape_of
 from toolc.pipeline.yamlsrc import load_yaml
 
 PLAIN = b"""version: 1

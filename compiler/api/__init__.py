@@ -11,7 +11,8 @@ Query:    ``resolve`` (the tools a request sees), ``explain`` (why one is kept o
 Review:   ``diff`` (who gains or loses which tool between two revisions), ``render_diff``.
 Project:  ``init`` (the starter), ``import_openclaw_config``, ``migrate`` (to a newer OpenClaw
           release, with the access diff it causes), ``schema_path``.
-MCP:      ``serve_mcp``, ``add_identity``, ``import_mcp`` (need the extra ``toolc[mcp]``).
+MCP:      ``serve_mcp`` (``serve_with``: its options as one ``ServeOptions``), ``add_identity``,
+          ``import_mcp`` (need the extra ``toolc[mcp]``).
 Ship:     ``keygen``, ``sign``, ``verify`` (the extra ``toolc[sign]``), ``push``, ``pull``
           (``toolc[oci]``): signed builds through an OCI registry.
 
@@ -31,27 +32,28 @@ A request's context is a dict of ``toolc.rules.context.CONTEXT_KEYS`` (``agent_i
 from __future__ import annotations
 
 from ..audit.explain import Explanation, UnknownToolError
-from ..builds import (
-    BUILD_SOURCES_ROOT,
-    BuildError,
+from ..builds.compile import (
     BuildResult,
     CheckResult,
-    VerifiedBuild,
     build,
-    build_is_current,
     check_build,
     check_package_name,
     compile_files,
-    inputs_digest,
     load_reference,
-    read_build_file,
-    read_manifest,
     reference_resolve,
-    resolve_build,
     resolve_definitions,
-    runtime_digests,
     stamped_files,
     validate,
+)
+from ..builds.incremental import build_is_current, inputs_digest
+from ..builds.read import (
+    BUILD_SOURCES_ROOT,
+    BuildError,
+    VerifiedBuild,
+    read_build_file,
+    read_manifest,
+    resolve_build,
+    runtime_digests,
     verify_build,
 )
 from ..diagnostics import DefinitionsError, Diagnostic
@@ -66,6 +68,7 @@ from ..review.report import Report
 from ..runtime._errors import AgentSelectionRequiredError, UntrustedGroupError
 from ..semantics.reference import ReferenceInterpreter, Resolution
 from ..serve.mcp_identity import IdentitiesError
+from ..serve.options import HTTP_STACKS, ServeOptionError, ServeOptions
 from ..targets import KEYS as OPENCLAW_RELEASES
 from ..targets import NEWEST_KEY as NEWEST_OPENCLAW
 from .project import InitResult, MigrateResult, import_openclaw_config, init, migrate
@@ -98,10 +101,10 @@ from .serve import (
     ImportedTools,
     McpError,
     MissingExtraError,
-    ServeOptionError,
     add_identity,
     import_mcp,
     serve_mcp,
+    serve_with,
 )
 from .ship import (
     RegistryError,
@@ -119,6 +122,7 @@ __all__ = [
     "DEFAULT_PACKAGE",
     "ENGINES",
     "EXTRAS",
+    "HTTP_STACKS",
     "NEWEST_OPENCLAW",
     "OPENCLAW_RELEASES",
     "AgentSelectionRequiredError",
@@ -154,6 +158,7 @@ __all__ = [
     "RouteResult",
     "Schemas",
     "ServeOptionError",
+    "ServeOptions",
     "SignatureError",
     "Source",
     "ToolSchema",
@@ -200,6 +205,7 @@ __all__ = [
     "schema",
     "schema_path",
     "serve_mcp",
+    "serve_with",
     "sign",
     "stamped_files",
     "target_text",

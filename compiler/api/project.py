@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..audit.explain import explain as explain_tool
-from ..builds import resolve_definitions
+from ..builds.compile import resolve_definitions
 from ..diagnostics import DefinitionsError, Diagnostics
 from ..importers.migrate import MigrationError, Plan, plan_migration, unified_diff
 from ..importers.openclaw import ConfigError, ImportRefused, ImportResult, import_openclaw

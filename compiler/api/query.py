@@ -16,18 +16,17 @@ from typing import Any, Literal
 from ..audit.declared import Declared, context_warnings
 from ..audit.explain import Explanation, UnknownToolError, catalog_tool
 from ..audit.explain import explain as explain_tool
-from ..builds import (
+from ..builds.compile import compile_files, resolve_definitions
+from ..builds.incremental import build_is_current
+from ..builds.read import (
     BUILD_SOURCES_ROOT,
     BuildError,
-    build_is_current,
-    compile_files,
     read_build_file,
     read_manifest,
     resolve_build,
-    resolve_definitions,
     run_runtime,
 )
-from ..builds import read_tables as read_build_tables
+from ..builds.read import read_tables as read_build_tables
 from ..diagnostics import Diagnostics, did_you_mean
 from ..pipeline.bundles import build_bundles
 from ..pipeline.writer import publish

@@ -14,10 +14,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
-from ..builds import BuildError, read_build_file, read_manifest
+from ..builds.read import BuildError, read_build_file, read_manifest
 from ..rules.context import ignored_group
 from ..runtime._errors import UntrustedGroupError
 from ..serve import mcp_identity
+from ..serve.options import ServeOptionError, ServeOptions
 
 # The optional extras (pyproject's [project.optional-dependencies]) and what each brings.
 EXTRAS: Final = {"mcp": "the MCP Python SDK, anyio, starlette and uvicorn",
@@ -29,15 +30,6 @@ EXTRAS: Final = {"mcp": "the MCP Python SDK, anyio, starlette and uvicorn",
 
 class MissingExtraError(Exception):
     """An optional extra of toolc is missing or broken: a usage problem (the CLI exits 2)."""
-
-
-class ServeOptionError(ValueError):
-    """Options that cannot go together or cannot be used (the CLI exits 2); ``option`` names
-    the parameter when one value is wrong (``http``, ``upstreams``), else it is None."""
-
-    def __init__(self, message: str, option: str | None = None) -> None:
-        super().__init__(message)
-        self.option = option
 
 
 class McpError(Exception):
@@ -85,19 +77,6 @@ def install_hint(extra: str) -> str:
     return f"pip install '{local}[{extra}]'"
 
 
-def host_port(value: str) -> tuple[str, int]:
-    """``[HOST:]PORT`` (HOST: 127.0.0.1); ServeOptionError (option ``http``) otherwise."""
-    host, sep, port = value.rpartition(":")
-    host = host.strip("[]") if sep else "127.0.0.1"
-    try:
-        number = int(port)
-    except ValueError:
-        number = -1
-    if not 0 <= number <= 65535:
-        raise ServeOptionError(f"{value!r}: expected HOST:PORT or PORT", "http")
-    return host or "127.0.0.1", number
-
-
 def upstream_specs(command: str, values: tuple[str, ...] | list[str]) -> list[Any]:
     """``NAME=COMMAND`` / ``NAME=URL`` values parsed (``UpstreamSpec``), each NAME once;
     ServeOptionError (option ``upstreams``) otherwise."""
@@ -112,101 +91,95 @@ def upstream_specs(command: str, values: tuple[str, ...] | list[str]) -> list[An
     return specs
 
 
-def serve_mcp(build_dir: Path = Path("build"), *, context: dict[str, Any] | None = None,
-              http: str | None = None, identities: Path | None = None,
-              impl: str | None = None, hooks: str | None = None,
-              upstreams: tuple[str, ...] | list[str] = (), reload_interval: float = 1.0,
-              strict: bool = False, max_sessions_per_identity: int = 16,
-              max_inflight_per_identity: int = 8, verify_key: Path | None = None,
-              watch: str | None = None, watch_interval: float = 30.0,
-              decision_log: Path | None = None, decision_log_key: Path | None = None,
-              metrics_public: bool = False, workers: int = 1,
-              http_stack: str = "lean") -> None:
+def serve_mcp(build_dir: Path = Path("build"), **options: Any) -> None:
     """Serve the build's tools over MCP until stdin closes (stdio) or until interrupted
     (``http="[HOST:]PORT"``, which needs ``identities``, the bearer-token file; over HTTP
-    each request's token gives its context, so ``context`` must be empty). ``impl`` and
-    ``hooks`` are ``MODULE:ATTR``; ``upstreams`` are ``NAME=COMMAND`` or ``NAME=URL``.
-    ``verify_key`` (a public key file, toolc[sign]) refuses any build not signed by it, at
-    start and at every reload, before a byte of it runs; ``watch`` (``oci://REF``,
-    toolc[oci]) pulls new builds of REF into ``build_dir`` every ``watch_interval``
-    seconds (one worker polls for all those sharing ``build_dir``). As ``toolc serve-mcp``:
-    raises MissingExtraError, ServeOptionError, BuildError (no build; SignatureError, an
-    unsigned or wrongly signed one) or McpError. ``decision_log``: a file to append one
-    JSON line per decision to (rotated), senders hashed with the key in ``decision_log_key``
-    (created when missing; else a random key per process). Over HTTP ``/metrics`` is served
-    (with toolc[metrics]), behind the bearer tokens unless ``metrics_public``. Over HTTP,
-    ``workers`` processes serve the port, sharing sessions and per-identity limits;
-    ``http_stack`` is ``"lean"`` (toolc's own ASGI app) or ``"sdk"`` (the MCP SDK's, one
-    worker only: its sessions live in its process)."""
+    each request's token gives its context, so ``context`` must be empty). The keywords are
+    ``ServeOptions``' fields (``serve_with`` takes the value itself). ``impl`` and ``hooks`` are
+    ``MODULE:ATTR``; ``upstreams`` are ``NAME=COMMAND`` or ``NAME=URL``. ``verify_key`` (a
+    public key file, toolc[sign]) refuses any build not signed by it, at start and at every
+    reload, before a byte of it runs; ``watch`` (``oci://REF``, toolc[oci]) pulls new builds
+    of REF into ``build_dir`` every ``watch_interval`` seconds (one worker polls for all
+    those sharing ``build_dir``). As ``toolc serve-mcp``: raises MissingExtraError,
+    ServeOptionError, BuildError (no build; SignatureError, an unsigned or wrongly signed
+    one) or McpError. ``decision_log``: a file to append one JSON line per decision to
+    (rotated), senders hashed with the key in ``decision_log_key`` (created when missing;
+    else a random key per process). Over HTTP ``/metrics`` is served (with toolc[metrics]),
+    behind the bearer tokens unless ``metrics_public``. Over HTTP, ``workers`` processes
+    serve the port, sharing sessions and per-identity limits; ``http_stack`` is ``"lean"``
+    (toolc's own ASGI app) or ``"sdk"`` (the MCP SDK's, one worker only: its sessions live
+    in its process)."""
+    options["context"] = options.get("context") or {}
+    options["upstreams"] = tuple(options.get("upstreams", ()))
+    serve_with(ServeOptions(build_dir=Path(build_dir), **options))
+
+
+def serve_with(options: ServeOptions) -> None:
+    """``serve_mcp`` with its options as one value (checked when it was made): what they
+    name is loaded (each by the module that uses it), then the server runs."""
     server = extra_module("serve-mcp", "serve.mcp_server")
+    loaded = _server_options(server, options)
+    server.setup_logging()
+    unavailable = extra_module("serve-mcp", "serve.mcp_upstream").UpstreamUnavailable
+    try:
+        server.run(loaded, options.address)
+    except (unavailable, server.ServeError) as exc:  # an upstream, the port, --strict
+        raise McpError(str(exc)) from exc
+    finally:
+        loaded.observer.close()
+
+
+def _server_options(server: ModuleType, options: ServeOptions) -> Any:
+    """The server's own options (``mcp_server.Options``): the identities file, the
+    implementations and hooks imported, the signature check, the registry poller, the
+    upstreams parsed, the limits and the observer, each refused with the reason when it
+    cannot be used."""
     identity = extra_module("serve-mcp", "serve.mcp_identity")
-    context = context or {}
-    if http is not None and identities is None:
-        raise ServeOptionError("--http needs --identities (toolc identity add makes one)")
-    if http is None and identities is not None:
-        raise ServeOptionError("--identities is for --http (over stdio the flags give the "
-                               "context)")
-    if metrics_public and http is None:
-        raise ServeOptionError("--metrics-public is for --http (/metrics is an HTTP path)")
-    if workers < 1:
-        raise ServeOptionError("--workers must be at least 1", "workers")
-    if workers > 1 and http is None:
-        raise ServeOptionError("--workers is for --http (stdio serves one client)")
-    if http_stack not in ("lean", "sdk"):
-        raise ServeOptionError(f"{http_stack!r}: expected lean or sdk", "http_stack")
-    if http_stack == "sdk" and workers > 1:
-        raise ServeOptionError("--http-stack sdk serves one worker (the SDK keeps its sessions "
-                               "in its process); use the lean stack for --workers")
-    if decision_log_key is not None and decision_log is None:
-        raise ServeOptionError("--decision-log-key is for --decision-log")
-    if http is not None and context:
-        raise ServeOptionError("over --http the identities file gives each request's context; "
-                               "drop the context flags")
+    context, identities = options.context, options.identities
     try:
         # over stdio, the context is checked as an identity's is (a message, or resolve's)
         context = identity.check_context(context, "the context") if context else {}
         ids = identity.IdentitySource(identities) if identities is not None else None
-        impl_source = server.import_attr(impl) if impl else None
-        hooks_source = server.import_attr(hooks) if hooks else None
+        impl_source = server.import_attr(options.impl) if options.impl else None
+        hooks_source = server.import_attr(options.hooks) if options.hooks else None
     except (identity.IdentitiesError, ValueError, ImportError, AttributeError) as exc:
         raise ServeOptionError(str(exc)) from exc
-    verify, key = _verifier(verify_key)
-    poller = _poller(watch, build_dir, key)
+    build_dir = options.build_dir
+    verify, key = _verifier(options.verify_key)
+    poller = _poller(options.watch, build_dir, key)
     read_manifest(build_dir)  # BuildError now, with the reason, when there is no build
-    specs = upstream_specs("serve-mcp", upstreams)
-    limits = extra_module("serve-mcp", "serve.mcp_http").Limits(max_sessions_per_identity,
-                                                                max_inflight_per_identity)
+    specs = upstream_specs("serve-mcp", options.upstreams)
+    limits = extra_module("serve-mcp", "serve.mcp_http").Limits(
+        options.max_sessions_per_identity, options.max_inflight_per_identity)
+    return server.Options(
+        build_dir=build_dir, context=context, identities=ids, impls=impl_source,
+        hooks=hooks_source, upstreams=specs, reload_interval=options.reload_interval,
+        strict=options.strict, limits=limits, verify=verify, poller=poller,
+        watch_interval=options.watch_interval, observer=_observer(options),
+        workers=options.workers, http_stack=options.http_stack)
+
+
+def _observer(options: ServeOptions) -> Any:
+    """Decision logs and metrics (``serve.observe``): ``--metrics-public`` needs the extra
+    toolc[metrics]; a decision-log key that cannot be read is refused."""
     observe = extra_module("serve-mcp", "serve.observe")
-    metrics = None
-    if metrics_public:  # asked for by name: a missing extra is an error, not a warning
+    if options.metrics_public:  # asked for by name: a missing extra is an error, not a warning
         try:
             importlib.import_module("prometheus_client")
         except ImportError as exc:
             raise MissingExtraError(
                 "toolc serve-mcp --metrics-public needs the optional extra toolc[metrics] "
                 f"({EXTRAS['metrics']}): install it with {install_hint('metrics')}") from exc
-    if http is not None:
-        metrics = observe.metrics_or_none(True)
-    observer = observe.Observer(decision_log=decision_log, key_file=decision_log_key,
-                                metrics=metrics, metrics_public=metrics_public)
-    if decision_log_key is not None:
+    metrics = observe.metrics_or_none(True) if options.http is not None else None
+    observer = observe.Observer(decision_log=options.decision_log,
+                                key_file=options.decision_log_key, metrics=metrics,
+                                metrics_public=options.metrics_public)
+    if options.decision_log_key is not None:
         try:
-            observe.read_key(decision_log_key)
+            observe.read_key(options.decision_log_key)
         except observe.ObserveError as exc:
             raise ServeOptionError(str(exc)) from exc
-    options = server.Options(build_dir=build_dir, context=context, identities=ids,
-                             impls=impl_source, hooks=hooks_source, upstreams=specs,
-                             reload_interval=reload_interval, strict=strict, limits=limits,
-                             verify=verify, poller=poller, watch_interval=watch_interval,
-                             observer=observer, workers=workers, http_stack=http_stack)
-    server.setup_logging()
-    unavailable = extra_module("serve-mcp", "serve.mcp_upstream").UpstreamUnavailable
-    try:
-        server.run(options, None if http is None else host_port(http))
-    except (unavailable, server.ServeError) as exc:  # an upstream, the port, --strict
-        raise McpError(str(exc)) from exc
-    finally:
-        observer.close()
+    return observer
 
 
 def add_identity(path: Path, name: str, context: Mapping[str, Any] | None = None, *,
@@ -270,8 +243,6 @@ def _poller(watch: str | None, build_dir: Path, key: Any) -> Any:
     the first pull happens now (and fails the start with the reason)."""
     if watch is None:
         return None
-    if not watch.startswith("oci://"):
-        raise ServeOptionError(f"{watch!r}: expected oci://REGISTRY/REPO:TAG", "watch")
     oci = extra_module("serve-mcp", "ship.oci", "oci")
     try:
         poller = oci.Poller(watch, build_dir, key)

@@ -22,9 +22,8 @@ from typing import Any
 from ..diagnostics import Diagnostics, Pos
 from ..pipeline.analyze import Resolved
 from ..pipeline.bundles import dialect_registry
-from ..pipeline.cache import BuildCache
+from ..pipeline.memo import UnitCache, outside_channels
 from ..pipeline.model import AssertionDef, ChannelDef, GroupConfig, PatternValue
-from ..pipeline.units import outside_channels
 from ..rules.context import CLI_OPTIONS, NEGATED_OPTIONS, group_context, trusted_group
 from ..rules.names import (
     NO_E164_CHANNELS,
@@ -449,7 +448,7 @@ def lint_groups(resolved: Resolved, diags: Diagnostics) -> None:
 
 def lint_channel(resolved: Resolved, ch: ChannelDef, diags: Diagnostics) -> None:
     """TC310 and TC311: group tools and sender rules of one channel that can never be
-    selected (a channel compiled on its own is linted there: ``toolc.pipeline.stream``)."""
+    selected (a channel compiled on its own is linted there: ``toolc.builds.stream``)."""
     for channel, where, groups in _group_maps(resolved, ch):
         default = next((g for g in groups if g.id == "*"), None)
         for g in groups:
@@ -616,7 +615,7 @@ def lazy_space(view: TablesView) -> Callable[[], ClassSpace]:
 
 
 def run_checks(resolved: Resolved, tables: Mapping[str, Any], diags: Diagnostics,
-               cache: BuildCache | None = None) -> None:
+               cache: UnitCache | None = None) -> None:
     """Every check that needs the compiled tables, in a stable order (``cache``: the
     incremental cache; the reach and count lints read no channel, so they are cached on
     the rest)."""
@@ -627,7 +626,7 @@ def run_checks(resolved: Resolved, tables: Mapping[str, Any], diags: Diagnostics
 
 
 def base_checks(resolved: Resolved, tables: Mapping[str, Any], diags: Diagnostics,
-                cache: BuildCache | None = None) -> None:
+                cache: UnitCache | None = None) -> None:
     """The lints that read no channel (agents' own stacks, explained without a channel;
     tool counts), cached on everything but the channels: ``tables`` needs none."""
     view = TablesView(tables, list(tables["tools"]))

@@ -80,7 +80,7 @@ def _usage(exc: api.ServeOptionError, names: dict[str, str]) -> click.UsageError
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="With --http: worker processes serving the port; sessions, per-identity "
               "limits and revocation hold across them.")
-@click.option("--http-stack", type=click.Choice(["lean", "sdk"]), default="lean",
+@click.option("--http-stack", type=click.Choice(api.HTTP_STACKS), default="lean",
               show_default=True, help="With --http: toolc's lean ASGI app, or the MCP SDK's "
               "(one worker; the baseline of the load benchmark).")
 @guard
@@ -111,15 +111,14 @@ def serve_mcp(build_dir: Path, impl: str | None, hooks: str | None, http: str | 
       toolc serve-mcp --http 8765 --identities ids.yaml --impl m:I --workers 2
     """
     try:
-        api.serve_mcp(build_dir, context=context_of(kwargs), http=http, identities=identities,
-                      impl=impl, hooks=hooks, upstreams=upstreams,
-                      reload_interval=reload_interval, strict=strict,
-                      max_sessions_per_identity=max_sessions_per_identity,
-                      max_inflight_per_identity=max_inflight_per_identity,
-                      verify_key=verify_key, watch=watch, watch_interval=watch_interval,
-                      decision_log=decision_log, decision_log_key=decision_log_key,
-                      metrics_public=metrics_public, workers=workers,
-                      http_stack=http_stack)
+        api.serve_with(api.ServeOptions(
+            build_dir=build_dir, context=context_of(kwargs), http=http, identities=identities,
+            impl=impl, hooks=hooks, upstreams=upstreams, reload_interval=reload_interval,
+            strict=strict, max_sessions_per_identity=max_sessions_per_identity,
+            max_inflight_per_identity=max_inflight_per_identity, verify_key=verify_key,
+            watch=watch, watch_interval=watch_interval, decision_log=decision_log,
+            decision_log_key=decision_log_key, metrics_public=metrics_public,
+            workers=workers, http_stack=http_stack))
     except api.ServeOptionError as exc:
         raise _usage(exc, _SERVE_OPTIONS) from exc
     except api.McpError as exc:  # an upstream, the port, an unknown agent (--strict)

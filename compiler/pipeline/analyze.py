@@ -475,7 +475,7 @@ def target_of(defs: Definitions, diags: Diagnostics) -> Target:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChannelChecks:
     """What ``analyze`` checks a channel's groups against, for a channel compiled on its own
-    (``toolc.pipeline.stream``): the release, and the names an entry may use."""
+    (``toolc.builds.stream``): the release, and the names an entry may use."""
 
     target: Target
     known: frozenset[str]  # tool names and the release's policy aliases of present tools

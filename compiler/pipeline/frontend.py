@@ -21,7 +21,7 @@ from ..rules.channels import rule_for
 from ..rules.names import normalize_agent_id, normalize_channel, normalize_key
 from ..rules.sandbox import js_trim
 from ..targets import KEYS, Target, target
-from .cache import BuildCache, sha256
+from .memo import UnitCache
 from .model import (
     AccountDef,
     AgentDef,
@@ -48,7 +48,7 @@ from .model import (
     ToolsConfig,
 )
 from .schemagate import Check, compile_gate
-from .units import map_in_workers, worker_count
+from .workers import map_in_workers, worker_count
 from .yamlsrc import JsonPath, SourceFile, discover, load_yaml, paused_gc
 
 SUPPORTED_VERSION = 1
@@ -122,7 +122,7 @@ def read_sources(files: Mapping[str, bytes], display: str, diags: Diagnostics
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoadedFile:
     """One file through the per-file stages (load, version, structure, folded keys): the
-    unit the incremental cache stores (``toolc.pipeline.cache``, kind ``file``)."""
+    unit the incremental cache stores (``toolc.builds.cache``, kind ``file``)."""
 
     source: SourceFile | None  # None: not loadable, or not a mapping
     complete: bool  # loaded, and a mapping
@@ -139,13 +139,14 @@ def _load_task(task: tuple[bytes, str]) -> LoadedFile:
     return load_one(*task)
 
 
-def _load_all(files: Mapping[str, bytes], display: str, cache: BuildCache | None
+def _load_all(files: Mapping[str, bytes], display: str, cache: UnitCache | None
               ) -> list[LoadedFile]:
     """``load_one`` of every file in path order: unchanged files from the cache, the others
     in worker processes (both cores) when there is much to read; each worker returns its
     files' values and positions, and the YAML node graphs stay in the workers."""
     rels = sorted(files)
-    keys = [None if cache is None else cache.key("file", [f"{display}/{rel}", sha256(files[rel])])
+    keys = [None if cache is None else
+            cache.key("file", [f"{display}/{rel}", hashlib.sha256(files[rel]).hexdigest()])
             for rel in rels]
     loaded: list[LoadedFile | None] = [None] * len(rels)
     if cache is not None:
@@ -925,7 +926,7 @@ def _session(b: _Builder) -> SessionDef:
         pos=b.src.kpos(("session",)))
 
 
-def load_definitions(root: Path, diags: Diagnostics, cache: BuildCache | None = None
+def load_definitions(root: Path, diags: Diagnostics, cache: UnitCache | None = None
                      ) -> Definitions | None:
     """Read, check the structure of, and model a definitions directory (``cache``: the
     per-file stages come from the incremental cache where the file is unchanged)."""
@@ -936,7 +937,7 @@ def load_definitions(root: Path, diags: Diagnostics, cache: BuildCache | None = 
 
 
 def load_files(files: Mapping[str, bytes], display: str, diags: Diagnostics,
-               cache: BuildCache | None = None) -> Definitions | None:
+               cache: UnitCache | None = None) -> Definitions | None:
     """Check the structure of, and model, definitions given as ``{relative path: bytes}``
     (a directory's files, or a build's ``sources.json``); positions name ``display/...``.
 
@@ -958,7 +959,8 @@ def load_files(files: Mapping[str, bytes], display: str, diags: Diagnostics,
     sections = merge_sections(sources, diags)
     check_release_keys(sources, _release(sections), diags)
     defs = build_model(sources, sections, display)
-    digests = {f"{display}/{rel}": sha256(raw) for rel, raw in files.items()}
+    digests = {f"{display}/{rel}": hashlib.sha256(raw).hexdigest()
+               for rel, raw in files.items()}
     # Every file loaded as UTF-8 (or load_yaml reported it), so decoding cannot fail here.
     return replace(defs, texts={rel: raw.decode("utf-8") for rel, raw in sorted(files.items())},
                    unit_base=unit_base(sources, digests, defs), file_digests=digests)

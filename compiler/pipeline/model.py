@@ -306,11 +306,11 @@ class Definitions:
     # ``agents.defaults.experimental.localModelLean`` (2026.9; None: unset)
     local_model_lean: bool | None = None
     # The incremental cache's key of everything outside the ``channels`` sections, and the
-    # sha256 of each file by its position name (``toolc.pipeline.units``); "" and empty when
+    # sha256 of each file by its position name (``toolc.builds.stream``); "" and empty when
     # the definitions did not come from files
     unit_base: str = ""
     file_digests: Mapping[str, str] = field(default_factory=dict)
-    # The channels of the files compiled on their own (``toolc.pipeline.stream``): their
+    # The channels of the files compiled on their own (``toolc.builds.stream``): their
     # names only (tool availability reads them); ``channels`` holds the others
     streamed_channels: tuple[str, ...] = ()
     # Routing (2026.9): the route bindings in order, and the session settings
@@ -318,7 +318,7 @@ class Definitions:
     session: SessionDef = field(default_factory=SessionDef)
 
 
-# The incremental cache pickles the model (``toolc.pipeline.cache``): a frozen dataclass with
+# The incremental cache pickles the model (``toolc.builds.cache``): a frozen dataclass with
 # slots unpickles through ``dataclasses``' generic ``__setstate__``, which looks up the
 # fields of every object; these classes pickle as their field values instead, restored
 # without a lookup (several times faster for a model of thousands of agents).

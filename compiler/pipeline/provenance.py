@@ -39,9 +39,9 @@ from .policy import (
     sandbox_policy,
     subagent_policy,
 )
+from .recording import ChannelUnit, Recorder
 from .shards import SHARD_DIR, _split_channel
 from .tables import _RUN_CACHE_LIMIT, NEVER, Part, TableBuilder, _runs, _texts
-from .units import ChannelUnit, Recorder
 from .yamlsrc import paused_gc
 
 PROVENANCE_FORMAT = 2  # 2: the group layer in shards with inline records

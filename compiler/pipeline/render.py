@@ -293,7 +293,7 @@ def render(resolved: Resolved, tables: str, *, package: str = DEFAULT_PACKAGE,
         "tables": dict(counts),
     }
     if inputs is not None:
-        # about the files on disk, not the definitions' meaning (``toolc.builds``)
+        # about the files on disk, not the definitions' meaning (``toolc.builds.compile``)
         manifest["inputs_sha256"] = inputs
     # Without positions: `toolc diff` compares them, and unrelated edits move lines.
     found = sorted({(d.code, d.message) for d in warnings})

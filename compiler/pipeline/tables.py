@@ -60,8 +60,8 @@ from .policy import (
     sandbox_policy,
     subagent_policy,
 )
+from .recording import ChannelUnit, Recorder, StackArgs, resolve_refs
 from .shards import _split_channel, channel_summary, run_list, text_witnesses
-from .units import ChannelUnit, Recorder, StackArgs, resolve_refs
 from .yamlsrc import paused_gc
 
 NEVER = -1  # witness for layers that never strip
@@ -649,7 +649,7 @@ class TableBuilder:
             "global_bp": global_bp, "provider_profiles": self.provider_profiles(),
             # Per channel, one JSON string in the one-dictionary form (``shards.join_tables``):
             # each channel is compiled on its own, straight into its shards
-            # (``channel_shards``), and the build adds their index (``toolc.builds``).
+            # (``channel_shards``), and the build adds their index (``toolc.builds.compile``).
             "channels": {},
             "subagent": {"stacks": subagent, "max_spawn_depth": self.r.max_spawn_depth},
             # which sessions are sandboxed when the caller does not say (rules.sandbox)

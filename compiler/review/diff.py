@@ -21,7 +21,8 @@ from typing import Any, Protocol
 
 from ..audit.markdown import code, codes
 from ..audit.words import Words, plural
-from ..builds import BuildError, OpenedBuild, compile_files, open_build
+from ..builds.compile import compile_files
+from ..builds.read import BuildError, OpenedBuild, open_build
 from ..locks import LockTimeoutError, lock_path, locked
 from ..pipeline.render import dump_json
 from ..pipeline.routing import ROUTES

@@ -2,8 +2,8 @@
 ``toolc[sign]``, pyjwt + cryptography) and an OCI registry (``oci``: ``toolc push``, ``pull``
 and the poller of ``serve-mcp --watch oci://``; the extra ``toolc[oci]``, oras).
 
-Both check a build with the one check every reader uses (``toolc.builds.verify_build``, the
-runtime loader's own rule) and write a build only through the one writer and output lock
+Both check a build with the one check every reader uses (``toolc.builds.read.verify_build``,
+the runtime loader's own rule) and write a build only through the one writer and output lock
 (``toolc.pipeline.writer.publish``). This module itself imports no extra, so callers can name
 the errors without them.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from ..builds import BuildError
+from ..builds.read import BuildError
 
 
 class SignatureError(BuildError):

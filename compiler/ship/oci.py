@@ -47,7 +47,7 @@ import oras.provider
 import requests
 
 from .._version import __version__
-from ..builds import BuildError, plain_relative, read_manifest, verify_build
+from ..builds.read import BuildError, plain_relative, read_manifest, verify_build
 from ..locks import POLL_SUFFIX, LockTimeoutError, locked
 from ..pipeline.render import dump_json
 from ..pipeline.writer import SIGNATURES, check_output_dir, output_lock, publish

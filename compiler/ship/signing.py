@@ -33,7 +33,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
 from .._version import __version__
-from ..builds import BuildError, verify_build
+from ..builds.read import BuildError, verify_build
 from ..pipeline.render import dump_json
 from ..pipeline.writer import SIGNATURES, output_lock, publish
 from . import SignatureError

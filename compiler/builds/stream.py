@@ -39,11 +39,8 @@ from typing import Any, Protocol
 import yaml
 
 from ..diagnostics import Diagnostic, Diagnostics, Pos
-from ..rules.names import normalize_key
-from ..targets import Target, target
-from .analyze import ChannelChecks, Resolved, analyze, check_channel
-from .cache import BuildCache
-from .frontend import (
+from ..pipeline.analyze import ChannelChecks, Resolved, analyze, check_channel
+from ..pipeline.frontend import (
     LoadedFile,
     _Builder,
     _channel_folded,
@@ -55,11 +52,15 @@ from .frontend import (
     merge_sections,
     tree_paths,
 )
-from .model import ChannelDef, Definitions
-from .provenance import ProvenanceBuilder, channel_provenance, record_both
-from .render import SOURCES_DIR
-from .tables import TableBuilder, channel_shards
-from .units import record_channel, worker_count
+from ..pipeline.model import ChannelDef, Definitions
+from ..pipeline.provenance import ProvenanceBuilder, channel_provenance, record_both
+from ..pipeline.recording import record_channel
+from ..pipeline.render import SOURCES_DIR
+from ..pipeline.tables import TableBuilder, channel_shards
+from ..pipeline.workers import worker_count
+from ..rules.names import normalize_key
+from ..targets import Target, target
+from .cache import BuildCache
 
 CHANNEL_FILE_KEYS = frozenset({"version", "openclaw", "channels"})
 # Units are compiled in worker processes (one per core) when at least this many bytes of
@@ -192,7 +193,7 @@ class InputFile:
 
 
 class Outputs(Protocol):
-    """Where a build's files go as they are compiled (``toolc.builds``), with their sha256
+    """Where a build's files go as they are compiled (``toolc.builds.compile``), with their sha256
     when known."""
 
     def add(self, rel: str, data: bytes, digest: str | None = None) -> None: ...

@@ -1,41 +1,29 @@
-"""Compile definitions into builds and read builds back: validate, build, the file map, and
-the one check of a build's files (manifest digests, the runtime's own table) for every reader
-(the runtime loader's rule, `toolc diff`, serve-mcp). The public face is ``toolc.api``."""
+"""Compile definitions into a build: validate, build, ``build --check`` and the file map, by
+driving the pipeline's stages over the base and the channel files compiled on their own
+(``toolc.builds.stream``), then the steps over everything. The public face is ``toolc.api``."""
 
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
-import importlib.util
-import json
 import keyword
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cache
-from importlib import resources
-from importlib.machinery import ModuleSpec
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from ._version import __version__
-from .audit.access_md import access_capped, access_markdown, access_term
-from .audit.checks import base_checks, check_assertions, lint_channel
-from .diagnostics import DefinitionsError, Diagnostic, Diagnostics
-from .pipeline import stream
-from .pipeline.analyze import Resolved, analyze, channel_checks
-from .pipeline.bundles import build_bundles
-from .pipeline.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
-from .pipeline.cache import BuildCache
-from .pipeline.frontend import load_definitions, load_files
-from .pipeline.model import ChannelDef
-from .pipeline.provenance import ProvenanceBuilder
-from .pipeline.render import (
+from ..audit.access_md import access_capped, access_markdown
+from ..audit.checks import base_checks, check_assertions
+from ..diagnostics import DefinitionsError, Diagnostic, Diagnostics
+from ..pipeline.analyze import Resolved, analyze
+from ..pipeline.bundles import build_bundles
+from ..pipeline.frontend import load_definitions
+from ..pipeline.memo import outside_channels
+from ..pipeline.model import ChannelDef
+from ..pipeline.render import (
     DEFAULT_PACKAGE,
     INIT_TEMPLATE,
-    SOURCES,
     SOURCES_DIR,
     base_files,
     base_texts,
@@ -44,30 +32,10 @@ from .pipeline.render import (
     join_members,
     render,
 )
-from .pipeline.routing import routes_json
-from .pipeline.shards import SHARD_DIR, join_tables, split_tables
-from .pipeline.stream import (
-    Base,
-    ChannelContext,
-    ChannelResult,
-    InputFile,
-    NoBase,
-    Reclassify,
-    ScanMemo,
-    Shape,
-    UnitContext,
-    UnitResult,
-    UnitRun,
-    base_key,
-    can_fork,
-    compile_channel,
-    load_base,
-    read_inputs,
-    units,
-)
-from .pipeline.tables import TableBuilder, Tables
-from .pipeline.units import outside_channels
-from .pipeline.writer import (
+from ..pipeline.routing import routes_json
+from ..pipeline.shards import SHARD_DIR, join_tables, split_tables
+from ..pipeline.tables import TableBuilder, Tables
+from ..pipeline.writer import (
     SIGNATURES,
     Staging,
     check_output_dir,
@@ -76,11 +44,39 @@ from .pipeline.writer import (
     output_lock,
     publish_with,
 )
-from .pipeline.yamlsrc import discover, paused_gc
-from .runtime.bootstrap import DataMismatchError, Digests, read_checked, tree_problems
-from .schema.models import generate_models
-from .semantics.access import ClassSpace, TablesView
-from .semantics.reference import ReferenceInterpreter, Resolution
+from ..pipeline.yamlsrc import paused_gc
+from ..schema.models import generate_models
+from ..semantics.access import ClassSpace, TablesView
+from ..semantics.reference import ReferenceInterpreter, Resolution
+from .cache import BuildCache
+from .incremental import (
+    KEEP_READ_BYTES,
+    LastBuild,
+    Started,
+    UnitContexts,
+    cache_salt,
+    default_cache_dir,
+    digest_inputs,
+    file_stats,
+    inputs_digest,
+    start_ahead,
+    unit_kind,
+)
+from .stream import (
+    Base,
+    ChannelResult,
+    Reclassify,
+    ScanMemo,
+    Shape,
+    UnitContext,
+    UnitResult,
+    UnitRun,
+    base_key,
+    compile_channel,
+    load_base,
+    read_inputs,
+    units,
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,7 +89,7 @@ class BuildResult:
     counts: dict[str, int]
     up_to_date: bool
     # why the incremental cache was off although asked for (its secret or directory is not
-    # this user's own: ``toolc.pipeline.cache``), else ""; the build is the same either way
+    # this user's own: ``toolc.builds.cache``), else ""; the build is the same either way
     cache_off: str = ""
 
 
@@ -122,263 +118,6 @@ def reference_resolve(definitions_dir: str | Path, **context: Any) -> Resolution
     return load_reference(definitions_dir).resolve(**context)
 
 
-class BuildError(Exception):
-    """A build directory that is missing, not toolc's, incomplete or modified since."""
-
-
-# Positions of a build's sources name the definitions directory by its usual name: the
-# build records no path (builds are byte-identical wherever the definitions live).
-BUILD_SOURCES_ROOT = "definitions"
-
-
-def read_manifest(out: Path) -> dict[str, Any]:
-    """A build's ``manifest.json``; BuildError when there is no toolc build at ``out``."""
-    try:
-        manifest = json.loads((out / "manifest.json").read_text("utf-8"))
-    except FileNotFoundError as exc:
-        raise BuildError(f"{out.as_posix()}: not a toolc build (no manifest.json)") from exc
-    except (OSError, ValueError) as exc:
-        raise BuildError(f"{out.as_posix()}/manifest.json: unreadable ({exc})") from exc
-    if not (isinstance(manifest, dict) and isinstance(manifest.get("files"), dict)
-            and isinstance(manifest.get("package"), str)):
-        raise BuildError(f"{out.as_posix()}/manifest.json: not written by toolc")
-    return manifest
-
-
-def _manifest_digests(out: Path, manifest: dict[str, Any]) -> Digests:
-    return Digests(root=str(out), files=manifest["files"], shown=f"{out.as_posix()}/",
-                   against=f"the sha256 in {out.as_posix()}/manifest.json",
-                   advice="the build was modified; rebuild it with `toolc build`")
-
-
-def read_build_file(out: Path, rel: str, manifest: dict[str, Any]) -> bytes:
-    """A build's file, checked against the sha256 the manifest lists for it (the runtime
-    loader's own check, ``toolc.runtime.bootstrap.read_checked``)."""
-    try:
-        return read_checked(_manifest_digests(out, manifest), rel)
-    except DataMismatchError as exc:
-        raise BuildError(str(exc)) from exc
-
-
-def run_runtime(out: Path, name: str, manifest: dict[str, Any], source: bytes) -> ModuleType:
-    """Run the runtime package of the build ``out`` as the module ``name``: its
-    ``__init__.py`` from ``source``, the bytes the caller checked against ``manifest``, never
-    through the import system (which would run a ``__pycache__`` entry in their place,
-    without reading the source). The runtime then checks every other file it reads or runs
-    against its own table, bytecode beside them included. The module stays in
-    ``sys.modules`` under ``name``; BuildError (and no module) when the runtime refuses a
-    file of the build."""
-    init = out / manifest["package"] / "__init__.py"
-    spec = ModuleSpec(name, None, origin=str(init), is_package=True)
-    spec.has_location = True  # so __file__ names the file that was checked
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        exec(compile(source, str(init), "exec", dont_inherit=True), module.__dict__)
-    except BaseException as exc:
-        sys.modules.pop(name, None)
-        mismatch = getattr(module, "DataMismatchError", None)
-        if mismatch is not None and isinstance(exc, mismatch):
-            raise BuildError(str(exc)) from exc
-        raise
-    return module
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class VerifiedBuild:
-    """A build directory whose every file was checked, and their bytes."""
-
-    out: Path
-    manifest: dict[str, Any]
-    files: dict[str, bytes]
-
-    def json(self, rel: str) -> Any:
-        return json.loads(self.files[rel])
-
-    def tables(self) -> dict[str, Any]:
-        """The runtime's tables in one dictionary (``tables.json`` and its shards)."""
-        package = self.manifest["package"]
-        return join_tables(self.json(f"{package}/tables.json"),
-                           lambda name: self.files[f"{package}/{name}"])
-
-
-def read_tables(out: Path) -> dict[str, Any]:
-    """A build's tables in one dictionary: ``tables.json`` and the shards it names, each
-    checked against the manifest (``read_build_file``)."""
-    manifest = read_manifest(out)
-    package = manifest["package"]
-    tables = json.loads(read_build_file(out, f"{package}/tables.json", manifest))
-    return join_tables(tables, lambda name: read_build_file(out, f"{package}/{name}", manifest))
-
-
-def tables_of_files(files: dict[str, str], package: str) -> dict[str, Any]:
-    """The tables in one dictionary from a file map (``compile_files``)."""
-    return join_tables(json.loads(files[f"{package}/tables.json"]),
-                       lambda name: files[f"{package}/{name}"].encode("utf-8"))
-
-
-def _checked_manifest(out: Path) -> dict[str, Any]:
-    """A build's manifest, once it names only plain relative paths, every file it lists is
-    there and no executable file is there that it does not list (BuildError otherwise)."""
-    manifest = read_manifest(out)
-    names = manifest["files"]
-    bad = [rel for rel in names if not plain_relative(rel)]
-    if bad or not all(isinstance(v, str) for v in names.values()):
-        raise BuildError(f"{out.as_posix()}/manifest.json: not written by toolc (file "
-                         f"names {', '.join(map(repr, bad[:3]))})")
-    digests = _manifest_digests(out, manifest)
-    problems = tree_problems(digests, ("manifest.json",))
-    if problems:
-        raise BuildError(f"{out.as_posix()}: {'; '.join(problems[:5])}"
-                         f"{f' (and {len(problems) - 5} more)' if len(problems) > 5 else ''}; "
-                         f"{digests.advice}")
-    return manifest
-
-
-def verify_build(out: Path) -> VerifiedBuild:
-    """Check a whole build as the runtime loader checks its files (one shared check,
-    ``toolc.runtime.bootstrap``): every file the manifest lists is there with its sha256,
-    no executable file is there that it does not list, and the runtime's own digests (its
-    ``__init__.py``, which the runtime trusts) agree with the manifest, so what a reader
-    sees is what the runtime would run. BuildError says what is wrong."""
-    manifest = _checked_manifest(out)
-    names = manifest["files"]
-    files = {rel: read_build_file(out, rel, manifest) for rel in sorted(names)}
-    _check_runtime_digests(out, manifest, files)
-    return VerifiedBuild(out=out, manifest=manifest, files=files)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OpenedBuild:
-    """A build directory whose manifest, layout and runtime digests were checked
-    (``open_build``); each file is read, and checked against the manifest's sha256, only
-    when a reader asks for it."""
-
-    out: Path
-    manifest: dict[str, Any]
-
-    def digest(self, rel: str) -> str | None:
-        """The sha256 the manifest lists for ``rel`` (None: not a file of this build)."""
-        value = self.manifest["files"].get(rel)
-        return value if isinstance(value, str) else None
-
-    def read(self, rel: str) -> bytes:
-        """``rel``'s bytes, checked against the manifest (BuildError when they differ)."""
-        return read_build_file(self.out, rel, self.manifest)
-
-    def json(self, rel: str) -> Any:
-        return json.loads(self.read(rel))
-
-
-def open_build(out: Path) -> OpenedBuild:
-    """Check a build as ``verify_build`` does, except that no file beyond the runtime's
-    ``__init__.py`` is read yet: the manifest names only plain relative paths, every file it
-    lists is there, no executable file is there that it does not list, and the runtime's own
-    digests agree with the manifest. The files a reader then asks for are checked as they are
-    read (``OpenedBuild.read``), so a reader that needs a few files of a large build (``toolc
-    diff``: the tables, catalog, bundles and the shards it compares) hashes only those, and
-    still never reads bytes that differ from what the runtime would load. BuildError says
-    what is wrong."""
-    manifest = _checked_manifest(out)
-    names = manifest["files"]
-    init = f"{manifest['package']}/__init__.py"
-    files = {init: read_build_file(out, init, manifest)} if init in names else {}
-    _check_runtime_digests(out, manifest, files)
-    return OpenedBuild(out=out, manifest=manifest)
-
-
-def plain_relative(rel: str) -> bool:
-    parts = rel.split("/")
-    return bool(rel) and "\\" not in rel and not rel.startswith("/") and all(
-        p not in ("", ".", "..") for p in parts)
-
-
-def _check_runtime_digests(out: Path, manifest: dict[str, Any], files: dict[str, bytes]
-                           ) -> None:
-    """The runtime package's ``FILE_SHA256`` must list exactly the package's other files,
-    with the manifest's digests: else the runtime would refuse (or read) what diff did not."""
-    package = manifest["package"]
-    init = f"{package}/__init__.py"
-    if init not in files:
-        raise BuildError(f"{out.as_posix()}: no runtime package {package}/ in the manifest")
-    runtime = runtime_digests(files[init])
-    if runtime is None:
-        raise BuildError(f"{out.as_posix()}/{init}: no FILE_SHA256 table (not a toolc "
-                         "runtime); rebuild it with `toolc build`")
-    listed = {rel.removeprefix(f"{package}/"): digest for rel, digest in manifest["files"].items()
-              if rel.startswith(f"{package}/") and rel not in (init, f"{package}/py.typed")}
-    if runtime != listed:
-        names = sorted(n for n in set(runtime) | set(listed) if runtime.get(n) != listed.get(n))
-        raise BuildError(f"{out.as_posix()}/{init} and {out.as_posix()}/manifest.json disagree "
-                         f"about {', '.join(names[:5])}: the build was modified; rebuild it "
-                         "with `toolc build`")
-
-
-def runtime_digests(init_source: bytes) -> dict[str, str] | None:
-    """The ``FILE_SHA256`` table of a generated ``__init__.py``, read without running it."""
-    try:
-        tree = ast.parse(init_source)
-    except (SyntaxError, ValueError):
-        return None
-    target: ast.expr
-    value: ast.expr | None
-    for node in tree.body:
-        if isinstance(node, ast.AnnAssign):
-            target, value = node.target, node.value
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = node.targets[0], node.value
-        else:
-            continue
-        if not (isinstance(target, ast.Name) and target.id == "FILE_SHA256") or value is None:
-            continue
-        try:
-            table = ast.literal_eval(value)
-        except ValueError:
-            return None
-        if isinstance(table, dict) and all(isinstance(k, str) and isinstance(v, str)
-                                           for k, v in table.items()):
-            return table
-        return None
-    return None
-
-
-def resolve_build(out: Path) -> Resolved:
-    """The definitions a build was compiled from (its checked ``sources/``, or before them
-    ``sources.json``), resolved. Positions name ``definitions/<path>``."""
-    manifest = read_manifest(out)
-    files = (_sources_json(out, manifest) if SOURCES in manifest["files"] else
-             {rel: read_build_file(out, f"{SOURCES_DIR}/{rel}", manifest)
-              for rel in manifest.get("sources") or ()})
-    diags = Diagnostics()
-    defs = load_files(files, BUILD_SOURCES_ROOT, diags)
-    resolved = None if defs is None else analyze(defs, diags)
-    if resolved is None:
-        raise DefinitionsError(diags.sorted())
-    return resolved
-
-
-def _sources_json(out: Path, manifest: dict[str, Any]) -> dict[str, bytes]:
-    """A build's definitions from ``sources.json`` (builds before ``sources/``)."""
-    try:
-        texts = json.loads(read_build_file(out, SOURCES, manifest))
-        return {str(rel): str(text).encode("utf-8") for rel, text in texts.items()}
-    except (ValueError, AttributeError) as exc:
-        raise BuildError(f"{out.as_posix()}/{SOURCES}: not a map of file texts") from exc
-
-
-def build_is_current(definitions_dir: Path, out: Path) -> bool:
-    """Was ``out`` built from ``definitions_dir`` as it is now, by this toolc (the no-op
-    check of ``toolc build``; output files are not re-hashed)? ``--strict`` changes no
-    output, so a build made with or without it counts."""
-    try:
-        manifest = read_manifest(out)
-    except BuildError:
-        return False
-    recorded = manifest.get("inputs_sha256")
-    return any(recorded == inputs_digest(definitions_dir, package=manifest["package"],
-                                         strict=strict) for strict in (False, True))
-
-
 def validate(definitions_dir: str | Path, *, strict: bool = False) -> list[Diagnostic]:
     """Run the front end and the table compiler (for its warnings); write nothing."""
     options = _Options(package=DEFAULT_PACKAGE, strict=strict, with_models=False)
@@ -399,7 +138,7 @@ def compile_files(definitions_dir: Path, *, package: str = DEFAULT_PACKAGE,
     ``with_models=False`` leaves out ``models.py`` (the typed parameter models),
     ``ACCESS.md`` (the review table) and the provenance: resolution never uses them, and
     the differential tests and ``toolc diff`` build thousands of runtimes. ``cache``: the
-    incremental build cache (``toolc.pipeline.cache``); the file map is the same with or
+    incremental build cache (``toolc.builds.cache``); the file map is the same with or
     without it.
     """
     outputs = _MemoryOutputs()
@@ -408,7 +147,7 @@ def compile_files(definitions_dir: Path, *, package: str = DEFAULT_PACKAGE,
     return outputs.texts(), diagnostics, counts
 
 
-# -- the compiler, over the units of toolc.pipeline.stream ----------------------------------------
+# -- the compiler, over the units of toolc.builds.stream ------------------------------------------
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Options:
     package: str
@@ -460,16 +199,11 @@ class _StagedOutputs:
 _ATTEMPTS = 3  # a build whose channel files are not what they seemed is redone at most twice
 
 
-def _kind(with_models: bool) -> str:
-    """The cache's name for a channel file compiled on its own (``stream.unit_key``)."""
-    return "unit" if with_models else "unit-tables"
-
-
 def _compile(root: Path, outputs: _MemoryOutputs | _StagedOutputs, options: _Options,
              started: Started | None = None) -> tuple[list[Diagnostic], dict[str, int]]:
     """Compile ``root`` into ``outputs``: (diagnostics, counts); DefinitionsError on errors.
     Redone when a channel file is not what its scan said (``stream.Reclassify``).
-    ``started``: ``_ahead`` called already (by ``build``, before its no-op check)."""
+    ``started``: ``start_ahead`` called already (by ``build``, before its no-op check)."""
     shapes: dict[str, Shape | None] = {}
     memo = ScanMemo(options.cache, root.as_posix().rstrip("/"))
     for attempt in range(_ATTEMPTS):
@@ -486,100 +220,16 @@ def _compile(root: Path, outputs: _MemoryOutputs | _StagedOutputs, options: _Opt
     raise AssertionError("unreachable: the last attempt streams nothing")
 
 
-@dataclass(frozen=True, slots=True)
-class _Last:
-    """The last build of a definitions directory: its base (the cache key), the bytes of its
-    channel files, and each file's (relative path, size, mtime): what ``_ahead`` reads."""
-
-    base: str
-    size: int
-    stats: tuple[tuple[str, int, int], ...]
-
-
-def _stats(root: Path) -> tuple[tuple[str, int, int], ...]:
-    found = []
-    for path in discover(root) if root.is_dir() else []:
-        st = path.stat()
-        found.append((path.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
-    return tuple(found)
-
-
-@dataclass(frozen=True, slots=True)
-class _Contexts:
-    """How a build's units get their context (``stream.UnitContext``), in this process or
-    in a forked worker."""
-
-    root: Path
-    cache: BuildCache | None
-    with_models: bool
-
-    @property
-    def display(self) -> str:
-        return self.root.as_posix().rstrip("/")
-
-    def of(self, base: Base) -> UnitContext:
-        if base.defs is None or base.target is None:
-            return UnitContext(root=self.root, display=self.display, channels=None,
-                               target=None, cache=self.cache)
-        resolved = base.resolved
-        tables = provenance = None
-        if resolved is not None:
-            tables = TableBuilder(resolved, Diagnostics())
-            provenance = ProvenanceBuilder(resolved) if self.with_models else None
-        channels = ChannelContext(
-            defs=base.defs, checks=channel_checks(base.defs, base.target), tables=tables,
-            provenance=provenance, term=access_term,
-            lint=None if resolved is None else functools.partial(lint_channel, resolved))
-        return UnitContext(root=self.root, display=self.display, channels=channels,
-                           target=base.target, cache=self.cache)
-
-    def from_files(self, files: list[InputFile]) -> UnitContext:
-        """A worker's context, its base read (from the cache) in the worker."""
-        return self.of(load_base(files, self.display, self.cache))
-
-    def by_key(self, key: str) -> UnitContext:
-        """A worker's context from the base cached under ``key``; ``NoBase`` when it is not
-        there (the building process compiles the unit)."""
-        hit, base = (False, None) if self.cache is None else self.cache.get(key)
-        if not hit or not isinstance(base, Base):
-            raise NoBase(key)
-        return self.of(base)
-
-    def last_key(self, kind: str) -> str | None:
-        """The cache entry naming the last build of these definitions (``_Last``)."""
-        return None if self.cache is None else self.cache.key("last-base", [self.display, kind])
-
-
-Started = tuple[UnitRun | None, _Last | None]
-
-
-def _ahead(contexts: _Contexts, kind: str, *, unless_unchanged: bool = False) -> Started:
-    """A worker started now on the base of the last build of these definitions, when that
-    build had channel files to compile on their own (``UnitRun.ahead``), and that build.
-    ``unless_unchanged``: not when every file has the size and mtime it had then (most
-    likely a build with nothing to do: its no-op check decides)."""
-    cache, key = contexts.cache, contexts.last_key(kind)
-    if cache is None or key is None or not can_fork():
-        return None, None
-    hit, found = cache.get(key)
-    last = found if hit and isinstance(found, _Last) else None
-    if last is None or last.size < stream.OVERLAP_MIN_BYTES or (
-            unless_unchanged and last.stats == _stats(contexts.root)):
-        return None, last
-    return UnitRun.ahead(functools.partial(contexts.by_key, last.base), kind, cache,
-                         last.base), last
-
-
 class _Compilation:
     """One attempt of ``_compile``: the base in this process, the channel files as units
-    (``toolc.pipeline.stream``), then the steps over everything, from the units' results."""
+    (``toolc.builds.stream``), then the steps over everything, from the units' results."""
 
     def __init__(self, root: Path, outputs: _MemoryOutputs | _StagedOutputs,
                  options: _Options, shapes: dict[str, Shape | None], memo: ScanMemo,
                  started: Started | None = None) -> None:
         self.root, self.outputs, self.options, self.shapes = root, outputs, options, shapes
         self.memo, self.started = memo, started
-        self.contexts = _Contexts(root, options.cache, options.with_models)
+        self.contexts = UnitContexts(root, options.cache, options.with_models)
         self.display = self.contexts.display
         self.diags = Diagnostics()
         self.digests: dict[str, str] = {}  # package-relative shard path -> sha256
@@ -589,11 +239,11 @@ class _Compilation:
         self.terms: list[int] = []
         self.streamed: list[str] = []  # the channel files compiled as units
         self.shaped: dict[str, Shape | None] = {}  # their shapes, as guessed
-        self.last: _Last | None = None  # the last build's base (``ahead``)
+        self.last: LastBuild | None = None  # the last build's base (``ahead``)
 
     def run(self) -> tuple[list[Diagnostic], dict[str, int]]:
-        kind = _kind(self.options.with_models)
-        ahead, self.last = self.started or _ahead(self.contexts, kind)
+        kind = unit_kind(self.options.with_models)
+        ahead, self.last = self.started or start_ahead(self.contexts, kind)
         try:
             return self.run_with(kind, ahead)
         finally:
@@ -602,7 +252,7 @@ class _Compilation:
 
     def run_with(self, kind: str, ahead: UnitRun | None) -> tuple[list[Diagnostic],
                                                                  dict[str, int]]:
-        """``run`` with the worker started ahead, if any (``_ahead``)."""
+        """``run`` with the worker started ahead, if any (``start_ahead``)."""
         options, diags = self.options, self.diags
         files = read_inputs(self.root, diags, self.outputs, self.shapes, self.memo,
                             options.read)
@@ -616,7 +266,8 @@ class _Compilation:
         sources = {f.rel: f.digest for f in files}
         last_key = self.contexts.last_key(kind)
         if cache is not None and last_key is not None and key is not None:
-            last = _Last(base=key, size=sum(f.size for f in streamed), stats=_stats(self.root))
+            last = LastBuild(base=key, size=sum(f.size for f in streamed),
+                             stats=file_stats(self.root))
             if last != self.last:
                 cache.put(last_key, last)
         # with the base in the cache, the changed units start at once, each worker reading
@@ -850,63 +501,6 @@ class _Lazy:
         return self.value
 
 
-@cache
-def _toolc_digest() -> bytes:
-    """toolc's own code and templates: a changed compiler is a changed input."""
-    root = Path(str(resources.files("toolc")))
-    templates = Path(str(resources.files("toolc.templates")))
-    # Logical names, so an editable checkout and an installed wheel agree.
-    files = {f"toolc/{p.relative_to(root).as_posix()}": p
-             for p in [*root.rglob("*.py"), *root.rglob("*.json")]
-             if "templates" not in p.relative_to(root).parts and "__pycache__" not in p.parts}
-    files.update({f"templates/{p.name}": p for p in templates.glob("*.jinja")})
-    h = hashlib.sha256()
-    for name in sorted(files):
-        h.update(name.encode() + b"\0" + files[name].read_bytes())
-    return h.digest()
-
-
-def default_cache_dir(definitions_dir: Path) -> Path:
-    """``.toolc-cache/`` beside the definitions directory (in the project, outside both
-    ``definitions/`` and ``build/``; gitignored)."""
-    return Path(definitions_dir).resolve().parent / DEFAULT_CACHE_DIR
-
-
-def cache_salt() -> bytes:
-    """What every cache key holds: this toolc's version and the digest of its code and
-    templates, so a changed compiler never reads an old entry."""
-    return f"toolc {__version__}\0".encode() + _toolc_digest()
-
-
-def inputs_digest(definitions_dir: Path, *, package: str, strict: bool) -> str:
-    """Everything a build depends on: toolc itself, the options, and every input file."""
-    return _inputs(definitions_dir, package=package, strict=strict)[0]
-
-
-# The build that follows the inputs digest takes up to this many bytes of the files it read
-# from it, instead of reading and hashing them again (the files of a million groups: not all).
-KEEP_READ_BYTES = 64 << 20
-
-
-def _inputs(definitions_dir: Path, *, package: str, strict: bool, keep: int = 0
-            ) -> tuple[str, dict[str, tuple[str, bytes]]]:
-    """``inputs_digest``, and the files it read (sha256, bytes) by relative path, up to
-    ``keep`` bytes of them."""
-    h = hashlib.sha256(f"{__version__}\0{package}\0{strict}\0".encode())
-    h.update(_toolc_digest())
-    kept = {}
-    for path in discover(definitions_dir) if definitions_dir.is_dir() else []:
-        rel = path.relative_to(definitions_dir).as_posix()
-        raw = path.read_bytes()
-        digest = hashlib.sha256(raw)
-        h.update(rel.encode() + b"\0")
-        h.update(digest.digest())
-        if len(raw) <= keep:
-            kept[rel] = (digest.hexdigest(), raw)
-            keep -= len(raw)
-    return h.hexdigest(), kept
-
-
 def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "build", *,
           strict: bool = False, package_name: str = DEFAULT_PACKAGE,
           force: bool = False, lock_timeout: float | None = None,
@@ -918,7 +512,7 @@ def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "bu
     same output makes this wait (``lock_timeout=None``) or raise ``LockTimeoutError`` after
     ``lock_timeout`` seconds; ``on_wait(lock_file)`` is called before waiting.
 
-    ``cache``: the incremental build cache (``toolc.pipeline.cache``), read and written
+    ``cache``: the incremental build cache (``toolc.builds.cache``), read and written
     under the same lock: True, ``.toolc-cache/`` beside ``definitions_dir``
     (``default_cache_dir``); a path, that directory; False, a clean build (``--no-cache``).
     The build is byte for byte the same either way.
@@ -932,10 +526,11 @@ def build(definitions_dir: str | Path = "definitions", out_dir: str | Path = "bu
             default_cache_dir(defs) if cache is True else Path(cache), cache_salt()))
         cache_off = "" if unit_cache is None else unit_cache.off
         # a changed file: a worker starts on the last build's base while the files are read
-        started = _ahead(_Contexts(defs, unit_cache, True), _kind(True), unless_unchanged=True)
+        started = start_ahead(UnitContexts(defs, unit_cache, True), unit_kind(True),
+                              unless_unchanged=True)
         try:
-            digest, read = _inputs(defs, package=package_name, strict=strict,
-                                   keep=KEEP_READ_BYTES)
+            digest, read = digest_inputs(defs, package=package_name, strict=strict,
+                                         keep=KEEP_READ_BYTES)
             if not force and matches_disk(out, digest):
                 return BuildResult(out_dir=out, files=(), diagnostics=(), counts={},
                                    up_to_date=True, cache_off=cache_off)

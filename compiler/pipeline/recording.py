@@ -1,8 +1,6 @@
-"""Record one channel's tables (and its provenance) apart from the rest of the build, run work
-in forked worker processes, and the units keyed on everything outside the channels
-(``toolc.pipeline.cache``).
+"""Record one channel's tables (and its provenance) apart from the rest of the build.
 
-A channel compiled on its own (``toolc.pipeline.stream``) cannot intern its stacks into the
+A channel compiled on its own (``toolc.builds.stream``) cannot intern its stacks into the
 build's lists: it records them instead, on a tape (the distinct values it interns, in the
 order it first interns them), and its entry names each by its place on the tape
 (``StackRef``). The shards write every stack inline (``toolc.pipeline.shards``), so a tape
@@ -13,20 +11,15 @@ it.
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
-from typing import Any, TypeVar
+from typing import Any
 
 from ..diagnostics import Diagnostic, Diagnostics
-from .cache import BuildCache
-from .model import ChannelDef, Definitions
+from .model import ChannelDef
 
 # a compiled layer (witness, allow_pass, deny_pass): ``toolc.pipeline.tables.Layer``, which
 # imports this module
 Layer = tuple[int, int, int]
-T = TypeVar("T")
 StackArgs = tuple[int, tuple[Layer, ...], int, int, int]
 
 
@@ -92,45 +85,4 @@ def _resolve(value: Any, ids: list[int]) -> Any:
         return {k: _resolve(v, ids) for k, v in value.items()}
     if isinstance(value, list):
         return [_resolve(v, ids) for v in value]
-    return value
-
-
-# Worker processes (None: one per core, at most MAX_WORKERS).
-WORKERS: int | None = None
-MAX_WORKERS = 8
-
-
-def worker_count(tasks: int) -> int:
-    """Worker processes for ``tasks`` independent tasks: one per core (``WORKERS``), never
-    more than tasks; 1 (in this process) where processes cannot be forked."""
-    if tasks < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    cores = WORKERS or min(os.cpu_count() or 1, MAX_WORKERS)
-    return max(1, min(cores, tasks))
-
-
-def map_in_workers(fn: Callable[[Any], T], items: list[Any], workers: int) -> list[T]:
-    """``[fn(item) for item in items]``, in ``workers`` forked processes when more than one;
-    results in the order of ``items`` whatever order the workers finish in."""
-    if workers <= 1:
-        return [fn(item) for item in items]
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        return list(pool.map(fn, items))
-
-
-def outside_channels(cache: BuildCache | None, kind: str, defs: Definitions,
-                     compute: Callable[[Diagnostics], T], diags: Diagnostics) -> T:
-    """``compute(diags)`` for a unit that reads nothing inside the channels sections but
-    their names (the tool catalog's provider bundles, parameter models, count lints): keyed
-    on ``unit_base``, with the warnings it gave."""
-    if cache is None or not defs.unit_base:
-        return compute(diags)
-
-    def run() -> tuple[T, tuple[Diagnostic, ...]]:
-        local = Diagnostics()
-        return compute(local), tuple(local.items)
-
-    value, found = cache.unit(kind, [defs.unit_base], run)
-    diags.extend(found)
     return value

@@ -10,14 +10,15 @@ Units (each keyed on everything its result depends on, never on a path or a time
   definitions outside every ``channels`` section (``unit_base``) and the bytes of the file
   that defines the channel.
 * ``base``, its own units, and ``unit`` (a channel file compiled on its own):
-  ``toolc.pipeline.stream`` and ``toolc.builds``.
+  ``toolc.builds.stream`` and ``toolc.builds.compile``.
 
 Two entries per definitions directory are bookkeeping and decide no byte: ``scan``
 (``stream.ScanMemo``: which files are channel files, by sha256) and ``last-base``
-(``builds._Last``: the last build's base, which a worker started ahead reads).
+(``incremental.LastBuild``: the last build's base, which a worker started ahead reads).
 
 Every key also holds a salt: toolc's version and the digest of its own code and templates
-(``toolc.builds``), and the build options. A changed compiler never reads an old entry.
+(``toolc.builds.incremental.cache_salt``), and the build options. A changed compiler never
+reads an old entry.
 
 Entries are files ``<root>/v2/<key[:2]>/<key>``: an HMAC-SHA256 of the key and payload, a
 newline, the payload (a pickle). The HMAC key is a secret of the user running toolc, kept
@@ -78,7 +79,9 @@ _TAG_MAX = 128  # an entry's tag line is 64 hex digits: a longer first line is n
 # entry a build of the shipped definitions and random channels writes, under both targets).
 _ALLOWED: Final = frozenset((module, name) for module, names in {
     "array": ("array", "_array_reconstructor"),
-    "toolc.builds": ("_Index", "_Last"),
+    "toolc.builds.compile": ("_Index",),
+    "toolc.builds.incremental": ("LastBuild",),
+    "toolc.builds.stream": ("Base", "ChannelResult", "Shape", "UnitResult"),
     "toolc.diagnostics": ("Diagnostics", "_diagnostic", "_pos"),
     "toolc.pipeline.analyze": ("Resolved",),
     "toolc.pipeline.bundles": ("Bundles",),
@@ -89,7 +92,6 @@ _ALLOWED: Final = frozenset((module, name) for module, names in {
         "Definitions", "Entry", "EntryList", "GroupConfig", "GroupDef", "PluginEntry",
         "Policy", "ProfileDef", "ProviderDialect", "ProviderPolicy", "SenderRule", "SessionDef",
         "SpaceConfig", "ToolDef", "ToolsConfig"),
-    "toolc.pipeline.stream": ("Base", "ChannelResult", "Shape", "UnitResult"),
     "toolc.pipeline.tables": ("Tables",),
     "toolc.pipeline.yamlsrc": ("_unpickle_source",),
     "toolc.targets": ("Target",),
@@ -269,7 +271,3 @@ def _read_entry(path: Path) -> bytes | None:
             return file.read()
         except OSError:
             return None
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
