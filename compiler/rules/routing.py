@@ -27,8 +27,8 @@ from typing import Protocol
 from ..diagnostics import Pos
 from ..runtime._errors import AgentSelectionRequiredError
 from ..targets import Target
+from ..targets.grammar import js_trim
 from .names import DEFAULT_AGENT_ID, normalize_account_id, normalize_agent_id, normalize_channel
-from .sandbox import js_trim
 
 MATCHED_BY = ("binding.peer", "binding.peer.parent", "binding.peer.wildcard",
               "binding.guild+roles", "binding.guild", "binding.team", "binding.account",

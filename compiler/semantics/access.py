@@ -40,7 +40,6 @@ from ..pipeline import groups
 from ..rules.context import (
     Context,
     parse_session_key,
-    subagent9,
 )
 from ..rules.names import (
     normalize_agent_id,
@@ -161,8 +160,7 @@ class ClassSpace(ChannelClasses):
         model = normalize_key(ctx.model_id) or None
         prov = self._provider_index[tuple(self._provider_sig(v, provider, model)
                                           for v in self.views)]
-        key_sub, key_depth = (subagent9(ctx.session_key) if self.views[0].key_rules9
-                              else (session.is_subagent, session.depth))
+        key_sub, key_depth = self.views[0].rules.sessions.subagent_of(ctx.session_key)
         is_sub = key_sub or (ctx.spawn_depth or 0) >= 1
         depth = ctx.spawn_depth if ctx.spawn_depth is not None else key_depth
         if is_sub and depth == 0 and self._main_role is not None:

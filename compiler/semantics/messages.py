@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..pipeline.groups import fresh
-from ..rules.sandbox import js_trim
+from ..targets.grammar import js_trim
 from . import channels9 as c9
 from .access import ClassSpace
 from .routes import KINDS, Binding, Message, Routed, RouteTable, peer_of, route

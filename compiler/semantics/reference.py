@@ -52,7 +52,6 @@ from ..rules.context import (
     ignored_group,
     is_cron_session,
     parse_session_key,
-    subagent9,
     trusted_group,
 )
 from ..rules.names import (
@@ -257,7 +256,8 @@ class ReferenceInterpreter(GroupLayer):
         selected = None
         if self.r.target.agent_selection:
             try:
-                selected = select_agent(self.r.defs, ctx.agent_id, ctx.session_key)
+                selected = select_agent(self.r.target.sessions, self.r.defs, ctx.agent_id,
+                                       ctx.session_key)
             except AgentSelectionRequiredError:
                 selected = None
         return ctx.sandboxed is True or derive_sandboxed(self.sandbox_modes, ctx.session_key,
@@ -279,7 +279,8 @@ class ReferenceInterpreter(GroupLayer):
         ``agent_selection`` (2026.9.6) :func:`select_agent` chooses, or raises
         AgentSelectionRequiredError; an undeclared chosen agent still has no agent layer."""
         if self.r.target.agent_selection:
-            return self.agents.get(select_agent(self.r.defs, ctx.agent_id, ctx.session_key))
+            return self.agents.get(select_agent(self.r.target.sessions, self.r.defs,
+                                                ctx.agent_id, ctx.session_key))
         if ctx.agent_id is not None:
             return self.agents.get(normalize_agent_id(ctx.agent_id))
         if ctx.session_key is not None:
@@ -336,8 +337,7 @@ class ReferenceInterpreter(GroupLayer):
                 label="sandbox tools.allow", layer="sandbox", policy=None, strips=False,
                 skip=self.not_sandboxed(ctx)),
         ]
-        key_sub, key_depth = (subagent9(ctx.session_key) if self.r.target.subagent_key_rules
-                              else (session.is_subagent, session.depth))
+        key_sub, key_depth = self.r.target.sessions.subagent_of(ctx.session_key)
         is_sub = key_sub or (ctx.spawn_depth or 0) >= 1
         # the stored depth, else the key's (2026.3.2 getSubagentDepth counts `:subagent:`, so
         # a bare `subagent:x` key has depth 0; 2026.9.6 counts `(^|:)subagent:`, 0 is the

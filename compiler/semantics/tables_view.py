@@ -15,6 +15,7 @@ from ..pipeline import groups
 from ..pipeline.policy import apply_patch_model_ok, choose_agent
 from ..rules.channels import athash_slug, key_candidates
 from ..rules.sandbox import SandboxModes
+from ..targets import request_rules
 
 # The key of the subagent class "subagent at depth 0" (never a leaf), there when no depth
 # a ``spawn_depth`` can give behaves like it on every side (a side with maxSpawnDepth 1)
@@ -105,10 +106,10 @@ class TablesView:
         masks = data["masks"]
         self.non_optional = self.bits(masks["non_optional"])
         self.non_owner = self.bits(masks["non_owner"])
-        # the release's request-time switches (toolc.targets; absent: 2026.3.2)
-        rules = data.get("target") or {}
-        self.owner_unknown_keeps = bool(rules.get("owner_unknown_keeps", False))
-        self.agent_selection = bool(rules.get("agent_selection", False))
+        # the release's request-time switches (toolc.targets.RequestRules)
+        self.rules = rules = request_rules(data)
+        self.owner_unknown_keeps = rules.owner_unknown_keeps
+        self.agent_selection = rules.agent_selection
         selection = data.get("selection") or {"default": "main", "ids": []}
         self.default_agent: str | None = selection["default"]
         self.agent_ids = tuple(selection["ids"]) or ("main",)
@@ -137,21 +138,20 @@ class TablesView:
         sub = data["subagent"]
         self.subagent: tuple[int, int] = (int(sub["stacks"][0]), int(sub["stacks"][1]))
         self.leaf_depth = max(1, int(sub["max_spawn_depth"]))
-        # 2026.9 getSubagentDepth (toolc.targets: subagent_depth_counts_leading) and
-        # isSubagentSessionKey (subagent_key_rules): toolc.rules.context.subagent9
-        self.depth_leading = bool(rules.get("subagent_depth_counts_leading", False))
-        self.key_rules9 = bool(rules.get("subagent_key_rules", False))
-        # 2026.9's group and sender layers (toolc.semantics.channels9): the trusted group id,
-        # the generic resolver, tools.toolsBySender globally and per agent, typed keys
-        self.trusted = bool(rules.get("group_id_needs_session", False))
-        self.sender_layer = bool(rules.get("global_sender_layer", False))
-        self.typed_keys = bool(rules.get("channel_sender_keys", False))
-        self.request_aliases: dict[str, str] = dict(rules.get("request_channel_aliases") or {})
+        # 2026.9 getSubagentDepth (subagent_depth_counts_leading); the session-key grammar
+        # is ``rules.sessions``
+        self.depth_leading = rules.subagent_depth_counts_leading
+        # the trusted group id and the sender layer (toolc.semantics.trusted_channels): the
+        # generic resolver, tools.toolsBySender globally and per agent, typed keys
+        self.trusted = rules.group_id_needs_session
+        self.sender_layer = rules.global_sender_layer
+        self.typed_keys = rules.channel_sender_keys
+        self.request_aliases: dict[str, str] = dict(rules.request_channel_aliases)
         self.global_senders: list[Any] | None = data.get("senders")
         # channels whose plugin resolver runs before the generic one (2026.9: Telegram's)
-        self.plugin_resolvers = frozenset(rules.get("plugin_group_resolvers") or ())
+        self.plugin_resolvers = frozenset(rules.plugin_group_resolvers)
         # 2026.9 normalizeToolProviderPolicyKey: a model id with `/` is provider-prefixed too
-        self.slash_prefixed = bool(rules.get("slash_model_is_prefixed", False))
+        self.slash_prefixed = rules.slash_model_is_prefixed
         self._present: dict[tuple[Any, ...], int] = {}
         self._witnesses: int | None = None
         self._bp_index: dict[str, frozenset[int]] | None = None
@@ -159,7 +159,8 @@ class TablesView:
     def select_agent(self, agent_id: str | None, session_key: str | None) -> str:
         """2026.9's agent of a request (``toolc.pipeline.policy.choose_agent`` over the
         tables' ``selection``); raises AgentSelectionRequiredError where OpenClaw refuses."""
-        return choose_agent(self.default_agent, self.agent_ids, agent_id, session_key)
+        return choose_agent(self.rules.sessions, self.default_agent, self.agent_ids, agent_id,
+                            session_key)
 
     # -- decoding ----------------------------------------------------------------------------
     def map_bits(self, bits: int) -> int:
