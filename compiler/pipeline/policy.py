@@ -125,7 +125,7 @@ def sandbox_policy(resolved: Resolved, agent_tools: ToolsConfig | None) -> Layer
 
     target = resolved.target
     if target.sandbox_also_allow:
-        return _sandbox_policy_9(resolved, agent_tools)
+        return _sandbox_policy_also_allow(resolved, agent_tools)
     allow = pick(agent_tools.sandbox_allow if agent_tools else None, glob.sandbox_allow,
                  target.sandbox_default_allow)
     deny = pick(agent_tools.sandbox_deny if agent_tools else None, glob.sandbox_deny,
@@ -137,7 +137,7 @@ def sandbox_policy(resolved: Resolved, agent_tools: ToolsConfig | None) -> Layer
     return LayerPolicy(allow=allow, deny=deny)
 
 
-def _sandbox_policy_9(resolved: Resolved, agent_tools: ToolsConfig | None) -> LayerPolicy:
+def _sandbox_policy_also_allow(resolved: Resolved, agent_tools: ToolsConfig | None) -> LayerPolicy:
     """2026.9 ``resolveSandboxToolPolicyForAgent``: allow, alsoAllow and deny each from the
     agent, else the global config; alsoAllow widens the chosen (or default) allow list; an
     explicit allow or alsoAllow lifts matching names out of the *default* deny (a configured

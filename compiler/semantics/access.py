@@ -90,9 +90,9 @@ class ClassSpace(ChannelClasses):
         self._witnesses: int | None = None
         self._sender_maps: list[list[Any]] = []
         self._owner_matters = False
-        self._index9: dict[Any, int] | None = None
+        self._trusted_index: dict[Any, int] | None = None
         if any(v.trusted for v in self.views):
-            self.channels = self._channels9()
+            self.channels = self._trusted_channels()
         else:
             self.channels = self._channels()
             # classes with the same stacks share one (never mutated) list

@@ -22,7 +22,7 @@ from ..rules.names import (
     normalize_channel,
     normalize_key,
 )
-from . import channels9 as c9
+from . import trusted_channels as tc
 from .classes import Klass
 from .tables_view import (
     _BUCKETS,
@@ -54,7 +54,7 @@ class ChannelClasses:
     _witnesses: int | None
     _sender_maps: list[list[Any]]
     _owner_matters: bool
-    _index9: dict[Any, int] | None
+    _trusted_index: dict[Any, int] | None
 
     @property
     def coupled(self) -> bool:
@@ -100,7 +100,7 @@ class ChannelClasses:
         """The index of an agent record's own toolsBySender map on one side (0: none)."""
         if not self._sender_maps:
             return 0
-        return c9.map_id(self._sender_maps[side], rec.senders)
+        return tc.map_id(self._sender_maps[side], rec.senders)
 
     def classify_channel(self, **context: Any) -> int:
         """The channel class of a request (``classify(...)[2]``) without choosing its agent:
@@ -111,8 +111,8 @@ class ChannelClasses:
         return self._classify_channel(ctx, parse_session_key(ctx.session_key))
 
     def _classify_channel(self, ctx: Context, session: SessionInfo) -> int:
-        if self._index9 is not None:
-            found = self._index9.get(self._signature9(ctx))
+        if self._trusted_index is not None:
+            found = self._trusted_index.get(self._trusted_signature(ctx))
             if found is None:
                 raise LookupError(f"no class holds {ctx}: the class space is incomplete")
             return found
@@ -150,27 +150,27 @@ class ChannelClasses:
                 return int(rows[sig])
         raise LookupError(f"no class holds {ctx}: the class space is incomplete")
 
-    # 2026.9's group and sender layers (toolc.semantics.channels9) --------------------------
-    def _signature9(self, ctx: Context) -> tuple[Any, ...]:
+    # 2026.9's group and sender layers (toolc.semantics.trusted_channels) --------------------------
+    def _trusted_signature(self, ctx: Context) -> tuple[Any, ...]:
         """(gate, per selector per side the channel side's stacks) of a request."""
         senders = sender_keys(ctx.sender_id, ctx.sender_e164, ctx.sender_username,
                               ctx.sender_name)
-        parsed = [c9.parse9(v, ctx, senders) if v.trusted else c9.side3(v, ctx, senders)
-                  for v in self.views]
+        parsed = [tc.parse_trusted(v, ctx, senders) if v.trusted
+                  else tc.listed_side(v, ctx, senders) for v in self.views]
         per_sel = []
         for owner, maps in self.selectors:
             per_sel.append(tuple(
-                c9.side9(v, req, owner, self._sender_maps[side][maps[side]])
-                if isinstance(req, c9.Request9) else req
+                tc.trusted_side(v, req, owner, self._sender_maps[side][maps[side]])
+                if isinstance(req, tc.TrustedRequest) else req
                 for side, (v, req) in enumerate(zip(self.views, parsed, strict=True))))
         return (self.gate(normalize_key(ctx.message_provider) or None), tuple(per_sel))
 
-    def _channels9(self) -> list[Klass]:
+    def _trusted_channels(self) -> list[Klass]:
         """Channel classes when a side follows 2026.9: one per distinct signature of the
-        representative requests (``channels9``), labelled from its first representative."""
+        representative requests (``trusted_channels``), labelled from its first representative."""
         views = self.views
-        self._sender_maps = c9.sender_maps(views)
-        entries = c9.has_sender_rules(views)  # the owner on webchat skips them
+        self._sender_maps = tc.sender_maps(views)
+        entries = tc.has_sender_rules(views)  # the owner on webchat skips them
         self._owner_matters = entries and any(v.trusted for v in views)
         combos = sorted({tuple(self.sender_map(side, v.record(k.key[0])[1])
                                for side, v in enumerate(views)) for k in self.agents})
@@ -181,10 +181,10 @@ class ChannelClasses:
         self._selector_index = {sel: i for i, sel in enumerate(sels)}
         declared = sorted({c for v in views for c in v.channels})
         mixed = any(not v.trusted for v in views)
-        gids = {ch: c9.group_ids(views, ch) for ch in declared}
+        gids = {ch: tc.group_ids(views, ch) for ch in declared}
         other = _fresh([g for ids in gids.values() for g in ids])
         messages: list[str | None] = [None, *(g for g in self.gate_classes if g is not None),
-                                      *c9.typed_channels(views)]
+                                      *tc.typed_channels(views)]
         if self._owner_matters:
             messages.append("webchat")
         if mixed:
@@ -194,7 +194,7 @@ class ChannelClasses:
         callers: list[str | None] = [None]
         if mixed:
             callers += [*sorted({g for ids in gids.values() for g in ids}), other]
-        senders = c9.sender_reps(views)
+        senders = tc.sender_reps(views)
         fresh_acc = _fresh(declared, OTHER)
         bases: list[dict[str, Any]] = []
         for m in messages:
@@ -205,7 +205,7 @@ class ChannelClasses:
                         chans.add(normalize_channel(m) or "")
                     accs: list[str | None] = [None]
                     for ch in sorted(c for c in chans if c in declared):
-                        accs += [a for a in c9.accounts(views, ch, fresh_acc) if a not in accs]
+                        accs += [a for a in tc.accounts(views, ch, fresh_acc) if a not in accs]
                     for acc in accs:
                         flags = {k: v for k, v in (("message_provider", m), ("spawned_by", p),
                                                    ("group_id", g), ("account_id", acc))
@@ -217,26 +217,27 @@ class ChannelClasses:
                 if "group_space" in flags or "group_channel" in flags:
                     bases += [flags, *({**flags, "spawned_by": p} for p in spawned[1:]
                                        if "spawned_by" not in flags)]
-        several = {ch: len(c9.accounts(views, ch, fresh_acc)) > 1 for ch in declared}
+        several = {ch: len(tc.accounts(views, ch, fresh_acc)) > 1 for ch in declared}
         out: list[Klass] = []
         index: dict[Any, int] = {}
         for base in bases:
             only = {k: v for k, v in base.items() if not k.startswith("sender_")}
             for sender in senders:
-                flags = {**only, **dict(c9.sender_flags(sender))}
-                sig = self._signature9(Context.of(**flags))
+                flags = {**only, **dict(tc.sender_flags(sender))}
+                sig = self._trusted_signature(Context.of(**flags))
                 if sig in index:
                     continue
                 index[sig] = len(out)
                 pch = (flags.get("spawned_by") or "").partition(":group:")[0]
-                label, group = c9.label9(flags, other, several_accounts=several.get(pch, False),
-                                         any_senders=entries)
+                label, group = tc.class_label(flags, other,
+                                              several_accounts=several.get(pch, False),
+                                              any_senders=entries)
                 default_stacks = sig[1][0]
                 out.append(Klass(label=label, flags=tuple(flags.items()), key=sig,
                                  group=group,
                                  stacks=tuple(st[0] if st else None for st in default_stacks)))
                 self._chan_stacks.append(list(sig[1]))
-        self._index9 = index
+        self._trusted_index = index
         return out
 
     # message channel for availability -------------------------------------------------------
