@@ -19,7 +19,7 @@ import jsonschema
 from ..diagnostics import Diagnostic, Diagnostics, Pos, did_you_mean
 from ..rules.channels import rule_for
 from ..rules.names import normalize_agent_id, normalize_channel, normalize_key
-from ..targets import Target, keys, target
+from ..targets import KEYS, Target, keys, target
 from ..targets.grammar import LOOSE_SENDER_KEYS, SenderKeyGrammar, SenderKind, js_trim
 from .cache import BuildCache, sha256
 from .model import (
@@ -255,11 +255,20 @@ _StrictPatterns = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
     jsonschema.Draft202012Validator, {"pattern": _pattern})
 
 
+def _release_schema(releases: tuple[str, ...]) -> dict[str, Any]:
+    """The shipped schema with ``openclaw`` naming every registered release (the shipped
+    ones, which the file lists for editors, and any stub a test registers)."""
+    schema = definitions_schema()
+    props = dict(schema["properties"])
+    props["openclaw"] = {**props["openclaw"], "enum": list(releases)}
+    return {**schema, "properties": props}
+
+
 @cache
-def _validator() -> Any:
+def _validator(releases: tuple[str, ...] = KEYS) -> Any:
     # The shipped schema uses $defs for editors; validating with every $ref inlined once
     # avoids a reference lookup per node (the schema has no recursion).
-    schema = definitions_schema()
+    schema = _release_schema(releases)
     return _StrictPatterns(_inline(schema, schema["$defs"]))
 
 
@@ -274,21 +283,21 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
 
 
 @cache
-def _gate() -> Check:
-    schema = definitions_schema()
+def _gate(releases: tuple[str, ...] = KEYS) -> Check:
+    schema = _release_schema(releases)
     return compile_gate(_inline(schema, schema["$defs"]), _ecma)
 
 
 def check_structure(src: SourceFile, diags: Diagnostics) -> bool:
     """Validate one file against the shipped JSON Schema; every error gets its position."""
-    if _gate()(src.data):
+    if _gate(keys())(src.data):
         return True  # valid (the gate is exact): nothing for jsonschema to report
     return _schema_errors(src, diags)
 
 
 def _schema_errors(src: SourceFile, diags: Diagnostics) -> bool:
     """``check_structure`` by ``jsonschema``, whose errors say what is wrong and where."""
-    validator = _validator()
+    validator = _validator(keys())
     ok = True
     for err in validator.iter_errors(src.data):
         if list(err.absolute_path) == ["version"] or (
