@@ -92,7 +92,10 @@ _ALLOWED: Final = frozenset((module, name) for module, names in {
     "toolc.pipeline.stream": ("Base", "ChannelResult", "Shape", "UnitResult"),
     "toolc.pipeline.tables": ("Tables",),
     "toolc.pipeline.yamlsrc": ("_unpickle_source",),
-    "toolc.targets": ("Target",),
+    "toolc.targets.config_specs": ("ConfigSpecs",),
+    "toolc.targets.grammar": ("CollapsedSessionKeys", "LooseSenderKeys", "SegmentedSessionKeys",
+                              "TypedSenderKeys"),
+    "toolc.targets.model": ("Target",),
 }.items() for name in names)
 
 

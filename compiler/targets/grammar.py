@@ -51,6 +51,7 @@ def collapsed_agent_part(lower: str) -> tuple[str | None, str]:
     return js_trim(parts[1]), ":".join(parts[2:])
 
 
+@dataclass(frozen=True, slots=True)
 class CollapsedSessionKeys:
     """Session keys with empty segments collapsed (OpenClaw 2026.3.2): a subagent key starts
     with ``subagent:`` or its agent key's REST does; its depth counts ``:subagent:`` in the
@@ -91,6 +92,7 @@ def agent_rest(raw: str) -> tuple[str, str] | None:
     return (agent, rest) if agent and rest and not rest.startswith(":") else None
 
 
+@dataclass(frozen=True, slots=True)
 class SegmentedSessionKeys:
     """Session keys with their segments kept as written (OpenClaw 2026.9.6)."""
 
@@ -149,6 +151,7 @@ class SenderKeyGrammar(Protocol):
     def parse(self, key: str) -> SenderKey: ...
 
 
+@dataclass(frozen=True, slots=True)
 class LooseSenderKeys:
     """``id:X`` / ``e164:X`` / ``username:@X`` / ``name:X`` / ``*``, the prefix trimmed and
     case-folded; untyped keys are ids (D1). OpenClaw 2026.3.2."""
@@ -172,6 +175,7 @@ class LooseSenderKeys:
 _TYPED: tuple[SenderKind, ...] = ("channel", "id", "e164", "username", "name")
 
 
+@dataclass(frozen=True, slots=True)
 class TypedSenderKeys:
     """``parseSenderPolicyKey`` (OpenClaw 2026.9.6): a prefix counts only right at the start
     of the trimmed key (``"id:"``, not ``" id :"``); ``channel:<channel>:<id>`` names the

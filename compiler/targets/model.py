@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from .config_specs import ConfigSpecs
 from .grammar import SenderKeyGrammar, SessionKeyGrammar
+from .registry import release_data
 from .rules import RequestRules
 
 ApplyPatchRule = Literal["opt-in-openai", "default-on"]
@@ -21,8 +22,6 @@ class Target:
 
     key: str  # what definitions write: "2026.3", "2026.9"
     release: str  # the published npm version the conformance suite checks: "2026.9.6"
-    # the release's own data (``data/openclaw-<key>.json``): catalog, groups, profiles
-    data: Mapping[str, Any] = field(repr=False, compare=False)
 
     # -- key grammars (toolc.targets.grammar) -----------------------------------------------
     sessions: SessionKeyGrammar  # which agent and subagent depth a session key names
@@ -159,6 +158,12 @@ class Target:
     # The release's loader checks the agent roster (agents.entries: one agent, or one
     # `default: true`, or `ownership: explicit`) and refuses `exec.mode` beside security/ask.
     roster_checked: bool = False
+
+    @property
+    def data(self) -> Mapping[str, Any]:
+        """The release's own data (``data/openclaw-<key>.json``): catalog, groups, profiles
+        (read once per release, never carried in a pickled target)."""
+        return release_data(self.key)
 
     @property
     def label(self) -> str:

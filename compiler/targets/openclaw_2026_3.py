@@ -27,7 +27,7 @@ CONFIG = ConfigSpecs(
 def build(data: Mapping[str, Any]) -> Target:
     """This release's target from its data file."""
     return Target(
-        key=KEY, release=str(data["release"]), data=data,
+        key=KEY, release=str(data["release"]),
         sessions=COLLAPSED_SESSION_KEYS, senders=LOOSE_SENDER_KEYS, config=CONFIG,
         owner_unknown_keeps=False,
         owner_only_names=(),

@@ -72,7 +72,7 @@ _GATEWAY_CHANNELS = (
 def build(data: Mapping[str, Any]) -> Target:
     """This release's target from its data file."""
     return Target(
-        key=KEY, release=str(data["release"]), data=data,
+        key=KEY, release=str(data["release"]),
         sessions=SEGMENTED_SESSION_KEYS, senders=TYPED_SENDER_KEYS, config=CONFIG,
         owner_unknown_keeps=True,
         # GATEWAY_OWNER_ONLY_CORE_TOOLS, denied by name
