@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from .config_specs import ConfigSpecs
 from .grammar import SenderKeyGrammar, SessionKeyGrammar
-from .registry import release_data
+from .release_data import release_data
 from .rules import RequestRules
 
 ApplyPatchRule = Literal["opt-in-openai", "default-on"]

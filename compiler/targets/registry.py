@@ -5,15 +5,14 @@ releases; a test may register a stub."""
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from .model import Target
+from .model import Target
+from .release_data import DATA_FILES, release_data
 
 
 class ReleaseModule(Protocol):
@@ -24,35 +23,29 @@ class ReleaseModule(Protocol):
     def build(self, data: Mapping[str, Any]) -> Target: ...
 
 
-# key -> (the release's module, its data file)
-_RELEASES: dict[str, tuple[ReleaseModule, Traversable | Path]] = {}
-
-
-@functools.cache
-def release_data(key: str) -> Mapping[str, Any]:
-    """A registered release's own data (its data file, read once)."""
-    data: Mapping[str, Any] = json.loads(_RELEASES[key][1].read_text(encoding="utf-8"))
-    return data
+# key -> the release's module (its data file: release_data.DATA_FILES)
+_RELEASES: dict[str, ReleaseModule] = {}
 
 
 @functools.cache
 def load(key: str) -> Target:
     """A registered release's target (built once)."""
-    return _RELEASES[key][0].build(release_data(key))
+    return _RELEASES[key].build(release_data(key))
 
 
 def register(module: ReleaseModule, data_file: Traversable | Path | None = None) -> None:
     """Adds a release (its data file defaults to this package's ``data/openclaw-<key>.json``)."""
     key = module.KEY
-    _RELEASES[key] = (module, data_file if data_file is not None else
-                      resources.files(__package__).joinpath(f"data/openclaw-{key}.json"))
+    _RELEASES[key] = module
+    DATA_FILES[key] = (data_file if data_file is not None else
+                       resources.files(__package__).joinpath(f"data/openclaw-{key}.json"))
     release_data.cache_clear()
     load.cache_clear()
 
 
 def unregister(key: str) -> None:
     """Removes a release :func:`register` added (a test's stub)."""
-    del _RELEASES[key]
+    del _RELEASES[key], DATA_FILES[key]
     release_data.cache_clear()
     load.cache_clear()
 
