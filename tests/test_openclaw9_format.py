@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from toolc.api import validate
 from toolc.builds import resolve_definitions
-from toolc.pipeline.frontend import parse_sender_key_2026_9
+from toolc.pipeline.frontend import sender_key
+from toolc.targets import target
 
 from .helpers import write_definitions
 
@@ -147,5 +148,5 @@ def test_exec_mode_beside_security(tmp_path: Path) -> None:
     ("*", ("*", "*", None)),
     ("Bob", ("id", "bob", None)),
 ])
-def test_parse_sender_key_2026_9(key: str, parsed: tuple[str, str, str | None]) -> None:
-    assert parse_sender_key_2026_9(key) == parsed
+def test_typed_sender_keys_of_2026_9(key: str, parsed: tuple[str, str, str | None]) -> None:
+    assert sender_key(target("2026.9").senders, key) == parsed

@@ -18,6 +18,7 @@ from typing import Any
 from ..semantics.access import ClassSpace, TablesView
 from ..semantics.factored import Evaluator, bit_indices, blocks, gate_channels
 from ..semantics.routes import Binding, RouteTable
+from ..targets import request_rules
 from .markdown import code, codes
 from .words import Words, plural
 
@@ -92,16 +93,17 @@ def _capped(view: TablesView, count: int, *, exact: bool, channels: int | None =
 
 
 def target_line(tables: Mapping[str, Any]) -> str:
-    """Which OpenClaw release's semantics the build follows (builds before targets: 2026.3)."""
-    rules = tables.get("target") or {"openclaw": "2026.3", "release": "2026.3.2"}
-    line = (f"Semantics: OpenClaw {rules['openclaw']} (checked against "
-            f"{code('openclaw@' + str(rules['release']))}).")
-    if rules.get("group_id_needs_session"):
+    """Which OpenClaw release's semantics the build follows (builds before targets: the
+    default release)."""
+    rules = request_rules(tables)
+    line = (f"Semantics: OpenClaw {rules.openclaw} (checked against "
+            f"{code('openclaw@' + rules.release)}).")
+    if rules.group_id_needs_session:
         # how a reader maps a class to requests: 2026.9's groups are the session's
         line += (" A group here is one the session key (or spawned_by) names: a caller's "
                  f"group id alone is ignored; only {code('channels.<channel>.groups')} "
                  "are read")
-        if rules.get("global_sender_layer"):
+        if rules.global_sender_layer:
             line += (f", and {code('tools.toolsBySender')} (the agent's rule for the sender, "
                      "else the global one) applies after the group layer")
         line += "."

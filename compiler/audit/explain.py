@@ -15,6 +15,7 @@ from ..pipeline.model import ToolDef
 from ..rules.context import Context
 from ..rules.names import normalize_tool_name
 from ..semantics.reference import Decision, ReferenceInterpreter, Resolution, StepTrace
+from ..targets import DEFAULT_KEY
 
 
 class UnknownToolError(ValueError):
@@ -51,7 +52,7 @@ class Explanation:
     visible: bool
     rows: tuple[Row, ...]
     resolution: Resolution | None  # None: the tool can never be present
-    target: str = "2026.3"  # the OpenClaw release whose semantics decided
+    target: str = DEFAULT_KEY  # the OpenClaw release whose semantics decided
 
     @property
     def decided_by(self) -> str | None:

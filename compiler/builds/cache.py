@@ -94,7 +94,10 @@ _ALLOWED: Final = frozenset((module, name) for module, names in {
         "SpaceConfig", "ToolDef", "ToolsConfig"),
     "toolc.pipeline.tables": ("Tables",),
     "toolc.pipeline.yamlsrc": ("_unpickle_source",),
-    "toolc.targets": ("Target",),
+    "toolc.targets.config_specs": ("ConfigSpecs",),
+    "toolc.targets.grammar": ("CollapsedSessionKeys", "LooseSenderKeys", "SegmentedSessionKeys",
+                              "TypedSenderKeys"),
+    "toolc.targets.model": ("Target",),
 }.items() for name in names)
 
 

@@ -511,7 +511,7 @@ def compile_unit(ctx: UnitContext, file: InputFile, *, defer: bool = False
     assert ctx.target is not None
     release = Diagnostics()
     check_release_keys([src], ctx.target, release)
-    builder = _Builder(src, channel_keys=ctx.target.channel_sender_keys)
+    builder = _Builder(src, senders=ctx.target.senders)
     modelled = [builder.channel(name, block, ("channels", name))
                 for name, block in src.data["channels"].items()]
     result = replace(result, folded=loaded.folded, release=tuple(release.items))

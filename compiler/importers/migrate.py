@@ -48,7 +48,7 @@ from ..pipeline.frontend import load_files, read_sources
 from ..pipeline.model import Definitions, Entry, EntryList, ToolsConfig
 from ..pipeline.policy import policy_name
 from ..pipeline.yamlsrc import SourceFile
-from ..targets import Target, target
+from ..targets import DEFAULT_KEY, NEWEST_KEY, Target, target
 from ..targets.starter import STARTER_FILES, starter_text
 from .migrate_routing import bindings_insert, fallback_bindings, routing_notes
 from .starter import with_directive
@@ -91,12 +91,13 @@ def plan_migration(files: Mapping[str, bytes], display: str, to: str) -> Plan:
         raise MigrationError("the definitions have errors; fix them first (toolc validate):\n"
                              + "\n".join(d.render() for d in diags.sorted()
                                          if d.severity == "error"))
-    source = defs.openclaw or "2026.3"
+    source = defs.openclaw or DEFAULT_KEY
     plan = Plan(source=source, target=to)
     if source == to:
         return plan
-    if (source, to) != ("2026.3", "2026.9"):
-        raise MigrationError(f"toolc migrates 2026.3 projects to 2026.9, not {source} to {to}")
+    if (source, to) != (DEFAULT_KEY, NEWEST_KEY):
+        raise MigrationError(f"toolc migrates {DEFAULT_KEY} projects to {NEWEST_KEY}, not "
+                             f"{source} to {to}")
     texts = {rel: raw.decode("utf-8") for rel, raw in files.items()}
     sources = {s.path.removeprefix(display + "/"): s
                for s in read_sources(files, display, Diagnostics())[0]}

@@ -26,6 +26,7 @@ import yaml
 
 from ..rules.names import normalize_agent_id, normalize_tool_name
 from ..targets import KEYS, NEWEST_KEY, target
+from ..targets.config_specs import BOOL, INT, LIST, POLICY, STR, Spec, map_of
 from .openclaw_keys import SANDBOX_OFF, access_reason, sandbox_mode
 from .openclaw_plugins import (
     BUNDLED_2026_3_2,
@@ -46,67 +47,24 @@ PROFILES_FILE = "profiles.yaml"
 BUILTIN_PROFILES = ("minimal", "coding", "messaging", "full")
 
 # -- what carries tool policy ------------------------------------------------------------------
-# A spec is a type name ("list", "str", "bool", "int"), a dict of key -> spec (other keys are
-# left out), or ("map", spec): any key, each value by spec.
-Spec = Any
-LIST, STR, BOOL, INT = "list", "str", "bool", "int"
-
-
-def _map(spec: Spec) -> tuple[str, Spec]:
-    return ("map", spec)
-
-
-POLICY: Spec = {"allow": LIST, "alsoAllow": LIST, "deny": LIST}
-PROVIDER_POLICY: Spec = {**POLICY, "profile": STR}
-EXEC: Spec = {"applyPatch": {"enabled": BOOL, "allowModels": LIST},
-              "host": STR, "security": STR, "ask": STR}
-AGENT_TOOLS: Spec = {**PROVIDER_POLICY, "byProvider": _map(PROVIDER_POLICY),
-                     "sandbox": {"tools": {"allow": LIST, "deny": LIST}}, "exec": EXEC}
-GLOBAL_TOOLS: Spec = {**AGENT_TOOLS, "subagents": {"tools": POLICY}}
-# `sandbox.mode` decides which sessions are sandboxed (the sandbox tool policy applies);
-# `default` which agent a session key without one belongs to (for that mode).
-SANDBOX: Spec = {"mode": STR}
-AGENTS: Spec = {"defaults": {"subagents": {"maxSpawnDepth": INT}, "sandbox": SANDBOX},
-                "list": ("list_of", {"id": STR, "default": BOOL, "sandbox": SANDBOX,
-                                     "tools": AGENT_TOOLS})}
-# OpenClaw 2026.9.6's shapes (zod-schema*.mjs): sender policies globally and per agent, the
-# sandbox layer's alsoAllow, exec.mode, the keyed roster with its ownership marker (its loader
-# still reads agents.list, moving it to agents.entries), experimental.localModelLean.
-EXEC_9: Spec = {**EXEC, "mode": STR}
-AGENT_TOOLS_9: Spec = {**AGENT_TOOLS, "toolsBySender": _map(POLICY),
-                       "sandbox": {"tools": POLICY}, "exec": EXEC_9}
-GLOBAL_TOOLS_9: Spec = {**AGENT_TOOLS_9, "subagents": {"tools": POLICY}}
-EXPERIMENTAL: Spec = {"localModelLean": BOOL}
-AGENT_ENTRY_9: Spec = {"default": BOOL, "sandbox": SANDBOX, "tools": AGENT_TOOLS_9,
-                       "experimental": EXPERIMENTAL}
-AGENTS_9: Spec = {"defaults": {"subagents": {"maxSpawnDepth": INT}, "sandbox": SANDBOX,
-                               "experimental": EXPERIMENTAL},
-                  "ownership": STR, "entries": _map(AGENT_ENTRY_9),
-                  "list": ("list_of", {"id": STR, **AGENT_ENTRY_9})}
-# (global tools, agents) per target
-SPECS: dict[str, tuple[Spec, Spec]] = {"2026.3": (GLOBAL_TOOLS, AGENTS),
-                                       "2026.9": (GLOBAL_TOOLS_9, AGENTS_9)}
-# `session.scope: global` makes "global" the main session (sandbox mode non-main); dmScope,
-# groupScope (2026.9) and identityLinks shape the session key a message is routed to
-# (openclaw_routing checks their values)
-SESSION: Spec = {"scope": STR, "dmScope": STR, "identityLinks": _map(LIST)}
-SESSIONS: dict[str, Spec] = {"2026.3": SESSION, "2026.9": {**SESSION, "groupScope": STR}}
-PLUGINS: Spec = {"enabled": BOOL, "entries": _map({"enabled": BOOL})}
-GROUP: Spec = {"tools": POLICY, "toolsBySender": _map(POLICY)}
-GROUP_MAP: Spec = _map(GROUP)
+# The spec vocabulary and each release's specs of `tools`, `agents` and `session` are the
+# release's (toolc.targets.config_specs; ``target(key).config``).
+PLUGINS: Spec = {"enabled": BOOL, "entries": map_of({"enabled": BOOL})}
+GROUP: Spec = {"tools": POLICY, "toolsBySender": map_of(POLICY)}
+GROUP_MAP: Spec = map_of(GROUP)
 # Every channel's generic fallback reads `groups` (also per account); some channels' own
 # resolvers read more (OpenClaw 2026.3.2; one row per channel, as the resolvers are).
 CHANNEL_MAPS: dict[str, dict[str, Spec]] = {
-    "slack": {"channels": GROUP_MAP, "accounts": _map({"groups": GROUP_MAP,
+    "slack": {"channels": GROUP_MAP, "accounts": map_of({"groups": GROUP_MAP,
                                                        "channels": GROUP_MAP})},
-    "discord": {"guilds": _map({**GROUP, "slug": STR, "channels": GROUP_MAP})},
+    "discord": {"guilds": map_of({**GROUP, "slug": STR, "channels": GROUP_MAP})},
 }
 # Maps read only by a plugin channel's own resolver, which toolc does not model (OpenClaw
 # 2026.3.2 reaches them only with the plugin loaded; otherwise `groups` applies): left out
 # with that reason, so the imported definitions build and the report says what is missing.
 UNMODELLED_MAPS: dict[str, tuple[str, ...]] = {
     "msteams": ("teams",), "matrix": ("rooms",), "nextcloud-talk": ("rooms",)}
-CHANNEL_BASE: Spec = {"groups": GROUP_MAP, "accounts": _map({"groups": GROUP_MAP})}
+CHANNEL_BASE: Spec = {"groups": GROUP_MAP, "accounts": map_of({"groups": GROUP_MAP})}
 # Objects whose presence alone means nothing to OpenClaw's policy code (unlike an agent's
 # `exec.applyPatch`, which replaces the global one, or a group's `tools`, which stops the
 # search): left out when nothing in them was kept.
@@ -715,28 +673,28 @@ def import_openclaw(config: dict[str, Any], source_name: str, *, allow_partial: 
 def _import(config: dict[str, Any], source_name: str, secrets: Secrets,
             allow_partial: bool, target_key: str) -> ImportResult:
     result = ImportResult(files={})
-    refusals = LOADER_REFUSALS.get(target_key)
-    refused = refusals(config, result) if refusals else []
+    # a release whose loader checks the roster refuses configs it cannot load
+    refused = _loader_refusals(config, result) if target(target_key).roster_checked else []
     routing = read_routing(config, target_key)
     refused += [f"{path_text(path)}: {RELEASE[target_key]} refuses the config: {why}"
                 for path, why in [*routing.refused, *session_refusals(config, target_key)]]
     if refused:
         raise ImportRefused(refused)
     keeper = _Keeper(result, config)
-    global_tools, agents = SPECS[target_key]
+    specs = target(target_key).config
     policy: dict[str, Any] = {}
     for key, value in config.items():
         if key == "tools":
-            policy["tools"] = keeper.keep(value, global_tools, ("tools",))
+            policy["tools"] = keeper.keep(value, specs.global_tools, ("tools",))
         elif key == "agents":
-            policy["agents"] = keeper.keep(value, agents, ("agents",))
+            policy["agents"] = keeper.keep(value, specs.agents, ("agents",))
         elif key == "plugins":
             policy["plugins"] = keeper.keep(value, PLUGINS, ("plugins",))
             _plugin_lists(config, policy["plugins"], keeper, target_key)
         elif key == "channels":
             policy["channels"] = _channels(keeper, value)
         elif key == "session":
-            policy["session"] = keeper.keep(value, SESSIONS[target_key], ("session",))
+            policy["session"] = keeper.keep(value, specs.session, ("session",))
         elif key == "bindings":
             policy["bindings"] = _bindings(routing, keeper)
         else:
@@ -745,7 +703,7 @@ def _import(config: dict[str, Any], source_name: str, secrets: Secrets,
         result.notes.extend(f"{k}: duplicate key, the last one is used (as OpenClaw does)"
                             for k in config.duplicates)
     _sandbox_notes(config, result)
-    if target_key == "2026.3":  # 2026.9's loader refuses unknown profiles (LOADER_REFUSALS)
+    if target_key == "2026.3":  # 2026.9's loader refuses unknown profiles (_loader_refusals)
         _profiles(policy, (), result.notes)
     policy = {k: v for k, v in policy.items() if v}
     errors = [] if allow_partial else list(keeper.errors)
@@ -823,7 +781,7 @@ def _sandbox_notes(config: dict[str, Any], result: ImportResult) -> None:
 
 
 # -- what 2026.9's loader refuses --------------------------------------------------------------
-def _refusals_2026_9(config: dict[str, Any], result: ImportResult) -> list[str]:
+def _loader_refusals(config: dict[str, Any], result: ImportResult) -> list[str]:
     """Reasons OpenClaw 2026.9.6's config loader (createConfigIO().loadConfig: its zod schema
     after the legacy moves it applies itself) refuses ``config`` that touch tool access; the
     gateway would not start with it, so there is no policy to import. Legacy shapes the loader
@@ -920,6 +878,3 @@ def _policy_refusals(node: Any, at: tuple[str | int, ...]) -> list[str]:
             out += _policy_refusals(_object(child).get("tools"), (*at, key, "tools"))
     return out
 
-
-LOADER_REFUSALS: dict[str, Callable[[dict[str, Any], ImportResult], list[str]]] = {
-    "2026.9": _refusals_2026_9}

@@ -19,8 +19,8 @@ import jsonschema
 from ..diagnostics import Diagnostic, Diagnostics, Pos, did_you_mean
 from ..rules.channels import rule_for
 from ..rules.names import normalize_agent_id, normalize_channel, normalize_key
-from ..rules.sandbox import js_trim
-from ..targets import KEYS, Target, target
+from ..targets import KEYS, Target, keys, target
+from ..targets.grammar import LOOSE_SENDER_KEYS, SenderKeyGrammar, SenderKind, js_trim
 from .memo import UnitCache
 from .model import (
     AccountDef,
@@ -40,7 +40,6 @@ from .model import (
     ProfileDef,
     ProviderDialect,
     ProviderPolicy,
-    SenderKind,
     SenderRule,
     SessionDef,
     SpaceConfig,
@@ -52,7 +51,6 @@ from .workers import map_in_workers, worker_count
 from .yamlsrc import JsonPath, SourceFile, discover, load_yaml, paused_gc
 
 SUPPORTED_VERSION = 1
-SENDER_PREFIXES: tuple[SenderKind, ...] = ("id", "e164", "username", "name")
 
 
 @cache
@@ -258,11 +256,20 @@ _StrictPatterns = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
     jsonschema.Draft202012Validator, {"pattern": _pattern})
 
 
+def _release_schema(releases: tuple[str, ...]) -> dict[str, Any]:
+    """The shipped schema with ``openclaw`` naming every registered release (the shipped
+    ones, which the file lists for editors, and any stub a test registers)."""
+    schema = definitions_schema()
+    props = dict(schema["properties"])
+    props["openclaw"] = {**props["openclaw"], "enum": list(releases)}
+    return {**schema, "properties": props}
+
+
 @cache
-def _validator() -> Any:
+def _validator(releases: tuple[str, ...] = KEYS) -> Any:
     # The shipped schema uses $defs for editors; validating with every $ref inlined once
     # avoids a reference lookup per node (the schema has no recursion).
-    schema = definitions_schema()
+    schema = _release_schema(releases)
     return _StrictPatterns(_inline(schema, schema["$defs"]))
 
 
@@ -277,21 +284,21 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
 
 
 @cache
-def _gate() -> Check:
-    schema = definitions_schema()
+def _gate(releases: tuple[str, ...] = KEYS) -> Check:
+    schema = _release_schema(releases)
     return compile_gate(_inline(schema, schema["$defs"]), _ecma)
 
 
 def check_structure(src: SourceFile, diags: Diagnostics) -> bool:
     """Validate one file against the shipped JSON Schema; every error gets its position."""
-    if _gate()(src.data):
+    if _gate(keys())(src.data):
         return True  # valid (the gate is exact): nothing for jsonschema to report
     return _schema_errors(src, diags)
 
 
 def _schema_errors(src: SourceFile, diags: Diagnostics) -> bool:
     """``check_structure`` by ``jsonschema``, whose errors say what is wrong and where."""
-    validator = _validator()
+    validator = _validator(keys())
     ok = True
     for err in validator.iter_errors(src.data):
         if list(err.absolute_path) == ["version"] or (
@@ -463,9 +470,10 @@ def _plugin_conflicts(earlier: list[tuple[SourceFile, Any]], src: SourceFile,
 class _Builder:
     """Turns structurally valid sections into the typed document model."""
 
-    def __init__(self, src: SourceFile, *, channel_keys: bool = False) -> None:
+    def __init__(self, src: SourceFile, *, senders: SenderKeyGrammar = LOOSE_SENDER_KEYS
+                 ) -> None:
         self.src = src
-        self.channel_keys = channel_keys  # the target reads `channel:<channel>:<id>` keys
+        self.sender_keys = senders  # the target's toolsBySender key grammar
 
     def entry_list(self, value: Any, path: JsonPath) -> EntryList | None:
         if value is None:
@@ -586,10 +594,7 @@ class _Builder:
                            tools=None if tools is None else self.policy(tools, (*path, "tools")))
 
     def sender(self, key: str, value: dict[str, Any], path: JsonPath, index: int) -> SenderRule:
-        if self.channel_keys:
-            kind, sender, channel = parse_sender_key_2026_9(key)
-        else:
-            (kind, sender), channel = parse_sender_key(key), None
+        kind, sender, channel = sender_key(self.sender_keys, key)
         return SenderRule(kind=kind, value=sender, key=key, index=index,
                           pos=self.src.kpos(path), policy=self.policy(value, path),
                           channel=channel)
@@ -667,48 +672,12 @@ def js_key_order(mapping: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(k, mapping[k]) for k in ordered]
 
 
-def parse_sender_key(key: str) -> tuple[SenderKind, str]:
-    """``id:X`` / ``e164:X`` / ``username:@X`` / ``name:X`` / ``*``; untyped keys are ids (D1)."""
-    stripped = key.strip()
-    if stripped == "*":
-        return "*", "*"
-    prefix, sep, rest = stripped.partition(":")
-    kind = prefix.strip().lower()
-    if sep and kind in SENDER_PREFIXES:
-        value = rest.strip().lower()
-        if kind == "username":
-            value = value.removeprefix("@")
-        return kind, value
-    return "id", stripped.removeprefix("@").lower()
-
-
-# 2026.9.6's TOOLS_BY_SENDER_KEY_TYPES, in the order its parser tries them
-_TYPED_2026_9: tuple[SenderKind, ...] = ("channel", "id", "e164", "username", "name")
-
-
-def parse_sender_key_2026_9(key: str) -> tuple[SenderKind, str, str | None]:
-    """2026.9.6's ``parseSenderPolicyKey``: a prefix counts only right at the start of the
-    trimmed key (``"id:"``, not ``" id :"``); ``channel:<channel>:<id>`` names the channel
-    (normalized like a channel key) and the sender id; untyped keys are ids. A key whose
-    value is empty gives an empty value (OpenClaw ignores it; TC132 reports it)."""
-    stripped = key.strip()
-    if stripped == "*":
-        return "*", "*", None
-    lowered = stripped.lower()
-    for kind in _TYPED_2026_9:
-        if not lowered.startswith(f"{kind}:"):
-            continue
-        rest = stripped[len(kind) + 1:]
-        if kind == "channel":
-            channel, sep, sender = rest.strip().partition(":")
-            channel, sender = normalize_channel(channel) or "", sender.strip().lower()
-            if not sep or not channel or not sender:
-                return "channel", "", None
-            return "channel", sender, channel
-        value = rest.strip()
-        value = value.removeprefix("@") if kind == "username" else value
-        return kind, value.lower(), None
-    return "id", stripped.removeprefix("@").lower(), None
+def sender_key(senders: SenderKeyGrammar, key: str) -> tuple[SenderKind, str, str | None]:
+    """What a ``toolsBySender`` key names under a target's grammar (``target.senders``): the
+    sender's kind and value, and a typed key's channel with its alias resolved."""
+    parsed = senders.parse(key)
+    channel = normalize_channel(parsed.channel) if parsed.channel is not None else None
+    return parsed.kind, parsed.value, channel
 
 
 def _keyset(values: list[str] | None) -> frozenset[str] | None:
@@ -716,9 +685,9 @@ def _keyset(values: list[str] | None) -> frozenset[str] | None:
 
 
 def _one(sections: dict[str, list[tuple[SourceFile, Any]]], key: str, *,
-         channel_keys: bool = False) -> Iterator[_Builder]:
+         senders: SenderKeyGrammar = LOOSE_SENDER_KEYS) -> Iterator[_Builder]:
     for src, _ in sections.get(key, [])[:1]:
-        yield _Builder(src, channel_keys=channel_keys)
+        yield _Builder(src, senders=senders)
 
 
 def _release(sections: dict[str, list[tuple[SourceFile, Any]]]) -> Target:
@@ -726,14 +695,14 @@ def _release(sections: dict[str, list[tuple[SourceFile, Any]]]) -> Target:
     return target(next((value for _, value in sections.get("openclaw", [])[:1]), None))
 
 
-def _agents(sections: dict[str, list[tuple[SourceFile, Any]]], channel_keys: bool
+def _agents(sections: dict[str, list[tuple[SourceFile, Any]]], senders: SenderKeyGrammar
             ) -> tuple[list[AgentDef], Pos | None, int | None, str | None, dict[str, Any]]:
     """The roster (``agents.list``, or 2026.9's ``agents.entries`` map in JavaScript key order;
     both when a file has both, TC107/TC108 report it), where it is, and the defaults."""
     agents: list[AgentDef] = []
     roster_pos: Pos | None = None
     defaults: dict[str, Any] = {}
-    for b in _one(sections, "agents", channel_keys=channel_keys):
+    for b in _one(sections, "agents", senders=senders):
         data = b.src.data["agents"]
         defaults = data.get("defaults", {})
         rosters: list[tuple[Literal["list", "entries"], list[tuple[str | int, Any]]]] = []
@@ -805,7 +774,7 @@ def _walk(node: Any, shape: tuple[str | None, ...], path: JsonPath
 def check_release_keys(sources: list[SourceFile], current: Target, diags: Diagnostics) -> None:
     """Keys only another OpenClaw release reads (TC107): its config shapes mean nothing to the
     release these definitions follow (its loader would refuse them), so they are errors."""
-    for other in (target(k) for k in KEYS if k != current.key):
+    for other in (target(k) for k in keys() if k != current.key):
         for shape in other.config_keys:
             if shape in current.config_keys:
                 continue
@@ -881,13 +850,13 @@ def build_model(sources: list[SourceFile], sections: dict[str, list[tuple[Source
         dialects = tuple(ProviderDialect(key=normalize_key(k), dialect=v["dialect"],
                                          pos=b.src.kpos(("providers", "entries", k)))
                          for k, v in data.get("entries", {}).items())
-    keys = _release(sections).channel_sender_keys
+    senders = _release(sections).senders
     tools_config = ToolsConfig(policy=Policy(pos=Pos(file="<builtin>", line=0, col=0)))
-    for b in _one(sections, "tools", channel_keys=keys):
+    for b in _one(sections, "tools", senders=senders):
         tools_config = b.tools_config(b.src.data["tools"], ("tools",))
-    agents, roster_pos, max_depth, sandbox_mode, defaults = _agents(sections, keys)
+    agents, roster_pos, max_depth, sandbox_mode, defaults = _agents(sections, senders)
     # several files may hold channels (each channel in one file), in file order
-    channels = tuple(_Builder(src, channel_keys=keys).channel(name, block, ("channels", name))
+    channels = tuple(_Builder(src, senders=senders).channel(name, block, ("channels", name))
                      for src, value in sections.get("channels", [])
                      for name, block in value.items())
     assertions = [_Builder(src).assertion(item, ("assertions", i))

@@ -9,12 +9,12 @@ from typing import Any, Literal
 
 from ..diagnostics import Pos
 from ..rules.names import normalize_tool_name
+from ..targets.grammar import SenderKind
 
 # entries repeat the same few thousand names over millions of groups
 _tool_name = functools.lru_cache(maxsize=1 << 16)(normalize_tool_name)
 
 # "channel": 2026.9's ``channel:<channel>:<id>`` keys (SenderRule.channel names the channel)
-SenderKind = Literal["channel", "id", "e164", "username", "name", "*"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

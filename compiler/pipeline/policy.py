@@ -11,10 +11,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..diagnostics import BUILTIN
-from ..rules.context import session_agent9, subagent9
 from ..rules.names import normalize_agent_id, normalize_tool_name
 from ..rules.sandbox import SandboxModes
 from ..runtime._errors import AgentSelectionRequiredError
+from ..targets.grammar import SessionKeyGrammar
 from .analyze import Resolved
 from .model import AgentDef, Definitions, Entry, EntryList, Policy, ProfileDef, ToolDef, ToolsConfig
 
@@ -125,7 +125,7 @@ def sandbox_policy(resolved: Resolved, agent_tools: ToolsConfig | None) -> Layer
 
     target = resolved.target
     if target.sandbox_also_allow:
-        return _sandbox_policy_9(resolved, agent_tools)
+        return _sandbox_policy_also_allow(resolved, agent_tools)
     allow = pick(agent_tools.sandbox_allow if agent_tools else None, glob.sandbox_allow,
                  target.sandbox_default_allow)
     deny = pick(agent_tools.sandbox_deny if agent_tools else None, glob.sandbox_deny,
@@ -137,7 +137,7 @@ def sandbox_policy(resolved: Resolved, agent_tools: ToolsConfig | None) -> Layer
     return LayerPolicy(allow=allow, deny=deny)
 
 
-def _sandbox_policy_9(resolved: Resolved, agent_tools: ToolsConfig | None) -> LayerPolicy:
+def _sandbox_policy_also_allow(resolved: Resolved, agent_tools: ToolsConfig | None) -> LayerPolicy:
     """2026.9 ``resolveSandboxToolPolicyForAgent``: allow, alsoAllow and deny each from the
     agent, else the global config; alsoAllow widens the chosen (or default) allow list; an
     explicit allow or alsoAllow lifts matching names out of the *default* deny (a configured
@@ -395,15 +395,17 @@ def agent_ids(defs: Definitions) -> tuple[str, ...]:
     return tuple(dict.fromkeys(a.id for a in defs.agents)) or ("main",)
 
 
-def select_agent(defs: Definitions, agent_id: str | None, session_key: str | None) -> str:
+def select_agent(sessions: SessionKeyGrammar, defs: Definitions, agent_id: str | None,
+                 session_key: str | None) -> str:
     """The request's agent under 2026.9.6 (``resolveEffectiveToolPolicy`` ->
     ``resolveSessionAgentIds`` -> ``resolveSelectedSessionAgentId``): :func:`choose_agent`
-    with the definitions' :func:`default_agent`."""
-    return choose_agent(default_agent(defs), agent_ids(defs), agent_id, session_key)
+    with the definitions' :func:`default_agent`, reading session keys by ``sessions`` (the
+    target's grammar)."""
+    return choose_agent(sessions, default_agent(defs), agent_ids(defs), agent_id, session_key)
 
 
-def choose_agent(default: str | None, ids: tuple[str, ...], agent_id: str | None,
-                 session_key: str | None) -> str:
+def choose_agent(sessions: SessionKeyGrammar, default: str | None, ids: tuple[str, ...],
+                 agent_id: str | None, session_key: str | None) -> str:
     """The session key's agent, else the explicit one, else ``default``. Raises
     AgentSelectionRequiredError where OpenClaw refuses: an ``agent:`` key that does not
     parse (``classifySessionKeyShape`` "malformed_agent", a plain Error there), an explicit
@@ -411,7 +413,7 @@ def choose_agent(default: str | None, ids: tuple[str, ...], agent_id: str | None
     None). Inputs are trimmed, blank ones absent (``Context``); ``ids`` name the roster in
     the error."""
     explicit = normalize_agent_id(agent_id) if agent_id is not None else None
-    shape, raw = session_agent9(session_key)
+    shape, raw = sessions.agent_of(session_key)
     if shape == "malformed_agent":
         raise AgentSelectionRequiredError(
             f"session key {session_key!r} starts with agent: but names no agent "
@@ -421,7 +423,7 @@ def choose_agent(default: str | None, ids: tuple[str, ...], agent_id: str | None
     if keyed is not None and explicit is not None and keyed != explicit:
         raise AgentSelectionRequiredError(
             f"the session key belongs to agent {keyed!r}, not {explicit!r}", agent_ids=ids)
-    if keyed is None and default is None and subagent9(session_key)[0]:
+    if keyed is None and default is None and sessions.subagent_of(session_key)[0]:
         # resolveStoredSubagentCapabilities reads the depth of a subagent key without an agent
         # (`subagent:x`) through resolveSessionAgentId without the request's agent id: refused
         # whatever agent_id says when no default agent can be chosen

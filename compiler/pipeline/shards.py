@@ -33,6 +33,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from ..targets import request_rules
 from . import groups
 
 SHARD_FORMAT = 1
@@ -282,7 +283,7 @@ def split_tables(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str
     shards: dict[str, str] = {}
     channels: dict[str, Any] = {}
     # 2026.9's channel classes are formed across every channel at once: none is summarized
-    summarize = not (data.get("target") or {}).get("group_id_needs_session")
+    summarize = not request_rules(data).group_id_needs_session
     for name, raw in data["channels"].items():
         ch = json.loads(raw)
         channels[name] = _split_channel(name, ch, read.text, shards)

@@ -38,6 +38,7 @@ from ..semantics.access import DIMS, ClassSpace, InlineStacks, TablesView, Unrea
 from ..semantics.factored import Cube, bit_indices
 from ..semantics.messages import route_command
 from ..semantics.routes import Routed
+from ..targets import request_rules
 from . import routing
 from .delta import ToolChange, compute_delta
 from .folding import CountedWords
@@ -257,7 +258,7 @@ def unread_channels(sides: Sequence[Side]) -> dict[str, Unread]:
         return {}
     base, head = sides
     rest = [{k: v for k, v in side.index.items() if k != "channels"} for side in sides]
-    if rest[0] != rest[1] or (rest[0].get("target") or {}).get("group_id_needs_session"):
+    if rest[0] != rest[1] or request_rules(rest[0]).group_id_needs_session:
         return {}
     out = {}
     for name, ch in base.index["channels"].items():
@@ -499,9 +500,8 @@ def _names_unread(space: ClassSpace, changes: Iterable[ToolChange]) -> bool:
 
 
 def side_target(side: Side) -> str:
-    """The release a side's tables follow (builds from before targets follow 2026.3)."""
-    rules = side.index.get("target") or {}
-    return str(rules.get("openclaw", "2026.3"))
+    """The release a side's tables follow (builds from before targets follow the default)."""
+    return request_rules(side.index).openclaw
 
 
 def _envelope(side: Side, dialect: str, tool: str) -> Any:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from .sandbox import js_trim
+from ..targets.grammar import SEGMENTED_SESSION_KEYS, agent_rest, collapsed_agent_part, js_trim
 
 CONTEXT_KEYS = ("agent_id", "session_key", "spawned_by", "model_provider", "model_id",
                 "message_provider", "account_id", "group_id", "group_space", "group_channel",
@@ -198,7 +198,7 @@ def parse_session_key(key: str | None) -> SessionInfo:
     if not raw:
         return _NO_SESSION
     lower = raw.lower()
-    agent, rest = _agent_part(lower)
+    agent, rest = collapsed_agent_part(lower)
     channel, group = group_context(raw)
     return SessionInfo(agent=agent, channel=channel, group=group,
                        is_subagent=lower.startswith("subagent:") or rest.startswith("subagent:"),
@@ -207,16 +207,8 @@ def parse_session_key(key: str | None) -> SessionInfo:
 
 def is_cron_session(key: str | None) -> bool:
     """2026.9 ``isCronSessionKey``: an agent key whose rest starts with ``cron:``."""
-    agent, rest = _agent_part(js_trim(key or "").lower())
+    agent, rest = collapsed_agent_part(js_trim(key or "").lower())
     return agent is not None and rest.startswith("cron:")
-
-
-def _agent_part(lower: str) -> tuple[str | None, str]:
-    """``parseAgentSessionKey``: empty segments dropped, at least ``agent:ID:REST``."""
-    parts = [p for p in lower.split(":") if p]
-    if len(parts) < 3 or parts[0] != "agent" or not js_trim(parts[1]):
-        return None, ""
-    return js_trim(parts[1]), ":".join(parts[2:])
 
 
 def group_context(raw_key: str | None) -> tuple[str | None, str | None]:
@@ -356,52 +348,8 @@ def ignored_group(session_key: str | None, spawned_by: str | None, group_id: str
     return None
 
 
-_SUBAGENT_MARK = re.compile(r"(?:^|:)subagent:")
-
-
-def _agent_rest9(raw: str) -> tuple[str, str] | None:
-    """``parseAgentSessionKeyParts`` (2026.9.6) of a JS-trimmed key: (agent id as written,
-    REST) when the key is ``agent:ID:REST`` with ID not blank after a JS trim and REST neither
-    empty nor starting with ``:``; segments are kept as written (2026.3.2 collapsed empty
-    ones)."""
-    if raw[:6].lower() != "agent:":
-        return None
-    end = raw.find(":", 6)
-    if end < 0:
-        return None
-    agent, rest = js_trim(raw[6:end]), raw[end + 1:]
-    return (agent, rest) if agent and rest and not rest.startswith(":") else None
-
-
-def subagent9(key: str | None) -> tuple[bool, int]:
-    """``isSubagentSessionKey`` and ``getSubagentDepth`` (2026.9.6), the one parser of a
-    2026.9 key's subagent role (the engines, the access analysis and the tests use it): a
-    subagent key starts with ``subagent:`` or is an agent key whose REST, JS-trimmed, does;
-    its depth counts ``(^|:)subagent:`` in the REST as written (the whole key when it is not
-    an agent key), lowercased. Keys are JS-trimmed first (a BOM goes, ``\\x1f`` stays)."""
-    raw = js_trim(key or "")
-    if not raw:
-        return False, 0
-    lower = raw.lower()
-    parts = _agent_rest9(lower)
-    rest = parts[1] if parts is not None else None
-    is_sub = lower.startswith("subagent:") or (
-        rest is not None and js_trim(rest).lower().startswith("subagent:"))
-    return is_sub, len(_SUBAGENT_MARK.findall(rest if rest is not None else lower))
-
-
-def session_agent9(key: str | None) -> tuple[str, str | None]:
-    """``classifySessionKeyShape`` + ``parseAgentSessionKey`` (2026.9.6): ("missing" |
-    "agent" | "malformed_agent" | "legacy_or_alias", the raw agent id of an agent key). An
-    agent key is ``agent:ID:REST`` with ID not blank and REST neither empty nor starting
-    with ``:`` (segments are not collapsed as 2026.3.2 did); the key is JS-trimmed."""
-    raw = js_trim(key or "")
-    if not raw:
-        return "missing", None
-    parts = _agent_rest9(raw)
-    if parts is not None:
-        return "agent", parts[0]
-    return ("malformed_agent" if raw[:6].lower() == "agent:" else "legacy_or_alias"), None
+# the name tests/test_access9.py imports (it predates the grammars in toolc.targets.grammar)
+subagent9 = SEGMENTED_SESSION_KEYS.subagent_of
 
 
 _DELIVERY_KINDS = frozenset({"channel", "direct", "dm", "group"})
@@ -418,10 +366,10 @@ def delivery_channel(key: str | None) -> str | None:
     cut = raw.lower().rfind(":thread:")
     if cut >= 0:
         raw = raw[:cut]
-    parts9 = _agent_rest9(js_trim(raw))
-    if parts9 is None:
+    agent_key = agent_rest(js_trim(raw))
+    if agent_key is None:
         return None
-    rest = parts9[1].lower()
+    rest = agent_key[1].lower()
     parts = rest.split(":")
     if parts[0] == "agent" or len(parts) < 3:
         return None

@@ -27,8 +27,8 @@ from typing import Protocol
 from ..diagnostics import Pos
 from ..runtime._errors import AgentSelectionRequiredError
 from ..targets import Target
+from ..targets.grammar import js_trim
 from .names import DEFAULT_AGENT_ID, normalize_account_id, normalize_agent_id, normalize_channel
-from .sandbox import js_trim
 
 MATCHED_BY = ("binding.peer", "binding.peer.parent", "binding.peer.wildcard",
               "binding.guild+roles", "binding.guild", "binding.team", "binding.account",
@@ -242,7 +242,7 @@ def _default_agent(cfg: Routing, channel: str, account: str) -> str:
               "default: true"))
 
 
-def _default_agent_2026_3(cfg: Routing) -> str:
+def _first_marked_agent(cfg: Routing) -> str:
     """2026.3.2 ``resolveDefaultAgentId``: the first entry marked default, else the first
     entry, else ``main``."""
     if not cfg.agents:
@@ -259,7 +259,7 @@ def _pick_agent(cfg: Routing, agent_id: str) -> str:
     if not cfg.target.agent_selection:
         if not cfg.agents:
             return normalize_agent_id(trimmed)
-        return normalized if normalized in cfg.agents else _default_agent_2026_3(cfg)
+        return normalized if normalized in cfg.agents else _first_marked_agent(cfg)
     if normalized in cfg.agents:
         return normalized
     if normalized == DEFAULT_AGENT_ID:
@@ -537,7 +537,7 @@ def route(cfg: Routing, msg: Message) -> Route:
         if found is not None:
             return _choose(cfg, msg, found.agent_id, matched_by, found)
     if not cfg.target.agent_selection:
-        return _choose(cfg, msg, _default_agent_2026_3(cfg), "default", None)
+        return _choose(cfg, msg, _first_marked_agent(cfg), "default", None)
     fallback = (msg.default_agent or _compatibility_agent(cfg)
                 or _default_agent(cfg, msg.channel, msg.account))
     return _choose(cfg, msg, fallback, "default", None)

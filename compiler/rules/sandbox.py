@@ -23,26 +23,15 @@ differential tests hold the two to each other and ``make conformance`` both to O
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..targets.grammar import js_trim
 from .names import normalize_agent_id
 
 SandboxMode = Literal["off", "non-main", "all"]
 MODES: tuple[SandboxMode, ...] = ("off", "non-main", "all")
-
-# ECMAScript WhiteSpace and LineTerminator: what String.prototype.trim strips. Python's
-# str.strip differs (it strips \x1c-\x1f and \x85, keeps \ufeff), which would let
-# "agent:a:main\x1f" count as the main session.
-JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_JS_TRIM = re.compile(f"^[{JS_SPACE}]+|[{JS_SPACE}]+$")
-
-
-def js_trim(text: str) -> str:
-    return _JS_TRIM.sub("", text)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SandboxModes:

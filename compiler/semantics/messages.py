@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..pipeline.groups import fresh
-from ..rules.sandbox import js_trim
-from . import channels9 as c9
+from ..targets.grammar import js_trim
+from . import trusted_channels as tc
 from .access import ClassSpace
 from .routes import KINDS, Binding, Message, Routed, RouteTable, peer_of, route
 
@@ -377,7 +377,7 @@ class _Policy:
         self._by_channel: dict[str, _Values] = {}
         for channel in self.channels:
             v = self._by_channel[channel] = _values()
-            v.ids["group"] = set(c9.group_ids(views, channel))
+            v.ids["group"] = set(tc.group_ids(views, channel))
             for view in views:
                 ch: Mapping[str, Any] | None = view.channels.get(channel)
                 if ch is None:

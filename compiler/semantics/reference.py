@@ -7,30 +7,23 @@ with, and the engine behind ``toolc explain`` (it records which rule decided eve
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any
 
-from ..diagnostics import BUILTIN, Pos
+from ..diagnostics import BUILTIN
 from ..pipeline.analyze import PLUGINS_GROUP, Resolved
 from ..pipeline.model import (
-    AccountDef,
     AgentDef,
-    ChannelDef,
     Entry,
     EntryList,
-    GroupConfig,
     Policy,
     ProviderPolicy,
-    SenderRule,
-    SpaceConfig,
     ToolDef,
     ToolsConfig,
 )
 from ..pipeline.policy import (
-    LayerPolicy,
     admission_names,
     apply_patch_config,
     apply_patch_model_ok,
@@ -51,7 +44,6 @@ from ..pipeline.policy import (
     select_agent,
     subagent_policy,
 )
-from ..rules.channels import ChannelRule, athash_slug, key_candidates, rule_for
 from ..rules.context import (
     Context,
     SessionInfo,
@@ -60,14 +52,9 @@ from ..rules.context import (
     ignored_group,
     is_cron_session,
     parse_session_key,
-    subagent9,
     trusted_group,
 )
 from ..rules.names import (
-    CASE_INSENSITIVE_GROUP_CHANNELS,
-    NO_E164_CHANNELS,
-    group_candidates,
-    normalize_account_id,
     normalize_agent_id,
     normalize_channel,
     normalize_key,
@@ -77,201 +64,29 @@ from ..rules.routing import Route, Routing, message, routing
 from ..rules.routing import route as route_message
 from ..rules.sandbox import derive_sandboxed, session_agent
 from ..runtime._errors import AgentSelectionRequiredError, UntrustedGroupError
+from .group_layer import GroupLayer, sender_match
+from .trace import (
+    Admission,
+    Decision,
+    GroupMatch,
+    ListKind,
+    Note,
+    PolicyList,
+    Resolution,
+    StepTrace,
+    _entry_list,
+    _Step,
+    block_lists,
+    key_text,
+)
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Decision:
-    kept: bool
-    reason: str
-    entry: Entry | None = None
-    # which rule: inventory, deny (entry), allow (entry), exec (apply_patch allowed through
-    # an entry that allows exec), open (no allow list), closed (not in the allow list)
-    rule: Literal["inventory", "deny", "allow", "exec", "open", "closed"] = "inventory"
-
-    def render(self) -> str:
-        where = f" ({self.entry.pos})" if self.entry and self.entry.pos != BUILTIN else ""
-        return self.reason + where
-
-
-ListKind = Literal["allow", "alsoAllow", "deny"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PolicyList:
-    """One list a layer reads, named by its place in the definitions (``tools.deny``,
-    ``channels.telegram.groups."-100123".toolsBySender."id:42".allow``) or as built in."""
-
-    label: str
-    kind: ListKind
-    pos: Pos  # the list's own position; BUILTIN for toolc's built-in lists
-    entries: tuple[Entry, ...]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Note:
-    """Why a layer reads what it reads (which profile, group or sender rule), and where."""
-
-    text: str
-    pos: Pos | None = None
-
-
-@dataclass(slots=True, kw_only=True)
-class StepTrace:
-    label: str
-    active: bool
-    stripped: bool = False
-    decisions: dict[str, Decision] = field(default_factory=dict)
-    layer: str = ""  # short name: profile, global, agent, group, ...
-    lists: tuple[PolicyList, ...] = ()
-    notes: tuple[Note, ...] = ()
-    skip: str = ""  # why an inactive layer has no policy
-
-    def list_of(self, entry: Entry, kinds: tuple[ListKind, ...]) -> PolicyList | None:
-        """The list an entry came from. ``alsoAllow`` without ``allow`` adds a ``*`` entry
-        carrying the alsoAllow list's own position."""
-        for lst in self.lists:
-            if lst.kind in kinds and entry in lst.entries:
-                return lst
-        if entry.text == "*":
-            return next((lst for lst in self.lists
-                         if lst.kind == "alsoAllow" and lst.pos == entry.pos), None)
-        return None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Resolution:
-    names: tuple[str, ...]
-    inventory: Mapping[str, Decision]
-    steps: tuple[StepTrace, ...]
-    warnings: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Step:
-    label: str
-    policy: LayerPolicy | None
-    strips: bool
-    layer: str = ""
-    lists: tuple[PolicyList, ...] = ()
-    notes: tuple[Note, ...] = ()
-    skip: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Admission:
-    """2026.9's load-time plugin lists: every step's normalized allow entries (an implicit
-    ``*`` from alsoAllow excluded), whether the defaults are included (no entry at all, or
-    an alsoAllow-only list), and every deny entry."""
-
-    entries: frozenset[str]
-    defaults: bool
-    deny: tuple[tuple[str, Entry], ...]
-
-    def allows(self, t: ToolDef) -> bool:
-        """createPluginToolAllowlist().allowsTool: ``*``, group:plugins or the plugin id;
-        or the tool's name by exact name or glob (core groups are not expanded)."""
-        plugin = normalize_tool_name(t.plugin or "")
-        if {"*", PLUGINS_GROUP, plugin} & self.entries:
-            return True
-        name = normalize_tool_name(t.name)
-        return any(pattern_match(e, name) for e in self.entries)
-
-    def decide(self, t: ToolDef, origin: Entry) -> Decision:
-        plugin = normalize_tool_name(t.plugin or "")
-        for pattern, entry in self.deny:
-            if pattern_match(pattern, plugin) or pattern_match(pattern, PLUGINS_GROUP):
-                return Decision(kept=False, reason=f'plugin {t.plugin} is not loaded: deny '
-                                f'entry "{entry.text}" matches it', entry=entry, rule="deny")
-        if self.allows(t):
-            return Decision(kept=True, reason="present", entry=origin)
-        if t.optional:
-            return Decision(kept=False, reason="optional plugin tool: no allow list names "
-                            "it, its plugin, group:plugins or a pattern matching it",
-                            entry=origin)
-        if self.defaults:
-            return Decision(kept=True, reason="present", entry=origin)
-        return Decision(kept=False, reason="plugin tool not loaded: allow lists exist and none "
-                        "names it, its plugin, group:plugins or a pattern matching it (a core "
-                        "group does not load a plugin tool)", entry=origin)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GroupMatch:
-    """The group layer's block (None: no group policy, ``skip`` says why), its path, and
-    what matched: the map (an account's own, or the channel's), the group entry and rule."""
-
-    block: Policy | None
-    where: str = ""
-    skip: str = ""
-    map_where: str = ""  # channels.telegram or channels.telegram.accounts.work
-    account: AccountDef | None = None  # set when the account's own groups are used
-    group_id: str = ""  # as requested (trimmed)
-    candidate: str = ""  # the id looked up (a topic's chat id first)
-    entry: GroupConfig | None = None  # the entry that applies (maybe the "*" group)
-    specific: GroupConfig | None = None  # the entry declared for the id, if any
-    rule: SenderRule | None = None
-    # Slack and Discord rules: how the entry was chosen, in the definitions' words
-    found: tuple[Note, ...] = ()
-
-    def notes(self) -> tuple[Note, ...]:
-        """How the block was found, in the definitions' words, with positions."""
-        if self.found:
-            return self.found
-        if self.entry is None:
-            return ()
-        out: list[Note] = []
-        if self.account is not None:
-            out.append(Note(text=f"account {self.account.id} has its own groups: "
-                            f"{self.map_where}.groups", pos=self.account.pos))
-        gw = f"{self.map_where}.groups.{key_text(self.entry.id)}"
-        if self.entry is self.specific:
-            topic = (f" (the chat of topic {self.group_id})"
-                     if self.candidate != self.group_id else "")
-            out.append(Note(text=f"{gw} is group {self.candidate}{topic}", pos=self.entry.pos))
-        elif self.specific is None:
-            out.append(Note(text=f"{gw} applies: group {self.candidate} is not declared in "
-                            f"{self.map_where}.groups", pos=self.entry.pos))
-        else:
-            out.append(Note(text=f"{gw} applies: {self.map_where}.groups."
-                            f"{key_text(self.specific.id)} has no rule for this sender and "
-                            "no tools", pos=self.specific.pos))
-        if self.rule is not None:
-            who = "any sender" if self.rule.kind == "*" else "this sender"
-            out.append(Note(text=f"{self.where} matches {who}", pos=self.rule.pos))
-        elif self.entry.senders:
-            out.append(Note(text=f"no {gw}.toolsBySender rule matches this sender: the "
-                            "group's tools apply", pos=self.entry.pos))
-        return tuple(out)
+__all__ = ["Admission", "Decision", "GroupMatch", "Note", "PolicyList", "ReferenceInterpreter",
+           "Resolution", "StepTrace", "block_lists", "key_text", "sender_match"]
 
 
 # what a message carries beside its routing: the sender, the owner flag, the model, the sandbox
 _MESSAGE_SENDER_KEYS = frozenset({"sender_id", "sender_e164", "sender_username", "sender_name",
                                   "sender_is_owner", "model_provider", "model_id", "sandboxed"})
-
-_BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-
-
-def key_text(key: str) -> str:
-    """A mapping key in a dotted path: bare when it is a plain word, else JSON-quoted."""
-    return key if _BARE_KEY.fullmatch(key) else json.dumps(key, ensure_ascii=False)
-
-
-def block_lists(where: str, block: Policy | None) -> tuple[PolicyList, ...]:
-    """The allow, alsoAllow and deny lists of a ``{allow, alsoAllow, deny}`` block."""
-    if block is None:
-        return ()
-    out = []
-    for kind, lst in (("allow", block.allow), ("alsoAllow", block.also_allow),
-                      ("deny", block.deny)):
-        if lst is not None:
-            out.append(PolicyList(label=f"{where}.{kind}", kind=kind,  # type: ignore[arg-type]
-                                  pos=lst.pos, entries=lst.items))
-    return tuple(out)
-
-
-def _entry_list(label: str, kind: ListKind, lst: EntryList | None) -> tuple[PolicyList, ...]:
-    return () if lst is None else (PolicyList(label=label, kind=kind, pos=lst.pos,
-                                              entries=lst.items),)
 
 
 @functools.cache
@@ -281,7 +96,7 @@ def _compile(pattern: str) -> re.Pattern[str]:
                       re.DOTALL)
 
 
-class ReferenceInterpreter:
+class ReferenceInterpreter(GroupLayer):
     """Evaluates one request at a time against the resolved definitions."""
 
     def __init__(self, resolved: Resolved, *, trace: bool = False) -> None:
@@ -441,7 +256,8 @@ class ReferenceInterpreter:
         selected = None
         if self.r.target.agent_selection:
             try:
-                selected = select_agent(self.r.defs, ctx.agent_id, ctx.session_key)
+                selected = select_agent(self.r.target.sessions, self.r.defs, ctx.agent_id,
+                                       ctx.session_key)
             except AgentSelectionRequiredError:
                 selected = None
         return ctx.sandboxed is True or derive_sandboxed(self.sandbox_modes, ctx.session_key,
@@ -463,7 +279,8 @@ class ReferenceInterpreter:
         ``agent_selection`` (2026.9.6) :func:`select_agent` chooses, or raises
         AgentSelectionRequiredError; an undeclared chosen agent still has no agent layer."""
         if self.r.target.agent_selection:
-            return self.agents.get(select_agent(self.r.defs, ctx.agent_id, ctx.session_key))
+            return self.agents.get(select_agent(self.r.target.sessions, self.r.defs,
+                                                ctx.agent_id, ctx.session_key))
         if ctx.agent_id is not None:
             return self.agents.get(normalize_agent_id(ctx.agent_id))
         if ctx.session_key is not None:
@@ -520,8 +337,7 @@ class ReferenceInterpreter:
                 label="sandbox tools.allow", layer="sandbox", policy=None, strips=False,
                 skip=self.not_sandboxed(ctx)),
         ]
-        key_sub, key_depth = (subagent9(ctx.session_key) if self.r.target.subagent_key_rules
-                              else (session.is_subagent, session.depth))
+        key_sub, key_depth = self.r.target.sessions.subagent_of(ctx.session_key)
         is_sub = key_sub or (ctx.spawn_depth or 0) >= 1
         # the stored depth, else the key's (2026.3.2 getSubagentDepth counts `:subagent:`, so
         # a bare `subagent:x` key has depth 0; 2026.9.6 counts `(^|:)subagent:`, 0 is the
@@ -677,153 +493,6 @@ class ReferenceInterpreter:
                        entries=builtin)),
             notes=(Note(text=f"a {kind} session (depth {depth}; agents.defaults.subagents."
                         f"maxSpawnDepth is {max(1, self.r.max_spawn_depth)})"),))
-
-    def group_block(self, ctx: Context, channel: str | None, group_id: str | None) -> Any:
-        """The group layer's ``{allow, alsoAllow, deny}`` block, or None."""
-        return self.group_match(ctx, channel, group_id).block
-
-    def group_match(self, ctx: Context, channel: str | None, group_id: str | None,
-                    more: tuple[str, ...] = (), *, senders: bool = True) -> GroupMatch:
-        """Section 7: the channel's (or account's) group map, per-channel id rules, then the
-        precedence group sender rule > group tools > ``*`` sender rule > ``*`` tools."""
-        if channel is None:
-            return GroupMatch(block=None, skip="no channel in the request")
-        if group_id is None:
-            return GroupMatch(block=None, skip="no group in the request")
-        if channel not in self.channels:
-            return GroupMatch(block=None, skip=f'channel "{channel}" is not declared')
-        ch = self.channels[channel]
-        row = rule_for(channel)
-        generic = self.r.target.generic_group_resolver
-        if generic and row.kind != "groups":
-            return GroupMatch(block=None, skip=f"OpenClaw {self.r.target.key} reads only "
-                              f"channels.{key_text(channel)}.groups for {channel} (its "
-                              f"{row.map_key} map is not read)")
-        if row.kind == "nested":
-            return _nested_match(ch, row, ctx, group_id)
-        groups, where = ch.groups, f"channels.{key_text(channel)}"
-        account = _account(ch, ctx.account_id)
-        inherits = (generic and account is not None and account.groups == ()
-                    and len(ch.accounts) <= 1)  # resolveChannelGroups: {} inherits then
-        if account is not None and account.groups is not None and not inherits:
-            groups, where = account.groups, f"{where}.accounts.{key_text(account.id)}"
-        else:
-            account = None
-        if row.kind == "pick":
-            return _pick_match(groups, f"{where}.{row.map_key}", row, ctx, group_id)
-        if groups is None:
-            return GroupMatch(block=None, skip=f"{where} declares no groups")
-        default = next((x for x in groups if x.id == "*"), None)
-        if self.r.target.group_id_needs_session:
-            return self._selected_match(ctx, channel, (group_id, *more), groups, where,
-                                        account, default, senders=senders)
-        # 2026.3.2 resolveGroupToolPolicy: `dock(...) ?? resolveChannelGroupToolsPolicy(...)`:
-        # when IRC's dock (case folded, no e164) answers nothing, the generic resolver asks
-        # again with the exact id and the sender's e164 too (the last pass)
-        passes = [(gid, channel in CASE_INSENSITIVE_GROUP_CHANNELS,
-                   channel not in NO_E164_CHANNELS)
-                  for gid in group_candidates(channel, group_id)]
-        if channel in NO_E164_CHANNELS:
-            passes.append((group_id.strip(), False, True))
-        for gid, fold, e164 in passes:
-            specific = next((x for x in groups if x.id == gid), None)
-            if specific is None and fold:
-                specific = next((x for x in groups
-                                 if x.id != "*" and x.id.lower() == gid.lower()), None)
-            for cfg in (specific, default):
-                if cfg is None:
-                    continue
-                rule = _sender_rule(cfg, ctx, e164=e164)
-                if rule is None and cfg.tools is None:
-                    continue
-                gw = f"{where}.groups.{key_text(cfg.id)}"
-                block_where = (f"{gw}.toolsBySender.{key_text(rule.key)}" if rule is not None
-                               else f"{gw}.tools")
-                return GroupMatch(block=rule.policy if rule is not None else cfg.tools,
-                                  where=block_where, map_where=where, account=account,
-                                  group_id=group_id.strip(), candidate=gid, entry=cfg,
-                                  specific=specific, rule=rule)
-        if default is None:
-            return GroupMatch(block=None, skip=f"group {group_id} is not declared in "
-                              f'{where}.groups, which has no "*" group')
-        return GroupMatch(block=None, skip=f'neither group {group_id} nor the "*" group of '
-                          f"{where}.groups has tools or a rule for this sender")
-
-    def _selected_match(self, ctx: Context, channel: str, ids: tuple[str, ...],
-                        groups: tuple[GroupConfig, ...], where: str,
-                        account: AccountDef | None, default: GroupConfig | None,
-                        *, senders: bool = True) -> GroupMatch:
-        """2026.9.6 ``resolveChannelGroupToolsPolicy``: the first id (in the order the
-        session key gives them) with an entry is the selected group (IRC: also ignoring
-        case); then its sender rule > its tools > the ``*`` sender rule > ``*`` tools."""
-        if channel in self.r.target.plugin_group_resolvers:
-            found = self._plugin_match(ctx, channel, ids, groups, where, account, default,
-                                       senders=senders)
-            if found is not None:
-                return found
-        specific = None
-        gid = ids[0]
-        generic = self.r.target.generic_group_resolver
-        for cand in ids:
-            specific = next((x for x in groups if x.id == cand), None)
-            if (specific is None and channel in CASE_INSENSITIVE_GROUP_CHANNELS
-                    and not generic):
-                specific = next((x for x in groups
-                                 if x.id != "*" and x.id.lower() == cand.lower()), None)
-            if specific is not None:
-                gid = cand
-                break
-        for cfg in (specific, default):
-            if cfg is None:
-                continue
-            rule = _sender_rule(cfg, ctx, e164=generic or channel not in NO_E164_CHANNELS,
-                                channel=channel if self.r.target.channel_sender_keys
-                                else None) if senders else None
-            if rule is None and cfg.tools is None:
-                continue
-            gw = f"{where}.groups.{key_text(cfg.id)}"
-            block_where = (f"{gw}.toolsBySender.{key_text(rule.key)}" if rule is not None
-                           else f"{gw}.tools")
-            return GroupMatch(block=rule.policy if rule is not None else cfg.tools,
-                              where=block_where, map_where=where, account=account,
-                              group_id=ids[0], candidate=gid, entry=cfg, specific=specific,
-                              rule=rule)
-        tried = ", ".join(ids)
-        if default is None:
-            return GroupMatch(block=None, skip=f"no group of {tried} is declared in "
-                              f'{where}.groups, which has no "*" group')
-        return GroupMatch(block=None, skip=f'neither group {tried} nor the "*" group of '
-                          f"{where}.groups has tools or a rule for this sender")
-    def _plugin_match(self, ctx: Context, channel: str, ids: tuple[str, ...],
-                      groups: tuple[GroupConfig, ...], where: str,
-                      account: AccountDef | None, default: GroupConfig | None,
-                      *, senders: bool = True) -> GroupMatch | None:
-        """2026.9.6 ``resolveGroupToolPolicyOutcome`` with the channel plugin's own resolver
-        (Telegram's ``resolveTelegramGroupToolPolicy``), tried for each id in turn: the id's
-        chat id (``parseTelegramGroupId``) selects an entry (exact), whose sender rule or
-        tools answer, else the ``*`` entry's; the first answer with allow or deny lists wins.
-        None: no id gave one, and the generic resolver decides."""
-        for cand in ids:
-            chat = group_candidates(channel, cand)[0]
-            specific = next((x for x in groups if x.id == chat and x.id != "*"), None)
-            for cfg in (specific, default):
-                if cfg is None:
-                    continue
-                rule = _sender_rule(cfg, ctx, e164=True,
-                                    channel=channel if self.r.target.channel_sender_keys
-                                    else None) if senders else None
-                if rule is None and cfg.tools is None:
-                    continue
-                block = rule.policy if rule is not None else cfg.tools
-                if pick_policy(block) is None:
-                    break  # the entry answered without lists: the next id
-                gw = f"{where}.groups.{key_text(cfg.id)}"
-                return GroupMatch(
-                    block=block, map_where=where, account=account, group_id=ids[0],
-                    where=(f"{gw}.toolsBySender.{key_text(rule.key)}" if rule is not None
-                           else f"{gw}.tools"),
-                    candidate=chat, entry=cfg, specific=specific, rule=rule)
-        return None
 
     def lean(self, inventory: dict[str, Decision], agent: AgentDef | None,
              steps: Sequence[_Step]) -> None:
@@ -1049,134 +718,3 @@ def _model_in(models: frozenset[str], provider: str | None, model: str | None) -
     if not model:
         return False
     return model in models or ("/" not in model and f"{provider}/{model}" in models)
-
-
-def _entry_block(cfg: GroupConfig, ctx: Context, where: str, rule: ChannelRule
-                 ) -> tuple[Policy | None, str, SenderRule | None]:
-    """``toolsBySender`` > ``tools`` of one entry: (block, its path, the sender rule)."""
-    sender = _sender_rule(cfg, ctx, e164=rule.e164)
-    if sender is not None:
-        return sender.policy, f"{where}.toolsBySender.{key_text(sender.key)}", sender
-    return cfg.tools, f"{where}.tools", None
-
-
-def _pick(entries: Sequence[GroupConfig], keys: Sequence[str]) -> GroupConfig | None:
-    """The entry of the first key that exists, else ``"*"``."""
-    by_id = {e.id: e for e in reversed(entries)}
-    for key in keys:
-        if key in by_id:
-            return by_id[key]
-    return by_id.get("*")
-
-
-def _pick_match(entries: tuple[GroupConfig, ...] | None, where: str, rule: ChannelRule,
-                ctx: Context, group_id: str) -> GroupMatch:
-    """Slack: one entry (id, ``#name``, name, slug, then ``*``); its sender rule or tools."""
-    keys = key_candidates(rule.keys, group_id, ctx.group_space, ctx.group_channel)
-    chosen = _pick(entries or (), keys)
-    if chosen is None:
-        tried = ", ".join(json.dumps(k, ensure_ascii=False) for k in keys)
-        return GroupMatch(block=None, skip=f'{where} has no entry for {tried} and no "*"')
-    ew = f"{where}.{key_text(chosen.id)}"
-    block, bw, sender = _entry_block(chosen, ctx, ew, rule)
-    how = ("no entry matches the channel, so the \"*\" entry applies" if chosen.id == "*"
-           else f"the channel matches key {json.dumps(chosen.id, ensure_ascii=False)}")
-    found = [Note(text=f"{ew} applies: {how}", pos=chosen.pos)]
-    if sender is not None:
-        found.append(Note(text=f"{bw} matches this sender", pos=sender.pos))
-    return GroupMatch(block=block, where=bw, entry=chosen, rule=sender, found=tuple(found),
-                      skip="" if block is not None else
-                      f"{ew} has neither tools nor a rule for this sender (no fallthrough)")
-
-
-def _space(spaces: tuple[SpaceConfig, ...], raw: str | None) -> SpaceConfig | None:
-    """Discord's guild: by id, by slug key, by ``slug`` field (key order), then ``*``."""
-    by_id = {s.entry.id: s for s in reversed(spaces)}
-    space = (raw or "").strip()
-    slug = athash_slug(space)
-    for key in (space, slug):
-        if key and key in by_id:
-            return by_id[key]
-    if slug:
-        for s in spaces:
-            if athash_slug(s.slug) == slug:
-                return s
-    return by_id.get("*")
-
-
-def _nested_match(ch: ChannelDef, rule: ChannelRule, ctx: Context, group_id: str
-                  ) -> GroupMatch:
-    """Discord: the guild, then a channel in it (no ``*`` channel); channel sender rule >
-    channel tools > guild sender rule > guild tools."""
-    where = f"channels.{key_text(ch.name)}.{rule.map_key}"
-    guild = _space(ch.spaces or (), ctx.group_space)
-    if guild is None:
-        return GroupMatch(block=None, skip=f'{where} has no guild for the request and no "*"')
-    gw = f"{where}.{key_text(guild.entry.id)}"
-    found = [Note(text=f"{gw} is the guild", pos=guild.entry.pos)]
-    keys = key_candidates(rule.inner_keys, group_id, ctx.group_space, ctx.group_channel)
-    inner = None
-    if guild.channels:
-        by_id = {e.id: e for e in reversed(guild.channels)}
-        inner = next((by_id[k] for k in keys if k in by_id), None)
-    for cfg, ew in ((inner, f"{gw}.{rule.inner_key}.{key_text(inner.id)}" if inner else ""),
-                    (guild.entry, gw)):
-        if cfg is None:
-            continue
-        if cfg is inner:
-            found.append(Note(text=f"{ew} is the channel", pos=cfg.pos))
-        block, bw, sender = _entry_block(cfg, ctx, ew, rule)
-        if block is not None:
-            if sender is not None:
-                found.append(Note(text=f"{bw} matches this sender", pos=sender.pos))
-            return GroupMatch(block=block, where=bw, entry=cfg, rule=sender, found=tuple(found))
-    return GroupMatch(block=None, skip=f"neither the guild {gw} nor its channel has tools or "
-                      "a rule for this sender")
-
-
-def _account(ch: ChannelDef, account_id: str | None) -> AccountDef | None:
-    """``resolveAccountEntry``: the normalized id (``default`` when absent), exact first."""
-    norm = normalize_account_id(account_id)
-    return next((a for a in ch.accounts if a.id == norm), None) or next(
-        (a for a in ch.accounts if a.id.lower() == norm), None)
-
-
-def _sender_rule(cfg: GroupConfig, ctx: Context, *, e164: bool = True,
-                 channel: str | None = None) -> SenderRule | None:
-    """Section 7.3: id, e164, username, name, then the wildcard; first key wins per bucket."""
-    return sender_match(cfg.senders, ctx, e164=e164, channel=channel)
-
-
-def sender_match(senders: Sequence[SenderRule], ctx: Context, *, e164: bool = True,
-                 channel: str | None = None) -> SenderRule | None:
-    """The ``toolsBySender`` rule a request's sender matches (``matchToolsBySenderPolicy``):
-    with ``channel`` (2026.9.6 typed keys) ``channel:<channel>:<id>`` first, then id (as
-    given, then without a leading ``@``), e164, username, name, then the wildcard; the first
-    key of each bucket wins."""
-    buckets: dict[tuple[str, str], SenderRule] = {}
-    wildcard = None
-    for rule in senders:
-        if rule.kind == "*":
-            wildcard = rule
-        elif rule.kind == "channel":
-            if rule.value and rule.channel:
-                buckets.setdefault(("channel", f"{rule.channel}:{rule.value}"), rule)
-        else:
-            buckets.setdefault((rule.kind, rule.value), rule)
-    candidates: list[tuple[str, str]] = []
-    if ctx.sender_id is not None and ctx.sender_id.strip():
-        sid = ctx.sender_id.strip().lower()
-        ids = [sid, sid[1:]] if sid.startswith("@") else [sid]
-        if channel:
-            candidates.extend(("channel", f"{channel}:{i}") for i in ids)
-        candidates.extend(("id", i) for i in ids)
-    if e164 and ctx.sender_e164 is not None and ctx.sender_e164.strip():
-        candidates.append(("e164", ctx.sender_e164.strip().lower()))
-    if ctx.sender_username is not None and ctx.sender_username.strip():
-        candidates.append(("username", ctx.sender_username.strip().lower().removeprefix("@")))
-    if ctx.sender_name is not None and ctx.sender_name.strip():
-        candidates.append(("name", ctx.sender_name.strip().lower()))
-    for cand in candidates:
-        if cand in buckets:
-            return buckets[cand]
-    return wildcard

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ..rules.sandbox import js_trim
+from ..targets.grammar import js_trim
 
 KINDS = ("direct", "group", "channel")
 _KIND_ALIASES = {"direct": "direct", "dm": "direct", "group": "group", "channel": "channel"}

@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from . import target
+from . import NEWEST_KEY, target
 
 # The files of a starter, relative to ``starter-<key>/`` (and to a project's definitions/).
 STARTER_FILES: Mapping[str, tuple[str, ...]] = {
@@ -45,7 +45,7 @@ _PLUGINS_2026_9 = {"browser": None, "canvas": None, "memory-core": None, "xai": 
 # Profile entries that are no tool of the starter: ``bundle-mcp`` is the plugin id OpenClaw
 # gives configured MCP servers (toolc imports those with ``toolc import-mcp``).
 _PROFILE_ENTRIES_LEFT_OUT = ("bundle-mcp",)
-_NEWEST = "2026.9"
+_NEWEST = NEWEST_KEY
 
 
 def starter_dir(key: str) -> Traversable:

@@ -74,7 +74,7 @@ class View(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class Request9:
+class TrustedRequest:
     """The inputs of 2026.9's group and sender layers, parsed once per request."""
 
     gch: str | None  # the group layer's channel (session key, spawned_by, message channel)
@@ -91,12 +91,12 @@ def request_channel(view: View, raw: str | None) -> str | None:
     return view.request_aliases.get(channel or "", channel) if channel else None
 
 
-def parse9(view: View, ctx: Context, senders: Sequence[tuple[str, str]]) -> Request9:
+def parse_trusted(view: View, ctx: Context, senders: Sequence[tuple[str, str]]) -> TrustedRequest:
     trusted = trusted_group(ctx.session_key, ctx.spawned_by, ctx.group_id,
                             ctx.message_provider)
     message = request_channel(view, ctx.message_provider)
     keyed = request_channel(view, delivery_channel(ctx.session_key) or ctx.message_provider)
-    return Request9(gch=request_channel(view, trusted.channel), ids=trusted.group_ids,
+    return TrustedRequest(gch=request_channel(view, trusted.channel), ids=trusted.group_ids,
                     account=ctx.account_id, senders=tuple(senders), keyed=keyed,
                     webchat=message == "webchat")
 
@@ -117,7 +117,7 @@ def sender_hit(entry: Sequence[Any], senders: Sequence[tuple[str, str]],
     return MISS if entry[5] is None else entry[5]
 
 
-def group9(view: View, req: Request9, senders_on: bool) -> int | None:
+def group_answer(view: View, req: TrustedRequest, senders_on: bool) -> int | None:
     """``resolveChannelGroupToolsPolicy`` on ``resolveChannelGroups`` (``_generic_stack``):
     the group layer's stack, or None."""
     if not req.gch or not req.ids:
@@ -158,7 +158,7 @@ def group9(view: View, req: Request9, senders_on: bool) -> int | None:
     return None
 
 
-def _answer(entry: Sequence[Any], req: Request9, senders_on: bool, keyed: str | None
+def _answer(entry: Sequence[Any], req: TrustedRequest, senders_on: bool, keyed: str | None
             ) -> int | None:
     """One entry's answer: its sender rule, else its tools (None: neither; -1: a block
     without lists)."""
@@ -169,8 +169,8 @@ def _answer(entry: Sequence[Any], req: Request9, senders_on: bool, keyed: str | 
     return None if entry[0] is None else int(entry[0])
 
 
-def sender9(view: View, req: Request9, senders_on: bool, mine: list[Any] | None
-            ) -> int | None:
+def sender_answer(view: View, req: TrustedRequest, senders_on: bool,
+                  mine: list[Any] | None) -> int | None:
     """The sender layer (``resolveSenderToolPolicy``): the agent's rule, else the global
     one; None for no layer."""
     if not view.sender_layer or not senders_on:
@@ -182,15 +182,15 @@ def sender9(view: View, req: Request9, senders_on: bool, mine: list[Any] | None
     return None if hit is MISS or hit is None else int(hit)
 
 
-def side9(view: View, req: Request9, owner: bool, mine: list[Any] | None
-          ) -> tuple[int, ...]:
+def trusted_side(view: View, req: TrustedRequest, owner: bool,
+                 mine: list[Any] | None) -> tuple[int, ...]:
     """The channel side's stacks of one 2026.9 side for one selector."""
     senders_on = not (owner and req.webchat)
-    return tuple(s for s in (group9(view, req, senders_on), sender9(view, req, senders_on, mine))
-                 if s is not None)
+    answers = (group_answer(view, req, senders_on), sender_answer(view, req, senders_on, mine))
+    return tuple(s for s in answers if s is not None)
 
 
-def side3(view: View, ctx: Context, senders: Sequence[tuple[str, str]]) -> tuple[int, ...]:
+def listed_side(view: View, ctx: Context, senders: Sequence[tuple[str, str]]) -> tuple[int, ...]:
     """The group layer of a 2026.3 side (the request's channel and group as 2026.3 reads
     them: explicit, else the session key's, else spawned_by's)."""
     session = parse_session_key(ctx.session_key)
@@ -314,8 +314,8 @@ def accounts(views: Sequence[Any], channel: str, fresh: str) -> list[str | None]
     return out
 
 
-def label9(flags: Mapping[str, Any], other: str, *, several_accounts: bool,
-           any_senders: bool) -> tuple[str, tuple[str, ...]]:
+def class_label(flags: Mapping[str, Any], other: str, *, several_accounts: bool,
+                any_senders: bool) -> tuple[str, tuple[str, ...]]:
     """A 2026.9 channel class in words, and its fold hierarchy (channel, account, group)."""
     spawned = flags.get("spawned_by")
     message = flags.get("message_provider")
