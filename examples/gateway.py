@@ -196,7 +196,7 @@ def watch(ref: str, build_dir: Path, key_file: Path | None, agent_id: str) -> No
     """One request per line on standard input, each served by the last good build."""
     # toolc's own parts, what serve-mcp --watch uses (imported only with --watch)
     build_error = importlib.import_module("toolc.builds").BuildError
-    load_runtime_copy = importlib.import_module("toolc.serve.mcp_server").load_runtime_copy
+    load_runtime_copy = importlib.import_module("toolc.serve.mcp_build").load_runtime_copy
     oci = importlib.import_module("toolc.ship.oci")
     signing = importlib.import_module("toolc.ship.signing")
 
