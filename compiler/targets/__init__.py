@@ -3,7 +3,7 @@
 A project names its release with a top-level ``openclaw: "2026.9"`` (or ``"2026.3"``) in any
 definitions file; without the key it keeps the default release's semantics (note TC106).
 Everything that differs between releases is here, one module per release
-(``openclaw_2026_3.py``, ``openclaw_2026_9.py``): each builds its :class:`Target` from its
+(the packages ``openclaw_2026_3``, ``openclaw_2026_9``): each builds its :class:`Target` from its
 data file (read from the release's code by ``python -m conformance.extract`` into
 ``data/openclaw-<key>.json``: catalog names and groups, profiles, owner-only set, subagent
 deny lists, sandbox defaults) with its named rule switches, its key grammars

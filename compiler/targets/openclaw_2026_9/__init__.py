@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .config_specs import (
+from ..config_specs import (
     AGENT_TOOLS,
     BOOL,
     EXEC,
@@ -24,8 +24,8 @@ from .config_specs import (
     Spec,
     map_of,
 )
-from .grammar import SEGMENTED_SESSION_KEYS, TYPED_SENDER_KEYS
-from .model import Target, data_lists, message_provider_tables
+from ..grammar import SEGMENTED_SESSION_KEYS, TYPED_SENDER_KEYS
+from ..model import Target, data_lists, message_provider_tables
 
 KEY = "2026.9"
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .config_specs import AGENT_TOOLS, BOOL, INT, POLICY, SANDBOX, SESSION, STR, ConfigSpecs
-from .grammar import COLLAPSED_SESSION_KEYS, LOOSE_SENDER_KEYS
-from .model import Target, data_lists
+from ..config_specs import AGENT_TOOLS, BOOL, INT, POLICY, SANDBOX, SESSION, STR, ConfigSpecs
+from ..grammar import COLLAPSED_SESSION_KEYS, LOOSE_SENDER_KEYS
+from ..model import Target, data_lists
 
 KEY = "2026.3"
 
