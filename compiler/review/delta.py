@@ -394,6 +394,14 @@ class _AgentAcc:
     direct: tuple[dict[int, int], dict[int, int]] | None = None
     totals: tuple[dict[int, int], dict[int, int]] | None = None  # gained, lost per tool
 
+    def note(self, gained: int, lost: int, both: int) -> None:
+        """A unit's tools: gained, lost, and visible on both sides (which keeps a tool out
+        of the agent's one-line summary, as a loss elsewhere does)."""
+        self.gained |= gained
+        self.lost |= lost
+        self.bad_gained |= lost | both
+        self.bad_lost |= gained | both
+
 
 def _kinds(values: tuple[Any, ...], r: int) -> tuple[int, ...]:
     """Per tool, how a differing state changes it where the group layer passes it: gained
@@ -431,10 +439,7 @@ class _Delta:
         nc = cbits.bit_count()
         for a, w in self._agent_weights(xs).items():
             acc = self._acc(a)
-            acc.gained |= gained
-            acc.lost |= lost
-            acc.bad_gained |= lost | both
-            acc.bad_lost |= gained | both
+            acc.note(gained, lost, both)
             if gained:
                 acc.direct_gained.add(gained, w * nc)
             if lost:
@@ -453,10 +458,7 @@ class _Delta:
         unit = _Unit(xs, side.cbits, gained, lost, both, self.r, side, live, present)
         for a, w in self._agent_weights(xs).items():
             acc = self._acc(a)
-            acc.gained |= gained
-            acc.lost |= lost
-            acc.bad_gained |= lost | both
-            acc.bad_lost |= gained | both
+            acc.note(gained, lost, both)
             if gained | lost:
                 key = (gi, side.key(present))
                 found = acc.marginal.get(key)

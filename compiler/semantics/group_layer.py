@@ -5,7 +5,8 @@ plugin resolver), as OpenClaw's resolvers find it."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from ..pipeline.analyze import Resolved
@@ -92,19 +93,10 @@ class GroupLayer:
             if specific is None and fold:
                 specific = next((x for x in groups
                                  if x.id != "*" and x.id.lower() == gid.lower()), None)
-            for cfg in (specific, default):
-                if cfg is None:
-                    continue
-                rule = _sender_rule(cfg, ctx, e164=e164)
-                if rule is None and cfg.tools is None:
-                    continue
-                gw = f"{where}.groups.{key_text(cfg.id)}"
-                block_where = (f"{gw}.toolsBySender.{key_text(rule.key)}" if rule is not None
-                               else f"{gw}.tools")
-                return GroupMatch(block=rule.policy if rule is not None else cfg.tools,
-                                  where=block_where, map_where=where, account=account,
-                                  group_id=group_id.strip(), candidate=gid, entry=cfg,
-                                  specific=specific, rule=rule)
+            found = _answer((specific, default), partial(_sender_rule, ctx=ctx, e164=e164),
+                            where, account, group_id.strip(), gid, specific)
+            if found is not None:
+                return found
         if default is None:
             return GroupMatch(block=None, skip=f"group {group_id} is not declared in "
                               f'{where}.groups, which has no "*" group')
@@ -135,27 +127,22 @@ class GroupLayer:
             if specific is not None:
                 gid = cand
                 break
-        for cfg in (specific, default):
-            if cfg is None:
-                continue
-            rule = _sender_rule(cfg, ctx, e164=generic or channel not in NO_E164_CHANNELS,
-                                channel=channel if self.r.target.channel_sender_keys
-                                else None) if senders else None
-            if rule is None and cfg.tools is None:
-                continue
-            gw = f"{where}.groups.{key_text(cfg.id)}"
-            block_where = (f"{gw}.toolsBySender.{key_text(rule.key)}" if rule is not None
-                           else f"{gw}.tools")
-            return GroupMatch(block=rule.policy if rule is not None else cfg.tools,
-                              where=block_where, map_where=where, account=account,
-                              group_id=ids[0], candidate=gid, entry=cfg, specific=specific,
-                              rule=rule)
+        e164 = generic or channel not in NO_E164_CHANNELS
+        keyed = channel if self.r.target.channel_sender_keys else None
+
+        def rule_of(cfg: GroupConfig) -> SenderRule | None:
+            return _sender_rule(cfg, ctx, e164=e164, channel=keyed) if senders else None
+
+        found = _answer((specific, default), rule_of, where, account, ids[0], gid, specific)
+        if found is not None:
+            return found
         tried = ", ".join(ids)
         if default is None:
             return GroupMatch(block=None, skip=f"no group of {tried} is declared in "
                               f'{where}.groups, which has no "*" group')
         return GroupMatch(block=None, skip=f'neither group {tried} nor the "*" group of '
                           f"{where}.groups has tools or a rule for this sender")
+
     def _plugin_match(self, ctx: Context, channel: str, ids: tuple[str, ...],
                       groups: tuple[GroupConfig, ...], where: str,
                       account: AccountDef | None, default: GroupConfig | None,
@@ -318,3 +305,24 @@ def sender_match(senders: Sequence[SenderRule], ctx: Context, *, e164: bool = Tr
             return buckets[cand]
     return wildcard
 
+
+def _answer(cfgs: tuple[GroupConfig | None, ...],
+            rule_of: Callable[[GroupConfig], SenderRule | None], where: str,
+            account: AccountDef | None, group_id: str, gid: str,
+            specific: GroupConfig | None) -> GroupMatch | None:
+    """The first of a group's entries (the group's own, then ``*``) that answers: its
+    sender rule for the request, else its tools; None when neither has either."""
+    for cfg in cfgs:
+        if cfg is None:
+            continue
+        rule = rule_of(cfg)
+        if rule is None and cfg.tools is None:
+            continue
+        gw = f"{where}.groups.{key_text(cfg.id)}"
+        block_where = (f"{gw}.toolsBySender.{key_text(rule.key)}" if rule is not None
+                       else f"{gw}.tools")
+        return GroupMatch(block=rule.policy if rule is not None else cfg.tools,
+                          where=block_where, map_where=where, account=account,
+                          group_id=group_id, candidate=gid, entry=cfg, specific=specific,
+                          rule=rule)
+    return None
