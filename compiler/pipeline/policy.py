@@ -36,11 +36,12 @@ class LayerPolicy:
     expands_groups: bool = False
 
 
-def admission_names(resolved: Resolved, policy: LayerPolicy, entries: Iterable[Entry]
+def admission_names(resolved: Resolved, entries: Iterable[Entry], *, expands: bool
                     ) -> list[str]:
     """The names load-time plugin admission reads in one of a step's lists: the entries,
-    or their core groups' members where the step's lists are handed on expanded."""
-    names = (expand_core_groups(resolved, entries) if policy.expands_groups
+    or their core groups' members where the step hands its lists on expanded
+    (``LayerPolicy.expands_groups``)."""
+    names = (expand_core_groups(resolved, entries) if expands
              else [e.name for e in entries if e.name])
     return [policy_name(resolved, n) for n in names]
 

@@ -160,9 +160,8 @@ class ProvenanceBuilder(TableBuilder):
             # 2026.9: a deny entry naming a plugin (or, expanded, a core group holding one)
             # keeps the plugin from loading at all
             admission = self.target.optional_admitted_by_wildcard
-            blocked = (self.blocked_plugins(admission_names(
-                self.r, LayerPolicy(allow=None, deny=None, expands_groups=expands), (entry,)))
-                if admission and name else 0)
+            blocked = (self.blocked_plugins(admission_names(self.r, (entry,), expands=expands))
+                       if admission and name else 0)
             pairs = [runs_json(b) for b in ([bits | blocked, blocked] if blocked else [bits])]
             found = self._deny_runs[(name, expands)] = ([runs for runs, _ in pairs],
                                              "".join(f",{text}" for _, text in pairs))

@@ -324,8 +324,8 @@ class TableBuilder:
         deny_names = [e.name for e in policy.deny or () if e.name]
         deny_bits, _ = self.list_bits(deny_names)
         if admission:
-            deny_bits |= self.blocked_plugins(admission_names(self.r, policy,
-                                                              policy.deny or ()))
+            deny_bits |= self.blocked_plugins(admission_names(
+                self.r, policy.deny or (), expands=policy.expands_groups))
         deny_pass = self.all & ~deny_bits
         allow_names = [e.name for e in policy.allow or () if e.name]
         if not allow_names:
@@ -383,7 +383,8 @@ class TableBuilder:
         """2026.9: the plugin tools this step's allow list admits at load time
         (createPluginToolAllowlist().allowsTool: ``*``, group:plugins, the plugin id, the
         name or a glob matching it; no core groups) and its ADMIT_* flags."""
-        entries = set(admission_names(self.r, policy, policy.allow or ()))
+        entries = set(admission_names(self.r, policy.allow or (),
+                                      expands=policy.expands_groups))
         if policy.implicit_star:
             entries.discard("*")
         flags = (ADMIT_ENTRIES if entries else 0) | (

@@ -89,10 +89,7 @@ class GroupLayer:
         if channel in NO_E164_CHANNELS:
             passes.append((group_id.strip(), False, True))
         for gid, fold, e164 in passes:
-            specific = next((x for x in groups if x.id == gid), None)
-            if specific is None and fold:
-                specific = next((x for x in groups
-                                 if x.id != "*" and x.id.lower() == gid.lower()), None)
+            specific = _entry(groups, gid, fold=fold)
             found = _answer((specific, default), partial(_sender_rule, ctx=ctx, e164=e164),
                             where, account, group_id.strip(), gid, specific)
             if found is not None:
@@ -119,11 +116,8 @@ class GroupLayer:
         gid = ids[0]
         generic = self.r.target.generic_group_resolver
         for cand in ids:
-            specific = next((x for x in groups if x.id == cand), None)
-            if (specific is None and channel in CASE_INSENSITIVE_GROUP_CHANNELS
-                    and not generic):
-                specific = next((x for x in groups
-                                 if x.id != "*" and x.id.lower() == cand.lower()), None)
+            specific = _entry(groups, cand,
+                              fold=channel in CASE_INSENSITIVE_GROUP_CHANNELS and not generic)
             if specific is not None:
                 gid = cand
                 break
@@ -326,3 +320,12 @@ def _answer(cfgs: tuple[GroupConfig | None, ...],
                           group_id=group_id, candidate=gid, entry=cfg, specific=specific,
                           rule=rule)
     return None
+
+
+def _entry(groups: Sequence[GroupConfig], gid: str, *, fold: bool) -> GroupConfig | None:
+    """The group entry whose id is ``gid`` (with ``fold``, also one that differs only in
+    case; never ``*``)."""
+    found = next((x for x in groups if x.id == gid), None)
+    if found is None and fold:
+        found = next((x for x in groups if x.id != "*" and x.id.lower() == gid.lower()), None)
+    return found

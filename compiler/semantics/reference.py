@@ -522,12 +522,12 @@ class ReferenceInterpreter(GroupLayer):
             if policy is None:
                 continue
             for e in policy.allow or ():
-                for name in admission_names(self.r, policy, (e,)):
+                for name in admission_names(self.r, (e,), expands=policy.expands_groups):
                     if name and not (name == "*" and policy.implicit_star):
                         entries.add(name)
             defaults = defaults or policy.implicit_star
             deny += [(name, e) for e in policy.deny or () if e.name
-                     for name in admission_names(self.r, policy, (e,))]
+                     for name in admission_names(self.r, (e,), expands=policy.expands_groups)]
         return Admission(entries=frozenset(entries), defaults=defaults or not entries,
                          deny=tuple(deny))
 
